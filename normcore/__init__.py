@@ -1,0 +1,78 @@
+"""normcore: small, exact numpy normalisation layers and the textbook built on them.
+
+Every layer is an immutable value with three calls::
+
+    response = layer.forward(x, purpose)        # purpose: 'training' or 'predicting' (default)
+    gradient = layer.backward(response, d_out)  # gradient.passed_down, gradient.slopes
+    layer    = layer.step(gradient, rate)       # a NEW layer; running figures move only here
+"""
+
+from ._checks import PREDICTING, TRAINING
+from .activations import ReLU, Sigmoid, Tanh, sigmoid
+from .batch import BatchNorm, ImageBatchNorm
+from .dense import Dense, WeightNormDense
+from .errors import (
+    DtypeError,
+    EmptyBatchError,
+    EpsilonError,
+    ForeignResponseError,
+    MagnitudeError,
+    MomentumError,
+    NonFiniteError,
+    NormcoreError,
+    PurposeError,
+    RateError,
+    SettingError,
+    ShapeError,
+    ZeroDirectionError,
+)
+from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
+from .layer import LayerNorm, RMSNorm
+from .loss import Loss, binary_cross_entropy
+from .oracle import OracleCheck, check_slope, finite_difference
+from .responses import Gradient, Response, Statistics
+from .standardise import Standardised, naive_backward, standardise, standardise_backward
+
+__all__ = [
+    "PREDICTING",
+    "TRAINING",
+    "BatchNorm",
+    "Dense",
+    "DtypeError",
+    "EmptyBatchError",
+    "EpsilonError",
+    "ForeignResponseError",
+    "Gradient",
+    "GroupNorm",
+    "ImageBatchNorm",
+    "InstanceNorm",
+    "LayerNorm",
+    "Loss",
+    "MagnitudeError",
+    "MomentumError",
+    "NonFiniteError",
+    "NormcoreError",
+    "OracleCheck",
+    "PurposeError",
+    "RMSNorm",
+    "RateError",
+    "ReLU",
+    "Response",
+    "SettingError",
+    "ShapeError",
+    "Sigmoid",
+    "Standardised",
+    "Statistics",
+    "Tanh",
+    "WeightNormDense",
+    "ZeroDirectionError",
+    "adain",
+    "binary_cross_entropy",
+    "check_slope",
+    "finite_difference",
+    "local_response_normalisation",
+    "naive_backward",
+    "sigmoid",
+    "standardise",
+    "standardise_backward",
+]

@@ -1,0 +1,184 @@
+"""Batch normalisation: statistics down the rows, one figure per feature."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ._checks import as_parameter, check_finite_result, check_momentum, check_rank
+from ._normaliser import Normaliser
+from .errors import SettingError, ShapeError
+from .responses import Gradient, Statistics, check_gradient
+from .standardise import Standardised
+
+Tracks = Literal["variance", "deviation"]
+
+
+@dataclass(frozen=True, eq=False)
+class BatchNorm(Normaliser):
+    """Batch normalisation of a block of shape (..., rows, features).
+
+    - Axis: statistics run down the rows (axis -2), one mean and one variance per feature. Leading
+      axes stack independent models: a block (S, rows, features) with parameters (S, features)
+      is S separate layers answered in one call, each reading down its own rows.
+    - Variance: biased (divided by the number of rows). Epsilon (default 1e-5) sits under the
+      square root: deviation = sqrt(variance + epsilon).
+    - Scale and shift: per feature, starting at 1 and 0; ``affine=False`` fixes them there
+      (nothing learned), as seed 004's network does.
+    - Purposes: 'training' standardises by the batch's own statistics; 'predicting' by the running
+      figures. Predicting is the default, so a forgotten argument never lets other rows of a
+      request leak into a row's answer.
+    - Running figures: start at mean 0 and variance 1. They move only in `step`, once per batch, by
+      ``running = momentum * running + (1 - momentum) * batch`` with momentum 0.9 and the batch's
+      *biased* variance. A forward pass never changes the layer: a training pass made for a look,
+      never followed by a step, leaves prediction where it was.
+    - With ``tracks='deviation'`` the running figures are the mean and the deviation
+      sqrt(variance + epsilon) instead (seed 004's choice), and predicting divides by the running
+      deviation as it stands.
+    - Backward (training): three routes, through each value's own standardised value, through the
+      mean and through the variance (see `normcore.standardise`); the passed-down columns sum to
+      zero. Backward (predicting): the running figures are constants, so the slope is d / deviation.
+      Parameter slopes: scale's is the column sum of d_out * z, shift's the column sum of d_out.
+
+    Differences from PyTorch's ``BatchNorm1d``: PyTorch names momentum by the share taken from the
+    batch (its default 0.1 is this 0.9); PyTorch folds the *unbiased* variance (n / (n - 1) times
+    the biased one) into its running variance, this layer the biased one it standardised by;
+    PyTorch updates running figures inside the training forward pass, this layer in `step`;
+    PyTorch modules default to training mode, this layer to predicting; PyTorch refuses a
+    one-row training batch, this layer answers it with zeros (the arithmetic's honest answer, and
+    still a mistake in a training loop).
+    """
+
+    running_mean: Any = None
+    running_variance: Any = None
+    momentum: float = 0.9
+    tracks: Tracks = "variance"
+
+    name = "batch"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.scale.ndim < 1:
+            raise ShapeError(f"scale: expected shape (..., features), got {self.scale.shape}")
+        object.__setattr__(self, "momentum", check_momentum(self.momentum))
+        if self.tracks not in ("variance", "deviation"):
+            raise SettingError(
+                f"tracks: expected 'variance' or 'deviation', got {self.tracks!r}"
+            )
+        for field, start in (("running_mean", 0.0), ("running_variance", 1.0)):
+            value = getattr(self, field)
+            if value is None:
+                value = np.full(self.scale.shape, start)
+            else:
+                value = as_parameter(value, field)
+            if value.shape != self.scale.shape:
+                raise ShapeError(
+                    f"{field}: expected the scale's shape {self.scale.shape}, got {value.shape}"
+                )
+            object.__setattr__(self, field, value)
+        if self.tracks == "variance" and np.any(self.running_variance < 0):
+            raise SettingError("running_variance: expected values >= 0")
+        if self.tracks == "deviation" and np.any(self.running_variance <= 0):
+            raise SettingError("running_variance (a running deviation here): expected values > 0")
+
+    @classmethod
+    def create(
+        cls,
+        features: int,
+        *,
+        stack: tuple[int, ...] = (),
+        epsilon: float = 1e-5,
+        momentum: float = 0.9,
+        affine: bool = True,
+        tracks: Tracks = "variance",
+    ) -> BatchNorm:
+        """A fresh layer: scale 1, shift 0, running mean 0, running variance 1."""
+        if not isinstance(features, (int, np.integer)) or features < 1:
+            raise ShapeError(f"features: expected a whole number >= 1, got {features!r}")
+        shape = (*stack, int(features))
+        return cls(
+            scale=np.ones(shape),
+            shift=np.zeros(shape),
+            epsilon=epsilon,
+            affine=affine,
+            momentum=momentum,
+            tracks=tracks,
+        )
+
+    @property
+    def features(self) -> int:
+        return int(self.scale.shape[-1])
+
+    @property
+    def running_deviation(self) -> np.ndarray:
+        """The deviation predicting divides by."""
+        if self.tracks == "deviation":
+            return self.running_variance
+        return np.sqrt(self.running_variance + self.epsilon)
+
+    # -- where the statistics run --------------------------------------------------------------
+    def _prepare(self, x: np.ndarray) -> None:
+        stack = self.scale.shape[:-1]
+        check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, features)")
+        if x.shape[: len(stack)] != stack or x.shape[-1] != self.features:
+            raise ShapeError(
+                f"x: expected shape {(*stack, 'rows', self.features)}, got {x.shape}"
+            )
+
+    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return p[..., None, :]
+
+    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+        return (x.ndim - 2,)
+
+    def _given(self, view: np.ndarray, x: np.ndarray) -> tuple[Any, np.ndarray]:
+        mean = self._expand(self.running_mean, x).astype(x.dtype)
+        return mean, self._expand(self.running_deviation, x).astype(x.dtype)
+
+    def _batch_statistics(self, st: Standardised, x: np.ndarray) -> Statistics:
+        shape = self.scale.shape
+        return Statistics(
+            mean=st.mean.reshape(shape),
+            variance=st.variance.reshape(shape),
+            deviation=st.deviation.reshape(shape),
+        )
+
+    def step(self, gradient: Gradient, rate: float) -> BatchNorm:
+        """A new layer: scale and shift moved by `-rate * slope`, and, if the gradient came from a
+        training pass, the batch's statistics folded into the running figures."""
+        rate = check_gradient(self, gradient, rate)
+        moved = self._moved(gradient, rate)
+        stats = gradient.statistics
+        if stats is not None:
+            keep = self.momentum
+            batch_spread = stats.variance if self.tracks == "variance" else stats.deviation
+            moved["running_mean"] = keep * self.running_mean + (1 - keep) * stats.mean
+            moved["running_variance"] = keep * self.running_variance + (1 - keep) * batch_spread
+            for key in ("running_mean", "running_variance"):
+                check_finite_result(moved[key], f"BatchNorm.step ({key})")
+        return dataclasses.replace(self, **moved)
+
+
+@dataclass(frozen=True, eq=False)
+class ImageBatchNorm(BatchNorm):
+    """Batch normalisation of images (N, C, H, W): one mean and variance per channel, over
+    (N, H, W). Everything else (purposes, running figures, routes, PyTorch differences) as
+    `BatchNorm`; compare PyTorch's ``BatchNorm2d``."""
+
+    name = "image batch"
+
+    def _prepare(self, x: np.ndarray) -> None:
+        check_rank(x, 4, "x", "(images, channels, height, width)")
+        if self.scale.ndim != 1 or x.shape[1] != self.features:
+            raise ShapeError(
+                f"x: expected shape (images, {self.features}, height, width), got {x.shape}"
+            )
+
+    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+        return p[:, None, None]
+
+    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+        return (0, 2, 3)

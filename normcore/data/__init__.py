@@ -1,0 +1,11 @@
+"""The book's data: the crowd (25 fictional people) and seed 004's subscriber table.
+
+* :func:`load_crowd` returns a :class:`Crowd`: height, weight and a 0/1 label for 25 people.
+* :func:`load_subscribers` returns :class:`Subscribers`: 004's table, split and standardised
+  exactly as that seed does it (x_train 300×12, x_test 252×12).
+"""
+
+from normcore.data.crowd import Crowd, load_crowd
+from normcore.data.subscribers import Subscribers, load_subscribers
+
+__all__ = ["Crowd", "Subscribers", "load_crowd", "load_subscribers"]

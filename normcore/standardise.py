@@ -1,0 +1,122 @@
+"""The one standardising routine every normaliser in normcore is built on.
+
+The normalisers differ only in the axes their statistics run along: batch norm reads down the rows,
+layer norm along the row (or over trailing axes), instance and group norm over image axes. RMS norm
+is the same routine without centring.
+
+Conventions, for every layer that uses this routine:
+
+* the variance is the biased one (divide by the count, not the count minus one), both forward and
+  backward, because the backward pass differentiates the quantity the forward pass computed;
+* epsilon sits under the square root: ``deviation = sqrt(variance + epsilon)``, so a constant
+  stretch of values (zero variance) standardises to zeros instead of dividing by zero;
+* the backward pass collects three routes by which one input reaches the loss: through its own
+  standardised value, through the mean and through the variance. With ``n`` values per statistic,
+  ``z`` the standardised block, ``s`` the deviation and ``d`` the slope arriving at ``z``::
+
+      passed_down = (n * d - sum(d) - z * sum(d * z)) / (n * s)
+
+  with both sums along the statistic's axes. Without centring (RMS) the mean's route is absent::
+
+      passed_down = (n * d - z * sum(d * z)) / (n * s)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Standardised:
+    """A block standardised along `axes`, with what the backward pass needs.
+
+    `mean`, `variance` and `deviation` keep the reduced axes (size 1) so they broadcast against
+    the block. `mean` is None when the block was not centred (RMS); `variance` is then the mean
+    square. `from_block` is False when the statistics were handed in (the running figures of a
+    predicting pass): those are constants, so the backward pass is a plain division.
+    """
+
+    z: np.ndarray
+    mean: np.ndarray | None
+    variance: np.ndarray | None
+    deviation: np.ndarray
+    axes: tuple[int, ...]
+    count: int
+    from_block: bool
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    n = 1
+    for a in axes:
+        n *= shape[a]
+    return n
+
+
+def standardise(
+    x: np.ndarray, axes: tuple[int, ...], epsilon: float, centre: bool = True
+) -> Standardised:
+    """Standardise `x` by its own statistics along `axes` (biased variance, epsilon under the root).
+
+    The caller has checked `x` (finite float array) and `epsilon` (> 0).
+    """
+    axes = tuple(a % x.ndim for a in axes)
+    if centre:
+        mean = x.mean(axis=axes, keepdims=True)
+        centred = x - mean
+    else:
+        mean = None
+        centred = x
+    variance = np.mean(centred * centred, axis=axes, keepdims=True)
+    deviation = np.sqrt(variance + epsilon)
+    return Standardised(
+        z=centred / deviation,
+        mean=mean,
+        variance=variance,
+        deviation=deviation,
+        axes=axes,
+        count=_count(x.shape, axes),
+        from_block=True,
+    )
+
+
+def standardise_by(
+    x: np.ndarray, mean: np.ndarray | None, deviation: np.ndarray, axes: tuple[int, ...]
+) -> Standardised:
+    """Standardise `x` by statistics handed in (broadcastable), e.g. a layer's running figures."""
+    axes = tuple(a % x.ndim for a in axes)
+    centred = x if mean is None else x - mean
+    return Standardised(
+        z=centred / deviation,
+        mean=mean,
+        variance=None,
+        deviation=deviation,
+        axes=axes,
+        count=_count(x.shape, axes),
+        from_block=False,
+    )
+
+
+def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
+    """The slope passed down to the block, given the slope `d` arriving at the standardised block.
+
+    Statistics read from the block contribute their routes (three when centred, two for RMS);
+    statistics handed in are constants and contribute none.
+    """
+    if not st.from_block:
+        return d / st.deviation
+    n = st.count
+    sum_dz = np.sum(d * st.z, axis=st.axes, keepdims=True)
+    total = n * d - st.z * sum_dz
+    if st.mean is not None:
+        total = total - np.sum(d, axis=st.axes, keepdims=True)
+    return total / (n * st.deviation)
+
+
+def naive_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
+    """The tempting wrong answer, d / deviation, that ignores the routes through the statistics.
+
+    Kept so the book can show how far it lands from the oracle; no layer uses it.
+    """
+    return d / st.deviation
