@@ -1,0 +1,1 @@
+"""Experiments the chapters run: each a named function the reader can open."""
