@@ -38,9 +38,9 @@ class BatchNorm(Normaliser):
     - With ``tracks='deviation'`` the running figures are the mean and the deviation
       sqrt(variance + epsilon) instead (seed 004's choice), and predicting divides by the running
       deviation as it stands.
-    - Backward (training): three routes, through each value's own standardised value, through the
-      mean and through the variance (see `normcore.standardise`); the passed-down columns sum to
-      zero. Backward (predicting): the running figures are constants, so the slope is d / deviation.
+    - Backward (training): three routes (a value's own z, the column mean, the column variance;
+      see `normcore.standardise`); the passed-down columns sum to zero. Backward (predicting):
+      the running figures are constants, so the slope is d / deviation.
       Parameter slopes: scale's is the column sum of d_out * z, shift's the column sum of d_out.
 
     Differences from PyTorch's ``BatchNorm1d``: PyTorch names momentum by the share taken from the

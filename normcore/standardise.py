@@ -10,8 +10,8 @@ Conventions, for every layer that uses this routine:
   backward, because the backward pass differentiates the quantity the forward pass computed;
 * epsilon sits under the square root: ``deviation = sqrt(variance + epsilon)``, so a constant
   stretch of values (zero variance) standardises to zeros instead of dividing by zero;
-* the backward pass collects three routes by which one input reaches the loss: through its own
-  standardised value, through the mean and through the variance. With ``n`` values per statistic,
+* the backward pass adds up three routes from an input to the loss: its z, the mean it helped
+  make, and the variance it helped make. With ``n`` values per statistic,
   ``z`` the standardised block, ``s`` the deviation and ``d`` the slope arriving at ``z``::
 
       passed_down = (n * d - sum(d) - z * sum(d * z)) / (n * s)

@@ -1,0 +1,412 @@
+"""Checks on the BUILT site in _build/html (``make book`` builds it before the tests run).
+
+The site has to work offline and must not call out to anyone: every script, style sheet, font,
+image and frame a page loads is a file under _build/html; MathJax, require.js and the widget
+manager come from the vendored copies in book/_vendor; the widgets' saved state is in the page.
+
+The vendored bundles and the theme's own files still *mention* some remote addresses (licence
+banners, JSON-schema names, a widget CDN fallback that the page overrides, MathJax's speech
+engine defaults). Each such mention is listed in ``AUDITED`` with the reason it cannot load
+anything; any new remote address anywhere in the site fails ``test_no_unaudited_remote_address``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from functools import cache
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = ROOT / "_build" / "html"
+TOC = ROOT / "_toc.yml"
+
+pytestmark = pytest.mark.skipif(
+    not (SITE / "index.html").is_file(),
+    reason="the site is not built (_build/html/index.html is missing); run `make book` first",
+)
+
+URL = re.compile(r"""(?:https?:)?//[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?[^\s"'`<>()\\]*""")
+SCHEMED = re.compile(r"""https?://[A-Za-z0-9][A-Za-z0-9.-]*(?::\d+)?[^\s"'`<>()\\]*""")
+LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
+# XML namespace names: identifiers compared as strings, never fetched.
+NAMESPACES = (
+    "http://www.w3.org/2000/svg",
+    "http://www.w3.org/1999/xlink",
+    "http://www.w3.org/1999/xhtml",
+    "http://www.w3.org/1998/Math/MathML",
+    "http://www.w3.org/2001/10/synthesis",
+    "http://www.w3.org/XML/1998/namespace",
+)
+
+# (file pattern under _build/html, address prefix, why it cannot load anything)
+AUDITED: tuple[tuple[str, str, str], ...] = (
+    # the widget manager bundle (@jupyter-widgets/html-manager, vendored)
+    ("_static/html-manager/embed-amd.js", "https://cdn.jsdelivr.net/npm/",
+     "fallback CDN for widget modules that are not bundled; every page overrides it with "
+     "data-jupyter-widgets-cdn (see test_widget_manager_is_local) and the book uses only "
+     "bundled widgets"),
+    ("_static/html-manager/embed-amd.js", "https://fonts.googleapis.com/css?family=Roboto+Mono",
+     "an @import that is commented out in the bundled CSS (see test_commented_font_import)"),
+    ("_static/html-manager/embed-amd.js", "http://json-schema.org/",
+     "JSON-schema $schema names used as identifiers by the validator"),
+    ("_static/html-manager/embed-amd.js",
+     "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json",
+     "the $id (a name) of a schema compiled into the validator"),
+    ("_static/html-manager/embed-amd.js", "https://fontawesome.com", "licence banner"),
+    ("_static/html-manager/embed-amd.js", "https://github.com/", "source links in comments"),
+    ("_static/html-manager/embed-amd.js", "https://meyerweb.com/", "comment in bundled CSS"),
+    ("_static/html-manager/embed-amd.js", "http://stackoverflow.com/", "comment"),
+    ("_static/html-manager/embed-amd.js", "https://tools.ietf.org/", "comment"),
+    ("_static/html-manager/embed-amd.js", "https://evilmartians.com/",
+     "text of a console warning from a bundled CSS tool"),
+    ("_static/html-manager/embed-amd.js", "https://www.w3ctech.com/",
+     "text of the same console warning, in Chinese"),
+    # MathJax (vendored)
+    ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/speech-rule-engine@",
+     "speech engine's default map location; MathJax sets its own (local) path, and speech is "
+     "off unless the reader turns it on in the menu"),
+    ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/sre-mathmaps-ie@",
+     "speech maps for Internet Explorer only"),
+    ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/wicked-good-xpath@",
+     "XPath polyfill for browsers without document.evaluate (Internet Explorer)"),
+    ("_static/mathjax/tex-chtml.js", "https://www.mathjax.org", "link in the About box"),
+    ("_static/mathjax/input/tex/extensions/*.js", "https://github.com/mhchem/", "comment"),
+    ("_static/mathjax/input/tex/extensions/*.js", "http://www.apache.org/licenses/",
+     "licence banner"),
+    # require.js (vendored)
+    ("_static/requirejs/require.js", "https://requirejs.org/docs/errors.html",
+     "link in error messages"),
+    ("_static/requirejs/require.js", "https://github.com/requirejs/", "licence/comment"),
+    ("_static/requirejs/require.js", "https://webkit.org/", "comment"),
+    ("_static/requirejs/require.js", "https://connect.microsoft.com/", "comment"),
+    ("_static/requirejs/require.js", "http://dev.jquery.com/", "comment"),
+    # Sphinx and theme files
+    ("_static/searchtools.js", "https://developer.mozilla.org/", "comment"),
+    ("_static/scripts/pydata-sphinx-theme.js", "https://pydata-sphinx-theme.readthedocs.io/",
+     "text of a console warning"),
+    ("_static/clipboard.min.js", "https://clipboardjs.com/", "licence banner"),
+)
+
+LOADING_ATTRIBUTES = {"src", "href", "srcset", "data", "poster", "action", "formaction",
+                      "background", "manifest", "xlink:href"}
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def toc_documents() -> list[str]:
+    import yaml
+
+    toc = yaml.safe_load(TOC.read_text(encoding="utf-8"))
+    docs = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                docs.append(entry["file"])
+            walk(entry.get("sections"))
+            for part in entry.get("parts", []) if isinstance(entry, dict) else []:
+                walk(part.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts", []):
+        walk(part.get("chapters"))
+    return docs
+
+
+def site_files(*suffixes: str) -> list[Path]:
+    return sorted(p for p in SITE.rglob("*") if p.is_file() and p.suffix in suffixes)
+
+
+def pages() -> list[Path]:
+    """The site's pages (not the theme's template fragments copied into _static)."""
+    return [p for p in site_files(".html") if p.relative_to(SITE).parts[0] != "_static"]
+
+
+def is_remote(url: str) -> bool:
+    url = url.strip()
+    if url.startswith("//"):
+        url = "https:" + url
+    parts = urlsplit(url)
+    if parts.scheme in ("", "data", "blob", "about", "javascript", "mailto", "tel"):
+        return False
+    if parts.scheme == "file":
+        return False
+    host = (parts.hostname or "").lower()
+    return host not in LOCAL_HOSTS
+
+
+class Page(HTMLParser):
+    """Tags with their attributes, inline script/style text, and link targets of one page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.inline: list[tuple[str, dict[str, str], str]] = []
+        self.text: list[str] = []
+        self._open: tuple[str, dict[str, str]] | None = None
+        self._buffer: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = {k: (v or "") for k, v in attrs}
+        self.tags.append((tag, attributes))
+        if tag in ("script", "style"):
+            self._open, self._buffer = (tag, attributes), []
+
+    def handle_endtag(self, tag):
+        if self._open and tag == self._open[0]:
+            self.inline.append((*self._open, "".join(self._buffer)))
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open:
+            self._buffer.append(data)
+        else:
+            self.text.append(data)
+
+
+@cache
+def parse(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    page.close()
+    return page
+
+
+def local_target(page: Path, url: str) -> Path:
+    path = unquote(urlsplit(url).path)
+    return (page.parent / path).resolve() if not path.startswith("/") else SITE / path[1:]
+
+
+def strip_css_comments(text: str) -> str:
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def unaudited(relative: str, urls: set[str]) -> set[str]:
+    left = set()
+    for url in urls:
+        if url.startswith(NAMESPACES) or not is_remote(url):
+            continue
+        if any(fnmatch.fnmatch(relative, pattern) and url.startswith(prefix)
+               for pattern, prefix, _ in AUDITED):
+            continue
+        left.add(url)
+    return left
+
+
+# --------------------------------------------------------------------------------------------
+# pages
+
+
+def test_every_chapter_page_exists():
+    docs = toc_documents()
+    assert docs, "_toc.yml lists no document"
+    missing = [d for d in docs if not (SITE / f"{d}.html").is_file()]
+    assert not missing, f"pages missing from the built site: {missing}"
+    index = (SITE / "index.html").read_text(encoding="utf-8")
+    assert f"{docs[0]}.html" in index, "index.html does not lead to the first page"
+
+
+def test_every_chapter_source_is_in_the_toc():
+    chapters = sorted(f"book/{p.stem}" for p in (ROOT / "book").glob("[0-9][0-9]-*.md"))
+    missing = [c for c in chapters if c not in toc_documents()]
+    assert not missing, f"chapters not in _toc.yml (run python tools/make_toc.py): {missing}"
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(SITE).as_posix())
+def test_page_loads_nothing_remote(page):
+    """Scripts, styles, fonts, images, frames, media: all local. Plain <a> links may leave."""
+    parsed = parse(page)
+    remote = []
+    for tag, attributes in parsed.tags:
+        for name, value in attributes.items():
+            if name.startswith("xmlns") or (tag == "a" and name == "href"):
+                continue
+            if name == "content" and tag == "meta":
+                value_urls = SCHEMED.findall(value)
+            elif name in LOADING_ATTRIBUTES or name.startswith("data-") or name == "style":
+                value_urls = (
+                    [u.strip().split(" ")[0] for u in value.split(",")] if name == "srcset"
+                    else [value] if name in LOADING_ATTRIBUTES else SCHEMED.findall(value)
+                )
+            else:
+                value_urls = SCHEMED.findall(value)
+            remote += [f"<{tag} {name}={u!r}>" for u in value_urls
+                       if is_remote(u) and not u.startswith(NAMESPACES)]
+    for tag, _attributes, body in parsed.inline:
+        remote += [f"inline <{tag}>: {u}" for u in URL.findall(body)
+                   if is_remote(u) and not u.startswith(NAMESPACES)]
+    assert not remote, f"{page.relative_to(SITE)} refers to remote resources:\n" + "\n".join(
+        remote)
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(SITE).as_posix())
+def test_page_resources_exist_on_disk(page):
+    """Every local script, style sheet, image, frame and media file a page names is there."""
+    missing = []
+    for tag, attributes in parse(page).tags:
+        for name in ("src", "href", "srcset", "poster", "data"):
+            value = attributes.get(name)
+            if not value or (tag == "a" and name == "href"):
+                continue
+            if tag == "link" and attributes.get("rel") in ("next", "prev", "index", "search"):
+                continue
+            urls = [u.strip().split(" ")[0] for u in value.split(",")] if name == "srcset" \
+                else [value]
+            for url in urls:
+                if is_remote(url) or url.startswith(("data:", "#", "mailto:", "javascript:")):
+                    continue
+                if not local_target(page, url).exists():
+                    missing.append(f"<{tag} {name}={url!r}>")
+    assert not missing, f"{page.relative_to(SITE)} names files that are not built:\n" + \
+        "\n".join(missing)
+
+
+def test_pages_have_no_thebe_or_launch_buttons():
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        for needle in ("THEBE_JS_URL", "thebe.js", "binder", "colab.research", "deepnote.com",
+                       "hypothes.is", "utteranc.es", "googletagmanager", "plausible.io"):
+            assert needle not in text, f"{page.relative_to(SITE)} mentions {needle!r}"
+
+
+def test_no_unaudited_remote_address():
+    """No remote address anywhere in .html/.js/.css, except audited, non-loading mentions."""
+    problems = []
+    for path in site_files(".html", ".js", ".css"):
+        relative = path.relative_to(SITE).as_posix()
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if path.suffix == ".css":
+            text = strip_css_comments(text)
+        if path.suffix == ".html":
+            parsed = parse(path)
+            # plain <a href> links are navigation, not loads; everything else counts
+            links = {a.get("href", "") for tag, a in parsed.tags if tag == "a"}
+            urls = {u for u in SCHEMED.findall(text) if u not in links}
+        else:
+            urls = set(SCHEMED.findall(text))
+        problems += [f"{relative}: {u}" for u in sorted(unaudited(relative, urls))]
+    assert not problems, "remote addresses in the built site:\n" + "\n".join(problems)
+
+
+def test_css_loads_only_local_files():
+    problems = []
+    for path in site_files(".css"):
+        text = strip_css_comments(path.read_text(encoding="utf-8", errors="replace"))
+        for match in re.finditer(r"""url\(\s*['"]?([^'")]+)""", text):
+            url = match.group(1)
+            if url.startswith("data:"):
+                continue
+            if is_remote(url):
+                problems.append(f"{path.relative_to(SITE)}: url({url})")
+            elif not (path.parent / unquote(urlsplit(url).path)).exists():
+                problems.append(f"{path.relative_to(SITE)}: url({url}) is not built")
+        for match in re.finditer(r"@import\s+(?:url\()?['\"]?([^'\")\s;]+)", text):
+            if is_remote(match.group(1)):
+                problems.append(f"{path.relative_to(SITE)}: @import {match.group(1)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_commented_font_import():
+    """The Google Fonts address inside the widget bundle is only in a commented-out @import."""
+    bundle = SITE / "_static" / "html-manager" / "embed-amd.js"
+    if not bundle.exists():
+        pytest.skip("no widget bundle in this site")
+    text = bundle.read_text(encoding="utf-8")
+    for match in re.finditer(r"fonts\.googleapis\.com", text):
+        line_start = text.rfind("\\n", 0, match.start())
+        assert text[line_start:match.start()].lstrip("\\n").startswith("/* @import"), (
+            "fonts.googleapis.com appears outside a commented-out @import")
+
+
+# --------------------------------------------------------------------------------------------
+# MathJax and widgets
+
+
+def scripts(page: Path) -> list[dict[str, str]]:
+    return [a for tag, a in parse(page).tags if tag == "script"]
+
+
+def math_pages() -> list[Path]:
+    return [p for p in pages() if 'class="math' in p.read_text(encoding="utf-8")]
+
+
+def test_some_page_has_math():
+    assert math_pages(), "no page has typeset mathematics; the preface should"
+
+
+@pytest.mark.parametrize("page", math_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
+def test_mathjax_is_local(page):
+    sources = [s["src"] for s in scripts(page) if "mathjax" in s.get("src", "").lower()]
+    assert sources, f"{page.relative_to(SITE)} has math but loads no MathJax"
+    for src in sources:
+        assert not is_remote(src), f"MathJax loaded from {src}"
+        target = local_target(page, src)
+        assert target.is_file(), f"{src} is not in the site"
+        assert target.parent == SITE / "_static" / "mathjax"
+    fonts = SITE / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2"
+    assert (fonts / "MathJax_Main-Regular.woff").is_file(), "MathJax fonts are not vendored"
+    assert (SITE / "_static" / "mathjax" / "input" / "tex" / "extensions" / "ams.js").is_file()
+
+
+def widget_pages() -> list[Path]:
+    return [p for p in pages()
+            if "application/vnd.jupyter.widget-view+json" in p.read_text(encoding="utf-8")]
+
+
+def test_some_page_has_a_widget():
+    assert widget_pages(), "no page shows a widget; the preface should"
+
+
+@pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
+def test_widget_manager_is_local(page):
+    tags = scripts(page)
+    manager = [s for s in tags if s.get("src", "").split("?")[0].endswith("embed-amd.js")]
+    loader = [s for s in tags if s.get("src", "").split("?")[0].endswith("require.js")]
+    assert manager and loader, f"{page.relative_to(SITE)} lacks the widget manager or require.js"
+    for script in manager + loader:
+        assert not is_remote(script["src"]), script["src"]
+        assert local_target(page, script["src"]).is_file(), script["src"]
+    for script in manager:
+        cdn = script.get("data-jupyter-widgets-cdn")
+        assert cdn and not is_remote(cdn), f"widget modules would come from {cdn!r}"
+
+
+@pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
+def test_widget_state_is_saved(page):
+    """Each widget view on the page has its model in the page's saved state."""
+    parsed = parse(page)
+    states = [json.loads(body) for tag, a, body in parsed.inline
+              if tag == "script" and a.get("type") == "application/vnd.jupyter.widget-state+json"]
+    assert states, f"{page.relative_to(SITE)} shows widgets but saved no widget state"
+    models = {key for state in states for key in state.get("state", {})}
+    views = [json.loads(body)["model_id"] for tag, a, body in parsed.inline
+             if tag == "script" and a.get("type") == "application/vnd.jupyter.widget-view+json"]
+    missing = [v for v in views if v not in models]
+    assert not missing, f"widget views without saved state: {missing}"
+
+
+def test_pages_show_images():
+    """At least one page shows a figure, and every <img> on every page is on disk."""
+    shown = 0
+    for page in pages():
+        for tag, attributes in parse(page).tags:
+            if tag != "img" or not attributes.get("src"):
+                continue
+            src = attributes["src"]
+            if src.startswith("data:"):
+                shown += 1
+                continue
+            assert not is_remote(src), f"{page.relative_to(SITE)}: remote image {src}"
+            target = local_target(page, src)
+            assert target.is_file() and target.stat().st_size > 0, (
+                f"{page.relative_to(SITE)}: image {src} is missing or empty")
+            shown += 1
+    assert shown, "no page shows an image"
