@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_epsilon, check_not_empty, check_rank
+from ._checks import as_block, check_epsilon, check_magnitude, check_not_empty, check_rank
 from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
 from .standardise import standardise
@@ -115,6 +115,8 @@ def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
     check_rank(style, 4, "style", "(images, channels, height, width)")
     check_not_empty(content, "content")
     check_not_empty(style, "style")
+    check_magnitude(content, content.shape[2] * content.shape[3], "content")
+    check_magnitude(style, style.shape[2] * style.shape[3], "style")
     if style.shape[:2] != content.shape[:2]:
         raise ShapeError(
             f"style: expected {content.shape[:2]} images and channels, got {style.shape[:2]}"
@@ -135,6 +137,7 @@ def local_response_normalisation(
     check_rank(a, 4, "a", "(images, channels, height, width)")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise SettingError(f"size: expected a whole number >= 1, got {size!r}")
+    check_magnitude(a, size, "a")
     squares = a * a
     channels = a.shape[1]
     padded = np.zeros((a.shape[0], channels + size, *a.shape[2:]), dtype=a.dtype)
