@@ -1,0 +1,326 @@
+"""Chapter 4's computations: the same standardising move along other axes.
+
+* rows against columns: :func:`two_number_rows` (layer norm on height and weight) and
+  :func:`rms_rows` (RMS norm on the same people);
+* trailing ``normalized_shape``: :func:`trailing_shape`;
+* the image axes: :func:`image_layer` builds batch, layer, instance or group norm for an image
+  batch, :func:`coverage` marks the cells one statistic covers (read from the layer's own axes),
+  :func:`image_check` holds each against the finite-difference oracle;
+* :func:`adain_example` and :func:`lrn_example`: a small worked case of each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._checks import TRAINING
+from ..batch import BatchNorm, ImageBatchNorm
+from ..data import load_crowd
+from ..errors import SettingError, ShapeError
+from ..image import GroupNorm, InstanceNorm, adain, local_response_normalisation
+from ..layer import LayerNorm, RMSNorm
+from ..oracle import finite_difference
+from ..standardise import standardise
+from .routes import counting_slope
+
+#: A block with three features per row, for the layer-norm comparison (the worked four with a
+#: third unit added; seed 000 does not print its own three-feature block).
+THREE_FEATURE_BLOCK = np.array(
+    [[1.0, 7.0, 4.0], [1.0, 9.0, 2.0], [7.0, 1.0, 5.0], [23.0, 7.0, 3.0]]
+)
+
+#: The row every two-number figure starts from.
+WORKED_ROW = np.array([[1.0, 7.0]])
+
+IMAGE_AXES = ("batch", "layer", "instance", "group")
+
+
+def crowd_rows(count: int = 20) -> np.ndarray:
+    """The first `count` people of the crowd as (height cm, weight kg) rows, unscaled."""
+    return load_crowd().features[:count]
+
+
+@dataclass(frozen=True, eq=False)
+class TwoNumberRows:
+    """Twenty people standardised along the row (layer norm) and down the columns (batch)."""
+
+    people: np.ndarray
+    along_rows: np.ndarray
+    down_columns: np.ndarray
+    row_slope: np.ndarray  # the passed-down block under the counting slope, along the row
+
+    @property
+    def distance_from_one(self) -> float:
+        """The widest distance of any row-standardised value from +1 or -1."""
+        return float(np.max(np.abs(np.abs(self.along_rows) - 1.0)))
+
+    @property
+    def largest_row_slope(self) -> float:
+        return float(np.max(np.abs(self.row_slope)))
+
+    @property
+    def distinct_rows(self) -> int:
+        """How many different rows the row layer leaves (rounded to 6 places)."""
+        return len({tuple(r) for r in np.round(self.along_rows, 6)})
+
+    @property
+    def distinct_column_rows(self) -> int:
+        return len({tuple(r) for r in np.round(self.down_columns, 6)})
+
+
+def two_number_rows(count: int = 20, epsilon: float = 1e-5) -> TwoNumberRows:
+    """Layer norm on `count` of the crowd's (height, weight) rows, and batch norm on the same."""
+    people = crowd_rows(count)
+    layer = LayerNorm.create(2, epsilon=epsilon)
+    response = layer.forward(people, TRAINING)
+    slope = layer.backward(response, counting_slope(people.shape)).passed_down
+    batch = BatchNorm.create(2, epsilon=epsilon).forward(people, TRAINING)
+    return TwoNumberRows(
+        people=people, along_rows=response.output, down_columns=batch.output, row_slope=slope
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RMSRows:
+    people: np.ndarray
+    output: np.ndarray
+    root: np.ndarray  # per row, epsilon inside
+
+    @property
+    def proportion_gap(self) -> float:
+        """The largest change in any row's weight-to-height ratio (RMS keeps proportions)."""
+        before = self.people[:, 1] / self.people[:, 0]
+        after = self.output[:, 1] / self.output[:, 0]
+        return float(np.max(np.abs(after - before)))
+
+    @property
+    def distinct_rows(self) -> int:
+        return len({tuple(r) for r in np.round(self.output, 6)})
+
+
+def rms_rows(rows: Any | None = None, epsilon: float = 1e-5) -> RMSRows:
+    """RMS norm on `rows` (default: twenty of the crowd): each row over its root mean square."""
+    people = crowd_rows(20) if rows is None else np.array(rows, dtype=np.float64)
+    layer = RMSNorm.create(people.shape[1], epsilon=epsilon)
+    response = layer.forward(people)
+    return RMSRows(people=people, output=response.output, root=response.cache.deviation[:, 0])
+
+
+@dataclass(frozen=True, eq=False)
+class TrailingShape:
+    x: np.ndarray
+    normalized_shape: tuple[int, ...]
+    output: np.ndarray
+    statistics_shape: tuple[int, ...]
+    row_form: np.ndarray  # the same input reshaped to rows, layer-normed, reshaped back
+
+    @property
+    def row_gap(self) -> float:
+        return float(np.max(np.abs(self.output - self.row_form)))
+
+
+def trailing_shape(
+    shape: tuple[int, ...] = (2, 3, 4, 5), normalized: tuple[int, ...] = (4, 5), seed: int = 0
+) -> TrailingShape:
+    """An input of `shape` normalised over its trailing axes `normalized`, and the same input
+    reshaped to rows of prod(normalized) values, layer-normed per row."""
+    shape, normalized = tuple(shape), tuple(normalized)
+    if shape[len(shape) - len(normalized) :] != normalized:
+        raise ShapeError(f"normalized_shape {normalized} must end the input's shape {shape}")
+    x = np.random.default_rng(seed).normal(size=shape)
+    layer = LayerNorm.create(normalized)
+    response = layer.forward(x)
+    width = int(np.prod(normalized))
+    rows = LayerNorm.create(width).forward(x.reshape(-1, width)).output.reshape(shape)
+    stats = response.cache.mean.shape[: len(shape) - len(normalized)]
+    return TrailingShape(
+        x=x,
+        normalized_shape=normalized,
+        output=response.output,
+        statistics_shape=tuple(stats),
+        row_form=rows,
+    )
+
+
+def image_batch(shape: tuple[int, int, int, int] = (2, 4, 3, 3), seed: int = 0) -> np.ndarray:
+    """A small random image batch (N, C, H, W), with a different level per channel."""
+    rng = np.random.default_rng(seed)
+    levels = np.arange(shape[1], dtype=np.float64)[None, :, None, None]
+    return rng.normal(size=shape) + levels
+
+
+AXES = ("batch", "layer", "rms", "instance", "group")
+
+
+def image_layer(axis: str, shape: tuple[int, ...], groups: int = 2) -> Any:
+    """A fresh normaliser whose statistics run along `axis`, for a block (rows, features) or an
+    image batch (N, C, H, W) of `shape`. On images, layer and RMS norm run over (C, H, W)."""
+    if axis not in AXES:
+        raise SettingError(f"axis: expected one of {AXES}, got {axis!r}")
+    if len(shape) == 2:
+        features = shape[1]
+        if axis in ("instance", "group"):
+            raise SettingError(
+                f"{axis} norm reads image axes: it needs an image batch (N, C, H, W), not a "
+                "block of rows"
+            )
+        return {
+            "batch": lambda: BatchNorm.create(features),
+            "layer": lambda: LayerNorm.create(features),
+            "rms": lambda: RMSNorm.create(features),
+        }[axis]()
+    if len(shape) != 4:
+        raise ShapeError(f"expected (rows, features) or (N, C, H, W), got shape {tuple(shape)}")
+    _, c, h, w = shape
+    return {
+        "batch": lambda: ImageBatchNorm.create(c),
+        "layer": lambda: LayerNorm.create((c, h, w)),
+        "rms": lambda: RMSNorm.create((c, h, w)),
+        "instance": lambda: InstanceNorm.create(c),
+        "group": lambda: GroupNorm.create(c, groups),
+    }[axis]()
+
+
+def statistic_labels(layer: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """For every cell of an input of `shape`, the index of the statistic it is counted in, read
+    from the layer's own view of the block and the axes its statistics run along."""
+    ids = np.arange(int(np.prod(shape))).reshape(shape)
+    view = layer._view(ids)
+    axes = layer._stat_axes(view)
+    kept = [a for a in range(view.ndim) if a not in axes]
+    index = np.indices(view.shape)
+    label = np.zeros(view.shape, dtype=np.int64)
+    for a in kept:
+        label = label * view.shape[a] + index[a]
+    return label.reshape(shape)
+
+
+def coverage(layer: Any, shape: tuple[int, ...], cell: tuple[int, ...] = (0, 0, 0, 0)):
+    """True for the cells that share one statistic with `cell`."""
+    labels = statistic_labels(layer, shape)
+    return labels == labels[cell]
+
+
+def reach(layer: Any, x: np.ndarray, cell: tuple[int, ...] = (0, 0, 0, 0)) -> np.ndarray:
+    """True for the cells whose input the output at `cell` depends on, read from the backward
+    pass: a slope of one arriving at `cell` alone, passed down, is non-zero exactly there."""
+    response = layer.forward(x, TRAINING)
+    d = np.zeros_like(x)
+    d[cell] = 1.0
+    return np.abs(layer.backward(response, d).passed_down) > 1e-12
+
+
+@dataclass(frozen=True, eq=False)
+class AxisCheck:
+    """One normaliser on one block or image batch: its statistics, its output, and its
+    passed-down block held against the oracle and the structural check."""
+
+    axis: str
+    statistics_shape: tuple[int, ...]
+    count: int  # values per statistic
+    output: np.ndarray
+    true: np.ndarray
+    true_gap: float
+    largest_true: float
+    largest_sum: float  # largest sum of the true block over one statistic's cells
+    centred: bool
+
+
+def image_check(axis: str, x: Any, groups: int = 2, step: float = 1e-6) -> AxisCheck:
+    """One normaliser's passed-down block against the finite difference of sum(d * output),
+    with d counting across the batch (scaled to at most one)."""
+    x = np.array(x, dtype=np.float64)
+    layer = image_layer(axis, x.shape, groups)
+    d = counting_slope(x.shape) / x.size
+    response = layer.forward(x, TRAINING)
+    true = layer.backward(response, d).passed_down
+
+    def objective(b: np.ndarray) -> float:
+        return float(np.sum(d * layer.forward(b, TRAINING).output))
+
+    oracle = finite_difference(objective, x, step)
+    st = response.cache
+    stats_shape = tuple(s for i, s in enumerate(st.z.shape) if i not in st.axes)
+    sums = np.sum(true.reshape(st.z.shape), axis=st.axes)
+    return AxisCheck(
+        axis=axis,
+        statistics_shape=stats_shape,
+        count=st.count,
+        output=response.output,
+        true=true,
+        true_gap=float(np.max(np.abs(true - oracle))),
+        largest_true=float(np.max(np.abs(true))),
+        largest_sum=float(np.max(np.abs(sums))),
+        centred=st.mean is not None,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class AdainExample:
+    content: np.ndarray
+    style: np.ndarray
+    output: np.ndarray
+    style_mean: np.ndarray
+    style_deviation: np.ndarray
+    output_mean: np.ndarray
+    output_deviation: np.ndarray
+
+
+def adain_example(epsilon: float = 1e-5) -> AdainExample:
+    """One image, two channels, 2x2 content restyled by a 2x2 style."""
+    content = np.array([[[[1.0, 2.0], [3.0, 6.0]], [[0.0, 4.0], [4.0, 8.0]]]])
+    style = np.array([[[[10.0, 14.0], [10.0, 14.0]], [[-1.0, 1.0], [3.0, 5.0]]]])
+    out = adain(content, style, epsilon)
+    s = standardise(style, (2, 3), epsilon)
+    o = standardise(out, (2, 3), epsilon)
+    return AdainExample(
+        content=content,
+        style=style,
+        output=out,
+        style_mean=s.mean[0, :, 0, 0],
+        style_deviation=s.deviation[0, :, 0, 0],
+        output_mean=o.mean[0, :, 0, 0],
+        output_deviation=np.sqrt(o.variance[0, :, 0, 0]),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class LRNExample:
+    activations: np.ndarray  # (channels,) at one pixel
+    window_squares: np.ndarray  # sum of squares over each channel's window
+    divisor: np.ndarray
+    output: np.ndarray
+    size: int
+    alpha: float
+    beta: float
+    k: float
+
+
+def lrn_example(
+    activations: Any = (1.0, 2.0, 3.0, 4.0, 5.0),
+    size: int = 3,
+    alpha: float = 0.3,
+    beta: float = 0.75,
+    k: float = 2.0,
+) -> LRNExample:
+    """Local response normalisation at one pixel of one image, channels as given."""
+    a = np.array(activations, dtype=np.float64)
+    out = local_response_normalisation(a[None, :, None, None], size, alpha, beta, k)[0, :, 0, 0]
+    half = size // 2
+    windows = np.array(
+        [np.sum(a[max(0, i - half) : i + half + 1] ** 2) for i in range(a.size)]
+    )
+    divisor = (k + alpha / size * windows) ** beta
+    return LRNExample(
+        activations=a,
+        window_squares=windows,
+        divisor=divisor,
+        output=out,
+        size=size,
+        alpha=alpha,
+        beta=beta,
+        k=k,
+    )

@@ -1,0 +1,298 @@
+"""Chapter 3's computations: the three-route backward pass held against the oracle.
+
+* :func:`compare_blocks` puts the collected (true) passed-down block, the naive block d / s and
+  the finite-difference oracle side by side for any block and arriving slope, with statistics
+  down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
+* :func:`route_terms` splits the true block into its three routes, column by column.
+* :func:`gap_against_step` sweeps the oracle's step and records its largest gap to the true block.
+* :func:`naive_versus_true` trains the crowd network with the naive passed-down block and with the
+  true one, from the same starting weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._checks import TRAINING
+from ..batch import BatchNorm
+from ..data import load_crowd
+from ..errors import SettingError, ShapeError
+from ..layer import LayerNorm, RMSNorm
+from ..loss import binary_cross_entropy
+from ..oracle import finite_difference
+from ..standardise import naive_backward
+from . import network
+
+#: Seed 000's four people at two hidden units, chosen so every statistic comes out whole.
+WORKED_BLOCK = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+
+#: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
+AXES = ("batch", "layer", "rms")
+
+
+def counting_slope(shape: tuple[int, ...]) -> np.ndarray:
+    """The arriving slope 1, 2, 3, ... counted across the block, row by row."""
+    size = int(np.prod(shape))
+    return np.arange(1.0, size + 1.0).reshape(shape)
+
+
+def worked_slope() -> np.ndarray:
+    """The arriving slope on the worked block: 1 to 8 counted across it, row by row."""
+    return counting_slope(WORKED_BLOCK.shape)
+
+
+def make_layer(axis: str, features: int, epsilon: float = 1e-5) -> Any:
+    """A fresh layer (scale 1, shift 0) whose statistics run along `axis`."""
+    if axis == "batch":
+        return BatchNorm.create(features, epsilon=epsilon)
+    if axis == "layer":
+        return LayerNorm.create(features, epsilon=epsilon)
+    if axis == "rms":
+        return RMSNorm.create(features, epsilon=epsilon)
+    raise SettingError(f"axis: expected one of {AXES}, got {axis!r}")
+
+
+@dataclass(frozen=True, eq=False)
+class BlockComparison:
+    """Three answers to "what slope reaches the block?" and how far each is from the oracle.
+
+    `true` is the layer's collected block, `naive` is d / s, `oracle` the central difference of
+    sum(arriving * output). `sum_axis` is the axis the statistics run along (0 for batch, 1 for
+    layer and RMS); the structural check sums along it.
+    """
+
+    axis: str
+    block: np.ndarray
+    arriving: np.ndarray
+    output: np.ndarray
+    true: np.ndarray
+    naive: np.ndarray
+    oracle: np.ndarray
+    scale_slope: np.ndarray
+    shift_slope: np.ndarray
+    step: float
+
+    @property
+    def sum_axis(self) -> int:
+        return 0 if self.axis == "batch" else 1
+
+    @property
+    def true_gap(self) -> float:
+        """The collected block's largest distance from the oracle."""
+        return float(np.max(np.abs(self.true - self.oracle)))
+
+    @property
+    def naive_error(self) -> float:
+        """The naive block's largest distance from the oracle."""
+        return float(np.max(np.abs(self.naive - self.oracle)))
+
+    @property
+    def largest_true(self) -> float:
+        """The largest true slope, in size."""
+        return float(np.max(np.abs(self.true)))
+
+    @property
+    def true_sums(self) -> np.ndarray:
+        """The true block summed along the statistics' axis (zero when the layer centres)."""
+        return self.true.sum(axis=self.sum_axis)
+
+    @property
+    def naive_sums(self) -> np.ndarray:
+        return self.naive.sum(axis=self.sum_axis)
+
+    @property
+    def wrong_sign(self) -> np.ndarray:
+        """Cells where the naive block and the true block point opposite ways (a true slope
+        within rounding of zero, 1e-8 of the block's scale, has no sign to disagree with)."""
+        scale = max(1.0, float(np.max(np.abs(self.naive))))
+        signed = np.abs(self.true) > 1e-8 * scale
+        return signed & (np.sign(self.naive) * np.sign(self.true) < 0)
+
+
+def compare_blocks(
+    block: Any,
+    arriving: Any | None = None,
+    axis: str = "batch",
+    epsilon: float = 1e-5,
+    step: float = 1e-6,
+) -> BlockComparison:
+    """Standardise `block` (rows, features) while training, pass `arriving` back (default: the
+    counting slope) and hold the true and naive blocks against the finite difference of
+    sum(arriving * output)."""
+    x = np.array(block, dtype=np.float64)
+    if x.ndim != 2 or x.size == 0:
+        raise ShapeError(f"block: expected a non-empty (rows, features) block, got {x.shape}")
+    d = counting_slope(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
+    if d.shape != x.shape:
+        raise ShapeError(f"arriving: expected the block's shape {x.shape}, got {d.shape}")
+    layer = make_layer(axis, x.shape[1], epsilon)
+    response = layer.forward(x, TRAINING)
+    gradient = layer.backward(response, d)
+
+    def objective(b: np.ndarray) -> float:
+        return float(np.sum(d * layer.forward(b, TRAINING).output))
+
+    return BlockComparison(
+        axis=axis,
+        block=x,
+        arriving=d,
+        output=response.output,
+        true=gradient.passed_down,
+        naive=naive_backward(response.cache, d),
+        oracle=finite_difference(objective, x, step),
+        scale_slope=gradient.slopes["scale"],
+        shift_slope=gradient.slopes["shift"],
+        step=step,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RouteTerms:
+    """The batch layer's passed-down block split into its three routes (per cell), and the
+    column figures the collected line is built from."""
+
+    z: np.ndarray
+    deviation: np.ndarray  # per column
+    sum_d: np.ndarray  # per column
+    sum_dz: np.ndarray  # per column
+    own: np.ndarray  # d / s
+    through_mean: np.ndarray  # -sum(d) / (n s)
+    through_variance: np.ndarray  # -z sum(d z) / (n s)
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.own + self.through_mean + self.through_variance
+
+
+def route_terms(block: Any = WORKED_BLOCK, arriving: Any | None = None, epsilon: float = 1e-5):
+    """Split the passed-down block of a batch layer (statistics down the columns) into the three
+    routes, written out from the statistics rather than taken from the layer."""
+    x = np.array(block, dtype=np.float64)
+    d = counting_slope(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
+    n = x.shape[0]
+    mean = x.mean(axis=0)
+    s = np.sqrt(((x - mean) ** 2).mean(axis=0) + epsilon)
+    z = (x - mean) / s
+    sum_d = d.sum(axis=0)
+    sum_dz = (d * z).sum(axis=0)
+    return RouteTerms(
+        z=z,
+        deviation=s,
+        sum_d=sum_d,
+        sum_dz=sum_dz,
+        own=d / s,
+        through_mean=np.broadcast_to(-sum_d / (n * s), x.shape).copy(),
+        through_variance=-z * sum_dz / (n * s),
+    )
+
+
+#: The steps the oracle sweep tries: 1e-1 down to 1e-12.
+STEPS = tuple(10.0**-k for k in range(1, 13))
+
+
+@dataclass(frozen=True, eq=False)
+class StepSweep:
+    steps: np.ndarray
+    gaps: np.ndarray  # largest |oracle - true| at each step
+
+    @property
+    def best_step(self) -> float:
+        return float(self.steps[int(np.argmin(self.gaps))])
+
+    @property
+    def best_gap(self) -> float:
+        return float(np.min(self.gaps))
+
+
+def gap_against_step(
+    block: Any = WORKED_BLOCK,
+    arriving: Any | None = None,
+    steps: Sequence[float] = STEPS,
+    axis: str = "batch",
+) -> StepSweep:
+    """The oracle's largest gap to the true block, for each finite-difference step."""
+    gaps = [compare_blocks(block, arriving, axis, step=h).true_gap for h in steps]
+    return StepSweep(steps=np.array(steps, dtype=np.float64), gaps=np.array(gaps))
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingPair:
+    """Loss per epoch (epochs, seeds) for the crowd network trained with the true passed-down
+    block and with the naive one, plus the final training accuracy (per seed) of each."""
+
+    seeds: tuple[int, ...]
+    true_loss: np.ndarray
+    naive_loss: np.ndarray
+    true_accuracy: np.ndarray
+    naive_accuracy: np.ndarray
+
+
+def naive_versus_true(
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    epochs: int = 400,
+    rate: float = 1.0,
+    arrangement: str = "batch",
+) -> TrainingPair:
+    """Train the crowd network (batch layer after the hidden ReLU) on the whole crowd, features in
+    standard units, once with the true backward pass and once with the naive one, from the same
+    starting weights per seed. Accuracy is asked while predicting, after the last step."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    stack = len(seeds)
+    xs = np.broadcast_to(x, (stack, *x.shape)).copy()
+    ys = np.broadcast_to(crowd.labels, (stack, len(crowd))).copy()
+    losses, accuracies = {}, {}
+    for naive in (False, True):
+        net = network.build(arrangement, list(seeds))
+        net, history = network.train(net, xs, ys, epochs=epochs, rate=rate, naive=naive)
+        losses[naive] = history.loss
+        accuracies[naive] = network.accuracy(net, xs, ys)
+    return TrainingPair(
+        seeds=tuple(seeds),
+        true_loss=losses[False],
+        naive_loss=losses[True],
+        true_accuracy=accuracies[False],
+        naive_accuracy=accuracies[True],
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class FirstSlopes:
+    """The hidden layer's weight slope on the first step, reached through the true and through
+    the naive passed-down block (same network, same batch)."""
+
+    true: np.ndarray
+    naive: np.ndarray
+
+    @property
+    def cosine(self) -> float:
+        a, b = self.true.ravel(), self.naive.ravel()
+        return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+    @property
+    def relative_gap(self) -> float:
+        """|naive - true| / |true|, over the whole weight block."""
+        return float(np.linalg.norm(self.naive - self.true) / np.linalg.norm(self.true))
+
+
+def first_hidden_slopes(seed: int = 0, arrangement: str = "batch") -> FirstSlopes:
+    """The slope the hidden weights receive on the crowd network's first step, both ways."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    net = network.build(arrangement, [seed])
+    xs, ys = x[None], crowd.labels[None]
+    p = network.forward(net, xs, TRAINING)
+    h, a, n, o = p.responses
+    loss = binary_cross_entropy(p.logits, ys, stack_axes=1)
+    d = net.output.backward(o, loss.slope[..., None]).passed_down
+    arriving = d * net.norm.scale[:, None, :]
+    found = {}
+    for naive in (False, True):
+        below = naive_backward(n.cache, arriving) if naive else net.norm.backward(n, d).passed_down
+        relu = net.relu.backward(a, below).passed_down
+        found[naive] = net.hidden.backward(h, relu).slopes["weights"][0]
+    return FirstSlopes(true=found[False], naive=found[True])

@@ -1,0 +1,81 @@
+"""Chapter 4's figures: rows against columns, RMS rows, and the cube picture of the image axes
+drawn from the layers' own statistic axes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from normcore.plots.style import BOOK_COLOURS, use_book_style
+
+
+def plot_rows_and_columns(rows: Any) -> Any:
+    """Twenty people standardised along the row (layer) and down the columns (batch)."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.4), sharex=True, sharey=True)
+    for ax, block, title in (
+        (axes[0], rows.along_rows, "along the row (layer norm)"),
+        (axes[1], rows.down_columns, "down the columns (batch norm)"),
+    ):
+        ax.plot(block[:, 0], block[:, 1], "o", color=BOOK_COLOURS[0], alpha=0.7)
+        ax.set_title(title, fontsize=11)
+        ax.set_xlabel("standardised height")
+    axes[0].set_ylabel("standardised weight")
+    return fig
+
+
+def plot_rms_rows(rms: Any) -> Any:
+    """Each person before (cm, kg) and after RMS norm: a row keeps its direction from zero."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.4))
+    axes[0].plot(rms.people[:, 0], rms.people[:, 1], "o", color=BOOK_COLOURS[0])
+    axes[0].set(title="as measured", xlabel="height (cm)", ylabel="weight (kg)")
+    axes[1].plot(rms.output[:, 0], rms.output[:, 1], "o", color=BOOK_COLOURS[1])
+    axes[1].set(title="after RMS norm", xlabel="height / root", ylabel="weight / root")
+    return fig
+
+
+def _voxel_colours(mask: np.ndarray, colour: str) -> np.ndarray:
+    colours = np.empty(mask.shape, dtype=object)
+    colours[...] = "#e8e8e8"
+    colours[mask] = colour
+    return colours
+
+
+def plot_cubes(masks: dict[str, np.ndarray], titles: dict[str, str] | None = None) -> Any:
+    """One cube per normaliser: images N along one side, channels C along another, the pixels
+    H x W flattened upwards; the voxels one statistic covers are coloured.
+
+    `masks` maps a name to a boolean (N, C, H, W) array (from `normcore.experiments.axes.coverage`).
+    """
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    names = list(masks)
+    fig = plt.figure(figsize=(1.8 * len(names) + 0.6, 2.9), layout="constrained")
+    for k, name in enumerate(names):
+        mask = masks[name]
+        n, c, h, w = mask.shape
+        cube = mask.reshape(n, c, h * w)  # voxel axes: x = N, y = C, z = H*W
+        ax = fig.add_subplot(1, len(names), k + 1, projection="3d")
+        ax.voxels(
+            np.ones_like(cube, dtype=bool),
+            facecolors=_voxel_colours(cube, BOOK_COLOURS[k % len(BOOK_COLOURS)]),
+            edgecolor="#555555",
+            linewidth=0.3,
+        )
+        ax.set_xlabel("N", labelpad=-12)
+        ax.set_ylabel("C", labelpad=-12)
+        ax.set_zlabel("H·W", labelpad=-14)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_zticks([])
+        ax.set_box_aspect((n, c, h * w))
+        ax.view_init(elev=22, azim=-58)
+        ax.set_title((titles or {}).get(name, name), fontsize=10, loc="center")
+    return fig

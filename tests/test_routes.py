@@ -1,0 +1,146 @@
+"""Chapter 3's experiment functions (normcore.experiments.routes) and exercise checks.
+
+Expected figures come from seed 000's printed worked numbers or from hand derivations written
+beside them, and the property tests hold the code against an independent numpy formula.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from normcore.errors import SettingError, ShapeError
+from normcore.exercises import ch03
+from normcore.experiments import routes
+
+EPS = 1e-5
+
+
+def collected_by_hand(x: np.ndarray, d: np.ndarray, axis: int) -> np.ndarray:
+    """The three-route line written out independently, statistics along `axis`."""
+    n = x.shape[axis]
+    mean = x.mean(axis=axis, keepdims=True)
+    s = np.sqrt(((x - mean) ** 2).mean(axis=axis, keepdims=True) + EPS)
+    z = (x - mean) / s
+    return (n * d - d.sum(axis=axis, keepdims=True)
+            - z * (d * z).sum(axis=axis, keepdims=True)) / (n * s)
+
+
+def test_worked_four_matches_the_seeds_printed_figures():
+    c = routes.compare_blocks(routes.WORKED_BLOCK)
+    # seed 000, second unit: -0.9259, -0.1111, -0.0370, 1.0741
+    assert np.allclose(c.true[:, 1], [-0.9259, -0.1111, -0.0370, 1.0741], atol=5e-5)
+    # first unit by hand: mean 8, s = 9, z = (-7, -7, -1, 15)/9, d = 1, 3, 5, 7,
+    # sum d = 16, sum dz = 8, n s = 36 -> (4 d - 16 - 8 z) / 36
+    z = np.array([-7.0, -7.0, -1.0, 15.0]) / 9
+    hand = (4 * np.array([1.0, 3.0, 5.0, 7.0]) - 16 - 8 * z) / 36
+    assert np.allclose(c.true[:, 0], hand, atol=1e-6)
+    assert c.naive_error == pytest.approx(2.0370, abs=5e-5)  # seed: misses by 2.0370
+    assert c.largest_true == pytest.approx(1.0741, abs=5e-5)
+    assert np.allclose(c.naive_sums, [1.7778, 6.6667], atol=5e-5)  # seed: 1.7778 and 6.6667
+    assert np.allclose(c.scale_slope, [8.0, -2.6667], atol=5e-5)
+    assert np.allclose(c.shift_slope, [16.0, 20.0])
+    assert c.true_gap < 1e-7
+
+
+def test_wrong_sign_cells_on_the_worked_four():
+    # true signs from the hand derivation above (column 1) and the seed (column 2);
+    # the naive block d / s is positive everywhere.
+    c = routes.compare_blocks(routes.WORKED_BLOCK)
+    expected = np.array([[True, True], [False, True], [False, True], [True, False]])
+    assert np.array_equal(c.wrong_sign, expected)
+
+
+def test_route_terms_add_up_to_the_layers_block():
+    terms = routes.route_terms()
+    assert np.allclose(terms.sum_d, [16.0, 20.0])
+    assert np.allclose(terms.sum_dz, [8.0, -8 / 3], atol=1e-5)
+    assert np.allclose(terms.own, routes.worked_slope() / terms.deviation)
+    assert np.allclose(terms.total, routes.compare_blocks(routes.WORKED_BLOCK).true)
+
+
+blocks = hnp.arrays(
+    np.float64,
+    st.tuples(st.integers(2, 5), st.integers(2, 4)),
+    elements=st.floats(-50, 50, allow_nan=False, allow_infinity=False),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(blocks, st.sampled_from(["batch", "layer"]), st.integers(0, 2**16))
+def test_collected_block_matches_an_independent_formula_and_the_oracle(x, axis, seed):
+    stat_axis = 0 if axis == "batch" else 1
+    assume(np.all(x.std(axis=stat_axis) > 0.5))
+    d = np.random.default_rng(seed).normal(size=x.shape)
+    c = routes.compare_blocks(x, d, axis)
+    assert np.allclose(c.true, collected_by_hand(x, d, stat_axis), atol=1e-10)
+    scale = max(1.0, float(np.max(np.abs(c.oracle))))
+    assert c.true_gap < 1e-5 * scale
+    assert np.max(np.abs(c.true_sums)) < 1e-9 * scale  # centring: sums along the statistic vanish
+
+
+def test_rms_block_has_two_routes_and_no_zero_sum():
+    x = np.array([[1.0, 7.0, 4.0], [2.0, -3.0, 5.0]])
+    d = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    c = routes.compare_blocks(x, d, "rms")
+    root = np.sqrt((x**2).mean(axis=1, keepdims=True) + EPS)
+    z = x / root
+    hand = (3 * d - z * (d * z).sum(axis=1, keepdims=True)) / (3 * root)
+    assert np.allclose(c.true, hand)
+    assert c.true_gap < 1e-6
+    assert np.max(np.abs(c.true_sums)) > 0.1
+
+
+def test_compare_blocks_refuses_bad_shapes_and_axes():
+    with pytest.raises(ShapeError):
+        routes.compare_blocks(np.ones(3))
+    with pytest.raises(ShapeError):
+        routes.compare_blocks(np.ones((2, 2)), np.ones((2, 3)))
+    with pytest.raises(SettingError):
+        routes.compare_blocks(np.ones((2, 2)), axis="diagonal")
+
+
+def test_gap_against_step_has_a_floor_between_truncation_and_rounding():
+    sweep = routes.gap_against_step()
+    assert sweep.gaps.shape == (12,)
+    assert sweep.steps[0] == pytest.approx(0.1) and sweep.steps[-1] == pytest.approx(1e-12)
+    # truncation: the gap at 0.1 over the gap at 0.01 is close to 100 (error ~ h**2)
+    assert 50 < sweep.gaps[0] / sweep.gaps[1] < 200
+    # rounding: smaller steps past the floor make things worse
+    assert sweep.gaps[-1] > 1e3 * sweep.best_gap
+    assert 1e-6 <= sweep.best_step <= 1e-3
+
+
+def test_naive_training_starts_level_and_still_trains():
+    pair = routes.naive_versus_true(seeds=(0, 1), epochs=60)
+    assert pair.true_loss.shape == pair.naive_loss.shape == (60, 2)
+    assert np.allclose(pair.true_loss[0], pair.naive_loss[0])
+    assert np.all(pair.naive_loss[-1] < pair.naive_loss[0])
+    assert not np.allclose(pair.true_loss[-1], pair.naive_loss[-1])
+
+
+def test_first_hidden_slopes_differ_but_are_correlated():
+    first = routes.first_hidden_slopes(seed=0)
+    assert first.true.shape == first.naive.shape == (2, 16)
+    assert -1.0 <= first.cosine < 0.999
+    assert first.relative_gap > 0.1
+
+
+def test_exercise_checks_accept_the_right_answer_and_hide_it():
+    # exercise 1 by hand: x = 2, 4, 9 (mean 5, variance 26/3), d = 1, 0, -1:
+    # sum d = 0, so the mean's route is silent.
+    x = np.array([2.0, 4.0, 9.0])
+    s = np.sqrt(26 / 3 + EPS)
+    z = (x - 5) / s
+    d = np.array([1.0, 0.0, -1.0])
+    hand = (3 * d - 0 - z * (d * z).sum()) / (3 * s)
+    assert ch03.check_passed_down(hand[:, None]) == "right"
+    assert ch03.check_naive_sum(0.0) == "right"  # the naive block d / s sums to 0 here
+    wrong = ch03.check_passed_down(np.zeros((3, 1)))
+    assert wrong.startswith("not yet") and f"{hand[0]:.3f}" not in wrong
+    assert ch03.check_constant_slope(np.zeros((3, 2))) == "right"  # constant d: all routes cancel
+    assert ch03.check_step_gap("many").startswith("not yet")
+    assert ch03.check_step_gap(-1).startswith("not yet")
