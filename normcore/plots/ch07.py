@@ -1,0 +1,57 @@
+"""Chapter 7's figures: the rate sweep, and the three ways of asking the batch layer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from normcore.plots.style import BOOK_COLOURS, use_book_style
+
+
+def sweep_chart(rows: Sequence[Any], limit: float = 1.0) -> Any:
+    """Final training loss (log scale) and test accuracy against the rate, plain and normalised,
+    one marker per run; runs normcore refused to finish are drawn as crosses on the top edge."""
+    use_book_style()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.4))
+    for normalised, colour, marker in ((False, BOOK_COLOURS[0], "o"), (True, BOOK_COLOURS[1], "s")):
+        label = "normalised" if normalised else "plain"
+        mine = [r for r in rows if r.normalised == normalised]
+        rates = np.array([r.rate for r in mine])
+        for k in range(2):
+            loss = np.array([r.loss[k] for r in mine])
+            test = np.array([r.test[k] for r in mine])
+            ok = np.isfinite(loss)
+            left.plot(rates[ok], loss[ok], marker=marker, color=colour, linestyle="-" if k == 0
+                      else ":", label=f"{label}, run {k + 1}")
+            right.plot(rates[ok], test[ok], marker=marker, color=colour, linestyle="-" if k == 0
+                       else ":")
+            if (~ok).any():
+                left.plot(rates[~ok], np.full((~ok).sum(), 30.0), "x", color=colour,
+                          markersize=9)
+    left.axhline(limit, color=BOOK_COLOURS[5], linewidth=1)
+    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="final training loss",
+             title="loss (× = refused by normcore)")
+    right.set(xscale="log", xlabel="learning rate", ylabel="test accuracy", title="test accuracy")
+    left.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def three_ways_chart(ways: Any) -> Any:
+    """Each test subscriber's probability asked by the batch's statistics (x) and by the
+    running figures or the shuffled batches (y)."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(4.6, 4.2))
+    ax.plot(ways.batch, ways.running, "o", markersize=3, color=BOOK_COLOURS[0],
+            label="running figures")
+    ax.plot(ways.batch, ways.shuffled, "s", markersize=3, color=BOOK_COLOURS[1],
+            label="batch statistics, order shuffled")
+    ax.plot([0, 1], [0, 1], color=BOOK_COLOURS[5], linewidth=1)
+    ax.axhline(0.5, color=BOOK_COLOURS[5], linewidth=0.6, linestyle=":")
+    ax.axvline(0.5, color=BOOK_COLOURS[5], linewidth=0.6, linestyle=":")
+    ax.set(xlabel="probability, batch statistics (batches of 20)",
+           ylabel="probability, asked another way", xlim=(0, 1), ylim=(0, 1))
+    ax.legend(loc="upper left", fontsize=8)
+    return fig

@@ -1,0 +1,479 @@
+"""The reference: what each layer states, and how it answers the edges, found by running it.
+
+* `statements()` asks every layer of normcore the questions seed 000's closing list says a
+  complete implementation must answer (its axis, its variance, epsilon's place, scale and shift,
+  purposes, running figures, backward routes, parameter slopes, weight norm's projection). Each
+  answer is read from a fresh layer or measured on a small block, not typed.
+* `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:
+  ``'refused'`` (a typed error, named with its message), ``'arithmetic'`` (answered as the
+  arithmetic says) and ``'worth knowing'`` (answered, and the answer deserves a remark).
+* `pytorch_differences()` sets normcore's convention beside PyTorch's, worked from the formulas
+  both use (no torch is imported).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import (
+    BatchNorm,
+    Dense,
+    GroupNorm,
+    ImageBatchNorm,
+    InstanceNorm,
+    LayerNorm,
+    NormcoreError,
+    ReLU,
+    RMSNorm,
+    WeightNormDense,
+)
+from .oracle import finite_difference
+
+__all__ = [
+    "EdgeCase",
+    "KINDS",
+    "Outcome",
+    "STATEMENTS",
+    "edge_cases",
+    "pytorch_differences",
+    "run_case",
+    "statements",
+]
+
+KINDS = ("refused", "arithmetic", "worth knowing")
+
+#: The worked block of the book: four rows, two features.
+FOUR = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+
+STATEMENTS = (
+    "axis",
+    "variance",
+    "epsilon",
+    "scale and shift",
+    "purposes (default)",
+    "running figures start",
+    "running rule and moment",
+    "running variance",
+    "backward routes",
+    "parameter slopes",
+    "weight norm",
+)
+
+
+# ------------------------------------------------------------------------------ statements
+def _layers() -> dict[str, tuple[Any, np.ndarray]]:
+    """Each layer with a small block it takes (rows of FOUR, or images built from them)."""
+    images = np.arange(2 * 4 * 2 * 3, dtype=float).reshape(2, 4, 2, 3) ** 1.5 % 7.0
+    rng = np.random.default_rng(0)
+    return {
+        "BatchNorm": (BatchNorm.create(2), FOUR),
+        "ImageBatchNorm": (ImageBatchNorm.create(4), images),
+        "LayerNorm": (LayerNorm.create(2), FOUR),
+        "RMSNorm": (RMSNorm.create(2), FOUR),
+        "InstanceNorm": (InstanceNorm.create(4), images),
+        "GroupNorm": (GroupNorm.create(4, 2), images),
+        "WeightNormDense": (WeightNormDense.create(2, 3, rng), FOUR),
+    }
+
+
+def _axis(layer: Any, x: np.ndarray) -> str:
+    view = layer._view(x)
+    axes = layer._stat_axes(view)
+    names = {2: ("rows", "features"), 4: ("images", "channels", "height", "width")}[x.ndim]
+    if view.ndim != x.ndim:  # group norm: (images, groups, channels in group, height, width)
+        names = ("images", "groups", "channels in a group", "height", "width")
+    over = ", ".join(names[a] for a in axes)
+    return f"over ({over}); one figure per {_per(names, axes)}"
+
+
+def _per(names: tuple[str, ...], axes: tuple[int, ...]) -> str:
+    kept = [n for i, n in enumerate(names) if i not in axes]
+    return " and ".join(n.rstrip("s") if n.endswith("s") else n for n in kept)
+
+
+def _variance(layer: Any, x: np.ndarray) -> str:
+    if layer.name in ("RMS",):
+        return "mean square (no centring)"
+    st = layer.forward(x, "training").cache
+    view = layer._view(x)
+    axes = st.axes
+    n = st.count
+    biased = np.var(view, axis=axes, keepdims=True)
+    return "biased (÷ n)" if np.allclose(st.variance, biased) else (
+        "unbiased (÷ n−1)" if np.allclose(st.variance, biased * n / (n - 1)) else "other"
+    )
+
+
+def _epsilon(layer: Any, x: np.ndarray) -> str:
+    st = layer.forward(x, "training").cache
+    var = st.variance
+    under = np.allclose(st.deviation, np.sqrt(var + layer.epsilon))
+    return f"{layer.epsilon:g}, " + ("under the root" if under else "elsewhere")
+
+
+def _start(layer: Any) -> str:
+    scale, shift = np.unique(layer.scale), np.unique(layer.shift)
+    learned = "learned" if layer.affine else "fixed"
+    return f"{learned}; start {', '.join(f'{v:g}' for v in scale)} and " + ", ".join(
+        f"{v:g}" for v in shift
+    )
+
+
+def _purposes(layer: Any, x: np.ndarray) -> str:
+    default = inspect.signature(layer.forward).parameters["purpose"].default
+    same = np.allclose(layer.forward(x, "training").output, layer.forward(x, "predicting").output)
+    return f"training, predicting (default {default}); " + (
+        "both answer alike" if same else "they differ"
+    )
+
+
+def _running(layer: Any) -> tuple[str, str, str]:
+    if not hasattr(layer, "running_mean"):
+        return "none kept", "none", "none"
+    start = (f"mean {', '.join(f'{v:g}' for v in np.unique(layer.running_mean))}, "
+             f"variance {', '.join(f'{v:g}' for v in np.unique(layer.running_variance))}")
+    x = FOUR if layer.features == 2 else _layers()["ImageBatchNorm"][1]
+    response = layer.forward(x, "training")
+    moved_by_forward = not np.array_equal(layer.running_mean, np.zeros_like(layer.running_mean))
+    stepped = layer.step(layer.backward(response, np.zeros_like(response.output)), 0.0)
+    m = layer.momentum
+    stats = response.statistics
+    rule = np.allclose(stepped.running_mean, m * layer.running_mean + (1 - m) * stats.mean)
+    moment = "in step, once per batch" if not moved_by_forward else "in forward"
+    rule_text = (f"momentum·old + (1 − momentum)·batch, momentum {m:g}" if rule else "other")
+    axes = (0,) if x.ndim == 2 else (0, 2, 3)
+    biased = np.var(x, axis=axes)
+    folded = (stepped.running_variance - m * layer.running_variance) / (1 - m)
+    bias = "biased" if np.allclose(folded, biased) else "unbiased"
+    return start, f"{rule_text}; {moment}", bias
+
+
+def _routes(layer: Any, x: np.ndarray) -> str:
+    response = layer.forward(x, "training")
+    d = np.cos(np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
+    passed = layer.backward(response, d).passed_down
+    oracle = finite_difference(lambda b: float(np.sum(layer.forward(b, "training").output * d)),
+                               x)
+    agrees = np.allclose(passed, oracle, atol=1e-5)
+    if layer.name == "RMS":
+        routes = "two: own value, mean square"
+    else:
+        routes = "three: own value, mean, variance"
+    return f"{routes}; {'agrees' if agrees else 'DISAGREES'} with the oracle"
+
+
+def _slopes(layer: Any, x: np.ndarray) -> str:
+    response = layer.forward(x, "training")
+    d = np.sin(1.0 + np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
+    slopes = layer.backward(response, d).slopes
+    names = []
+    for name in slopes:
+        value = getattr(layer, name)
+
+        def f(p: np.ndarray, name: str = name) -> float:
+            import dataclasses
+
+            moved = dataclasses.replace(layer, **{name: p})
+            return float(np.sum(moved.forward(x, "training").output * d))
+
+        ok = np.allclose(slopes[name], finite_difference(f, value), atol=1e-5)
+        names.append(f"{name} {'✓' if ok else '✗'}")
+    return ", ".join(names) + " (held against the oracle)"
+
+
+def _weight_norm(layer: Any, x: np.ndarray) -> str:
+    if not isinstance(layer, WeightNormDense):
+        return "—"
+    response = layer.forward(x, "training")
+    slopes = layer.backward(response, np.ones_like(response.output)).slopes
+    radial = float(np.max(np.abs(np.sum(slopes["weights"] * layer.direction, axis=0))))
+    try:
+        WeightNormDense(weights=np.zeros((2, 3)))
+        zero = "accepted"
+    except NormcoreError as exc:
+        zero = f"refused ({type(exc).__name__})"
+    projected = "radial part removed" if radial < 1e-12 else "radial part KEPT"
+    return f"direction slope · direction ≈ 0 ({projected}); zero direction {zero}"
+
+
+def statements() -> list[dict[str, str]]:
+    """One row per layer, one column per statement of `STATEMENTS`, each measured."""
+    rows = []
+    for name, (layer, x) in _layers().items():
+        if isinstance(layer, WeightNormDense):
+            rows.append({"layer": name, "axis": "none (rescales weights per neuron)",
+                         "variance": "—", "epsilon": "—",
+                         "scale and shift": "magnitude starts at ‖direction‖, bias at 0",
+                         "purposes (default)": _purposes(layer, x),
+                         "running figures start": "none kept", "running rule and moment": "none",
+                         "running variance": "none", "backward routes": "dense slope, then split",
+                         "parameter slopes": _slopes_dense(layer, x),
+                         "weight norm": _weight_norm(layer, x)})
+            continue
+        start, rule, bias = _running(layer)
+        rows.append({
+            "layer": name,
+            "axis": _axis(layer, x),
+            "variance": _variance(layer, x),
+            "epsilon": _epsilon(layer, x),
+            "scale and shift": _start(layer),
+            "purposes (default)": _purposes(layer, x),
+            "running figures start": start,
+            "running rule and moment": rule,
+            "running variance": bias,
+            "backward routes": _routes(layer, x),
+            "parameter slopes": _slopes(layer, x),
+            "weight norm": "—",
+        })
+    return rows
+
+
+def _slopes_dense(layer: WeightNormDense, x: np.ndarray) -> str:
+    response = layer.forward(x, "training")
+    d = np.sin(1.0 + np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
+    slopes = layer.backward(response, d).slopes
+    out = []
+    for name in ("magnitude", "weights", "bias"):
+        def f(p: np.ndarray, name: str = name) -> float:
+            kw = {"weights": layer.weights, "bias": layer.bias, "magnitude": layer.magnitude}
+            kw[name] = p
+            return float(np.sum(WeightNormDense(**kw).forward(x).output * d))
+
+        ok = np.allclose(slopes[name], finite_difference(f, getattr(layer, name)), atol=1e-5)
+        out.append(f"{'direction' if name == 'weights' else name} {'✓' if ok else '✗'}")
+    return ", ".join(out) + " (held against the oracle)"
+
+
+# ------------------------------------------------------------------------------ edge cases
+@dataclass(frozen=True)
+class Outcome:
+    """What running a case gave: its kind, the error's type and message (if refused), and a
+    short account of the answer (if answered)."""
+
+    kind: str
+    error: str
+    message: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class EdgeCase:
+    """One edge: which layer, what is tried, how to run it, and (when it is answered) whether
+    the answer is plain arithmetic or worth a remark, with the remark."""
+
+    key: str
+    layer: str
+    case: str
+    run: Callable[[], Any]
+    answered_kind: str = "arithmetic"
+    remark: str = ""
+
+
+def _bn(**kw: Any) -> BatchNorm:
+    return BatchNorm.create(2, **kw)
+
+
+def _short(a: Any) -> str:
+    if isinstance(a, str):
+        return a
+    a = np.asarray(a)
+    if a.size <= 4:
+        return np.array2string(np.round(a, 4).ravel() + 0.0, separator=", ", max_line_width=200)
+    return f"shape {a.shape}, {a.dtype}, values from {a.min():.4g} to {a.max():.4g}"
+
+
+def _train_out(layer: Any, x: Any) -> np.ndarray:
+    return layer.forward(x, "training").output
+
+
+def _look_then_predict() -> str:
+    layer = _bn()
+    before = layer.forward(FOUR[:1]).output
+    layer.forward(FOUR, "training")  # a look: no step follows
+    after = layer.forward(FOUR[:1]).output
+    return f"prediction before {_short(before)}, after the look {_short(after)}"
+
+
+def _fresh_predict() -> np.ndarray:
+    return _bn().forward(FOUR).output[-1]
+
+
+def _momentum_zero() -> np.ndarray:
+    layer = _bn(momentum=0.0)
+    r = layer.forward(FOUR, "training")
+    return layer.step(layer.backward(r, np.zeros((4, 2))), 0.0).running_mean
+
+
+def _foreign_gradient() -> Any:
+    a, b = _bn(), _bn()
+    return b.step(a.backward(a.forward(FOUR, "training"), np.ones((4, 2))), 0.1)
+
+
+def _foreign_response() -> Any:
+    a, b = _bn(), LayerNorm.create(2)
+    return b.backward(a.forward(FOUR, "training"), np.ones((4, 2)))
+
+
+def _relu_gets_dense_gradient() -> Any:
+    dense = Dense(np.eye(2))
+    gradient = dense.backward(dense.forward(FOUR), np.ones((4, 2)))
+    return ReLU().step(gradient, 0.1)
+
+
+def _two_number_row() -> np.ndarray:
+    return LayerNorm.create(2).forward(np.array([[3.0, 11.0]])).output
+
+
+def _tiny_direction() -> np.ndarray:
+    w = np.array([[1e-300, 0.0], [0.0, 2e-300]])
+    return WeightNormDense(weights=w, magnitude=np.array([1.0, 1.0])).effective_weights
+
+
+def _cases() -> list[EdgeCase]:
+    col = np.array([[5.0, 1.0], [5.0, 2.0], [5.0, 4.0]])
+    images = np.ones((2, 4, 2, 2))
+    return [
+        # refused
+        EdgeCase("bn-rank-1", "BatchNorm", "a row of rank 1 (no batch axis)",
+                 lambda: _bn().forward(np.array([1.0, 2.0]))),
+        EdgeCase("bn-rank-3", "BatchNorm", "a block of rank 3 for an unstacked layer",
+                 lambda: _bn().forward(np.ones((2, 4, 2)))),
+        EdgeCase("bn-features", "BatchNorm", "three features for a two-feature layer",
+                 lambda: _bn().forward(np.ones((4, 3)))),
+        EdgeCase("bn-empty", "BatchNorm", "an empty batch (0 rows)",
+                 lambda: _bn().forward(np.ones((0, 2)), "training")),
+        EdgeCase("bn-nan", "BatchNorm", "a NaN in the batch",
+                 lambda: _bn().forward(np.array([[1.0, np.nan], [2.0, 3.0]]), "training")),
+        EdgeCase("bn-inf", "BatchNorm", "+inf in the batch",
+                 lambda: _bn().forward(np.array([[1.0, np.inf], [2.0, 3.0]]), "training")),
+        EdgeCase("bn-neg-inf", "BatchNorm", "−inf in the batch",
+                 lambda: _bn().forward(np.array([[1.0, -np.inf], [2.0, 3.0]]), "training")),
+        EdgeCase("bn-1e200", "BatchNorm", "values of 1e200 (squares overflow)",
+                 lambda: _bn().forward(FOUR * 1e200, "training")),
+        EdgeCase("bn-eps-0", "BatchNorm", "epsilon 0", lambda: _bn(epsilon=0.0)),
+        EdgeCase("bn-eps-neg", "BatchNorm", "epsilon −1e-5", lambda: _bn(epsilon=-1e-5)),
+        EdgeCase("bn-momentum-1", "BatchNorm", "momentum 1", lambda: _bn(momentum=1.0)),
+        EdgeCase("bn-momentum-neg", "BatchNorm", "momentum −0.1", lambda: _bn(momentum=-0.1)),
+        EdgeCase("bn-purpose", "BatchNorm", "purpose 'train' (a near miss)",
+                 lambda: _bn().forward(FOUR, "train")),
+        EdgeCase("bn-bool", "BatchNorm", "a block of booleans",
+                 lambda: _bn().forward(FOUR > 5, "training")),
+        EdgeCase("bn-foreign-gradient", "BatchNorm", "a gradient from another batch layer",
+                 _foreign_gradient),
+        EdgeCase("ln-foreign-response", "LayerNorm", "a response from a batch layer",
+                 _foreign_response),
+        EdgeCase("relu-dense-gradient", "ReLU", "a dense layer's gradient handed to step",
+                 _relu_gets_dense_gradient),
+        EdgeCase("ln-trailing", "LayerNorm", "trailing axis 3 for normalized_shape 2",
+                 lambda: LayerNorm.create(2).forward(np.ones((4, 3)))),
+        EdgeCase("gn-groups", "GroupNorm", "3 groups for 4 channels",
+                 lambda: GroupNorm.create(4, 3)),
+        EdgeCase("in-rank", "InstanceNorm", "a (rows, features) block instead of images",
+                 lambda: InstanceNorm.create(2).forward(FOUR)),
+        EdgeCase("wn-zero", "WeightNormDense", "a neuron whose direction is all zeros",
+                 lambda: WeightNormDense(weights=np.array([[1.0, 0.0], [2.0, 0.0]]))),
+        EdgeCase("dense-features", "Dense", "three inputs for a two-input layer",
+                 lambda: Dense(np.eye(2)).forward(np.ones((4, 3)))),
+        # answered as the arithmetic says
+        EdgeCase("bn-constant", "BatchNorm", "a constant column while training",
+                 lambda: _train_out(_bn(), col)[:, 0]),
+        EdgeCase("bn-1e150", "BatchNorm", "values of 1e150",
+                 lambda: _train_out(_bn(), FOUR * 1e150)[:, 0]),
+        EdgeCase("bn-float32", "BatchNorm", "a float32 block",
+                 lambda: str(_train_out(_bn(), FOUR.astype(np.float32)).dtype)),
+        EdgeCase("bn-int", "BatchNorm", "an integer block",
+                 lambda: _train_out(_bn(), FOUR.astype(int))[:, 0]),
+        EdgeCase("ln-constant", "LayerNorm", "a constant row",
+                 lambda: LayerNorm.create(2).forward(np.array([[4.0, 4.0]])).output[0]),
+        EdgeCase("in-constant", "InstanceNorm", "constant images",
+                 lambda: float(np.abs(InstanceNorm.create(4).forward(images).output).max())),
+        EdgeCase("bn-momentum-0", "BatchNorm", "momentum 0: running mean after one step",
+                 _momentum_zero),
+        # answered, and worth knowing
+        EdgeCase("bn-one-row", "BatchNorm", "a batch of one row while training",
+                 lambda: _train_out(_bn(), FOUR[:1])[0], "worth knowing",
+                 "all zeros, no error: the row is its own mean, so nothing is learned from it"),
+        EdgeCase("bn-one-row-predict", "BatchNorm", "a batch of one row while predicting",
+                 lambda: _bn().forward(FOUR[:1]).output[0], "worth knowing",
+                 "the running figures answer, so one row is fine when predicting"),
+        EdgeCase("ln-two-numbers", "LayerNorm", "a row of two numbers", _two_number_row,
+                 "worth knowing", "any two different numbers become ∓1 (up to epsilon)"),
+        EdgeCase("bn-look", "BatchNorm", "a training pass made for a look, no step",
+                 _look_then_predict, "worth knowing",
+                 "prediction is unchanged: only step moves running figures"),
+        EdgeCase("bn-fresh", "BatchNorm", "predicting through a fresh layer",
+                 _fresh_predict, "worth knowing",
+                 "the last row (23, 7), divided by sqrt(1 + epsilon): almost unchanged"),
+        EdgeCase("bn-1e-150", "BatchNorm", "values of 1e-150 while training",
+                 lambda: f"{np.abs(_train_out(_bn(), FOUR * 1e-150)).max():.2g}", "worth knowing",
+                 "largest |output|: epsilon dwarfs a variance of 1e-300, so the column is "
+                 "flattened towards 0, not standardised"),
+        EdgeCase("wn-tiny", "WeightNormDense", "directions of length 1e-300",
+                 _tiny_direction, "worth knowing",
+                 "effective weights: the length is found after rescaling, so a tiny direction "
+                 "still has a unit vector"),
+    ]
+
+
+def run_case(case: EdgeCase) -> Outcome:
+    """Run one case and sort what happened."""
+    try:
+        answer = case.run()
+    except NormcoreError as exc:
+        return Outcome("refused", type(exc).__name__, str(exc), "")
+    if isinstance(answer, (BatchNorm, LayerNorm, GroupNorm, WeightNormDense)):
+        answer = "accepted"
+    text = _short(answer)
+    if case.remark:
+        text = f"{text}: {case.remark}"
+    return Outcome(case.answered_kind, "", "", text)
+
+
+def edge_cases() -> list[tuple[EdgeCase, Outcome]]:
+    """Every case run, sorted by kind (refused, arithmetic, worth knowing), then layer."""
+    done = [(c, run_case(c)) for c in _cases()]
+    return sorted(done, key=lambda p: (KINDS.index(p[1].kind), p[0].layer))
+
+
+# ------------------------------------------------------------------------------ PyTorch
+def pytorch_differences() -> list[dict[str, str]]:
+    """normcore's convention beside PyTorch's, each with the number both give on the first
+    column of the worked block (1, 1, 7, 23), starting from running mean 0 and variance 1.
+
+    PyTorch's figures are computed from the formulas its documentation gives for
+    ``BatchNorm1d``: running = (1 − momentum)·running + momentum·batch, with the unbiased
+    variance; modules start in training mode; a training batch of one row is refused."""
+    col = FOUR[:, 0]
+    mean, n = float(col.mean()), col.size
+    biased, unbiased = float(col.var()), float(col.var(ddof=1))
+    ours = BatchNorm.create(1)
+    r = ours.forward(col[:, None], "training")
+    stepped = ours.step(ours.backward(r, np.zeros((n, 1))), 0.0)
+    torch_momentum = 0.1
+    rows = [
+        {"difference": "momentum's name",
+         "normcore": f"momentum 0.9 keeps 0.9: running mean {float(stepped.running_mean[0]):.4g}",
+         "PyTorch": f"momentum 0.1 takes 0.1: running mean "
+                    f"{(1 - torch_momentum) * 0 + torch_momentum * mean:.4g}; "
+                    f"momentum=0.9 given by mistake: {(1 - 0.9) * 0 + 0.9 * mean:.4g}"},
+        {"difference": "running variance",
+         "normcore": f"biased ({biased:.4g} folded in): "
+                     f"{float(stepped.running_variance[0]):.4g}",
+         "PyTorch": f"unbiased ({unbiased:.4g} folded in): "
+                    f"{(1 - torch_momentum) * 1 + torch_momentum * unbiased:.4g}"},
+    ]
+    fresh_pred = float(ours.forward(col[:, None]).output[-1, 0])
+    fresh_train = float(r.output[-1, 0])
+    rows.append({"difference": "default purpose",
+                 "normcore": f"predicting: 23 answers {fresh_pred:.4f}",
+                 "PyTorch": f"training: 23 answers {fresh_train:.4f}"})
+    one = float(ours.forward(col[:1, None], "training").output[0, 0])
+    rows.append({"difference": "one-row training batch",
+                 "normcore": f"answered: {one:.4g}",
+                 "PyTorch": "refused (ValueError: more than 1 value per channel expected)"})
+    return rows

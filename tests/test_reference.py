@@ -1,0 +1,119 @@
+"""Every edge-case row of chapter 8, checked by calling the layers directly (not via the table).
+
+EXPECTED lists each case's kind and, for refusals, the error type; the direct checks below
+re-run a selection of behaviours by hand, so a change in the layers fails here independently
+of `normcore.reference`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore import reference as ref
+
+R, A, W = "refused", "arithmetic", "worth knowing"
+EXPECTED = {
+    "bn-rank-1": (R, "ShapeError"), "bn-rank-3": (R, "ShapeError"),
+    "bn-features": (R, "ShapeError"), "bn-empty": (R, "EmptyBatchError"),
+    "bn-nan": (R, "NonFiniteError"), "bn-inf": (R, "NonFiniteError"),
+    "bn-neg-inf": (R, "NonFiniteError"), "bn-1e200": (R, "MagnitudeError"),
+    "bn-eps-0": (R, "EpsilonError"), "bn-eps-neg": (R, "EpsilonError"),
+    "bn-momentum-1": (R, "MomentumError"), "bn-momentum-neg": (R, "MomentumError"),
+    "bn-purpose": (R, "PurposeError"), "bn-bool": (R, "DtypeError"),
+    "bn-foreign-gradient": (R, "ForeignResponseError"),
+    "ln-foreign-response": (R, "ForeignResponseError"),
+    "relu-dense-gradient": (R, "ForeignResponseError"), "ln-trailing": (R, "ShapeError"),
+    "gn-groups": (R, "SettingError"), "in-rank": (R, "ShapeError"),
+    "wn-zero": (R, "ZeroDirectionError"), "dense-features": (R, "ShapeError"),
+    "bn-constant": (A, ""), "bn-1e150": (A, ""), "bn-float32": (A, ""), "bn-int": (A, ""),
+    "ln-constant": (A, ""), "in-constant": (A, ""), "bn-momentum-0": (A, ""),
+    "bn-one-row": (W, ""), "bn-one-row-predict": (W, ""), "ln-two-numbers": (W, ""),
+    "bn-look": (W, ""), "bn-fresh": (W, ""), "bn-1e-150": (W, ""), "wn-tiny": (W, ""),
+}
+FOUR = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+
+
+@pytest.fixture(scope="module")
+def table():
+    return {case.key: outcome for case, outcome in ref.edge_cases()}
+
+
+def test_every_row_is_expected(table):
+    assert set(table) == set(EXPECTED)
+    assert len(table) >= 25
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_row_outcome(table, key):
+    kind, error = EXPECTED[key]
+    assert (table[key].kind, table[key].error) == (kind, error)
+    if kind == R:
+        assert table[key].message
+
+
+def test_refusals_by_hand():
+    bn = nc.BatchNorm.create(2)
+    with pytest.raises(nc.ShapeError):
+        bn.forward(np.ones(2))
+    with pytest.raises(nc.EmptyBatchError):
+        bn.forward(np.ones((0, 2)), "training")
+    with pytest.raises(nc.NonFiniteError):
+        bn.forward(np.array([[np.nan, 1.0]]))
+    with pytest.raises(nc.MagnitudeError):
+        bn.forward(FOUR * 1e200, "training")
+    with pytest.raises(nc.EpsilonError):
+        nc.BatchNorm.create(2, epsilon=0.0)
+    with pytest.raises(nc.MomentumError):
+        nc.BatchNorm.create(2, momentum=1.0)
+    with pytest.raises(nc.PurposeError):
+        bn.forward(FOUR, "train")
+    with pytest.raises(nc.ZeroDirectionError):
+        nc.WeightNormDense(weights=np.zeros((2, 1)))
+    other = nc.BatchNorm.create(2)
+    g = bn.backward(bn.forward(FOUR, "training"), np.ones((4, 2)))
+    with pytest.raises(nc.ForeignResponseError):
+        other.step(g, 0.1)
+    assert issubclass(nc.NormcoreError, ValueError)
+
+
+def test_answers_by_hand():
+    bn = nc.BatchNorm.create(2)
+    assert np.array_equal(bn.forward(FOUR[:1], "training").output, np.zeros((1, 2)))
+    const = np.array([[5.0, 1.0], [5.0, 2.0]])
+    assert np.all(bn.forward(const, "training").output[:, 0] == 0)
+    big = bn.forward(FOUR * 1e150, "training").output[:, 0]
+    assert np.allclose(big, [-7 / 9, -7 / 9, -1 / 9, 15 / 9], atol=1e-4)
+    assert bn.forward(FOUR.astype(np.float32), "training").output.dtype == np.float32
+    two = nc.LayerNorm.create(2).forward(np.array([[3.0, 11.0]])).output
+    assert np.allclose(two, [[-1.0, 1.0]], atol=1e-6)
+    bn.forward(FOUR, "training")  # a look
+    assert np.array_equal(bn.running_mean, np.zeros(2))
+    assert np.abs(bn.forward(FOUR * 1e-150, "training").output).max() < 1e-100
+
+
+def test_statements_measured():
+    rows = {r["layer"]: r for r in ref.statements()}
+    assert rows["BatchNorm"]["variance"] == "biased (÷ n)"
+    assert rows["BatchNorm"]["running variance"] == "biased"
+    assert "default predicting" in rows["LayerNorm"]["purposes (default)"]
+    assert "over (rows)" in rows["BatchNorm"]["axis"]
+    assert "over (features)" in rows["LayerNorm"]["axis"]
+    assert "refused (ZeroDirectionError)" in rows["WeightNormDense"]["weight norm"]
+
+
+def test_pytorch_numbers():
+    d = {r["difference"]: r for r in ref.pytorch_differences()}
+    # biased 81 vs unbiased 108 on (1, 1, 7, 23): 0.9 + 8.1 = 9 against 0.9 + 10.8 = 11.7
+    assert d["running variance"]["normcore"].endswith(": 9")
+    assert d["running variance"]["PyTorch"].endswith(": 11.7")
+    assert "0.8" in d["momentum's name"]["normcore"]
+
+
+def test_exercise_checks():
+    from normcore.exercises import ch08
+
+    assert ch08.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
+    assert ch08.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
+    assert ch08.check_tiny_scale(-2) == "right"
