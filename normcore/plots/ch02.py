@@ -1,0 +1,31 @@
+"""Figures for chapter 2, the worked column."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from normcore.experiments.shift import Lag
+from normcore.plots.style import BOOK_COLOURS, use_book_style
+
+
+def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
+    """The widest gap between the predicting and the training answer, step by step (log scale),
+    with the first step under each tolerance marked."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    steps = np.arange(1, lag.gaps.size + 1)
+    ax.semilogy(steps, lag.gaps, color=BOOK_COLOURS[0], label="widest gap over the block")
+    for tolerance, colour in zip(tolerances, (BOOK_COLOURS[3], BOOK_COLOURS[1]), strict=False):
+        first = lag.first_under(tolerance)
+        ax.axhline(tolerance, color=colour, linestyle="--", linewidth=1.0)
+        if first is not None:
+            ax.plot([first], [lag.after(first)], "o", color=colour,
+                    label=f"first under {tolerance:g}: step {first}")
+    ax.set(
+        title="Predicting catches up with training",
+        xlabel="steps on the same batch (zero slope)",
+        ylabel="largest |predicting − training|",
+    )
+    ax.legend(loc="upper right")
+    return fig

@@ -1,0 +1,225 @@
+"""Covariate-shift experiments (chapter 1) and the running figures' lag (chapter 2).
+
+Expected figures come from seed 000's printed numbers, from hand derivations written beside them,
+or from a plain-numpy recomputation that shares no code with normcore's layers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import normcore as nc
+from normcore.experiments import network
+from normcore.experiments import shift as sh
+
+EPS = 1e-5
+WORKED = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+
+
+# ------------------------------------------------------------------------------ the deep stack
+
+
+def test_uniform_dense_stays_inside_pytorch_bound() -> None:
+    layer = sh.uniform_dense(16, 16, np.random.default_rng(5))
+    bound = 1.0 / 4.0  # 1 / sqrt(16)
+    assert np.all(np.abs(layer.weights) <= bound)
+    assert np.all(np.abs(layer.bias) <= bound)
+    # a uniform draw on ±0.25 reaches beyond ±0.2 somewhere among 256 weights
+    assert np.max(np.abs(layer.weights)) > 0.2
+    assert np.any(layer.bias != 0.0)
+
+
+def _numpy_stack(normalised: bool, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """The same stack written out in numpy: draw order input, then (weights, bias) per layer."""
+    rng = np.random.default_rng(seed)
+    h = rng.standard_normal((64, 16))
+    params = []
+    for _ in range(10):
+        w = rng.uniform(-0.25, 0.25, size=(16, 16))
+        b = rng.uniform(-0.25, 0.25, size=16)
+        params.append((w, b))
+    means, devs = [h.mean()], [h.std()]
+    for w, b in params:
+        h = h @ w + b
+        if normalised:
+            h = (h - h.mean(axis=0)) / np.sqrt(h.var(axis=0) + EPS)
+        h = np.maximum(h, 0.0)
+        means.append(h.mean())
+        devs.append(h.std())
+    return np.array(means), np.array(devs)
+
+
+@pytest.mark.parametrize("normalised", [False, True])
+def test_deep_stack_matches_a_numpy_recomputation(normalised: bool) -> None:
+    drift = sh.deep_stack(normalised)
+    mean, dev = _numpy_stack(normalised)
+    assert drift.depth == 10
+    np.testing.assert_allclose(drift.mean, mean, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(drift.deviation, dev, rtol=1e-12, atol=1e-14)
+
+
+def test_plain_stack_shrinks_as_seed_003_reports() -> None:
+    # Seed 003: input std 1.028, about a tenth of it by layer 3, near 0.08 at the end.
+    drift = sh.deep_stack(False)
+    assert drift.deviation[3] < 0.2 * drift.deviation[0]
+    assert drift.deviation[-1] < 0.2 * drift.deviation[0]
+
+
+def test_normalised_stack_holds_the_relu_of_a_standard_normal() -> None:
+    # A standardised column through a ReLU: mean 1/sqrt(2 pi) = 0.3989, deviation
+    # sqrt(1/2 - 1/(2 pi)) = 0.5838, up to sampling noise on 64 rows.
+    drift = sh.deep_stack(True)
+    np.testing.assert_allclose(drift.mean[1:], 1 / np.sqrt(2 * np.pi), atol=0.06)
+    np.testing.assert_allclose(drift.deviation[1:], np.sqrt(0.5 - 1 / (2 * np.pi)), atol=0.06)
+
+
+# ------------------------------------------------------------------------ the crowd network
+
+
+def _fake(mean: np.ndarray, shift: np.ndarray | None = None) -> sh.CrowdShift:
+    return sh.CrowdShift(arrangement="none", seed=0, mean=mean, deviation=np.ones_like(mean),
+                         shift=shift, loss=np.zeros(mean.shape[0]))
+
+
+def test_shift_figures_on_a_hand_made_record() -> None:
+    # unit 1: 0 -> 0.5 -> 0.2 (travel 0.2, biggest move 0.5); unit 2: 1 -> 0.9 -> 0.3 (travel
+    # -0.7, biggest move -0.6 at epoch 2)
+    record = _fake(np.array([[0.0, 1.0], [0.5, 0.9], [0.2, 0.3]]))
+    assert record.largest_shift == pytest.approx(0.7)
+    assert record.shift_unit == 1
+    assert record.largest_move == pytest.approx(0.6)
+    assert record.largest_move_at == (2, 1)
+    assert record.shift_gap is None
+    with_shift = _fake(np.zeros((2, 2)), shift=np.array([[0.0, 0.0], [0.0, 0.25]]))
+    assert with_shift.shift_gap == pytest.approx(0.25)
+    assert record.largest_shift_to(2) == pytest.approx(0.5)  # unit 1: 0 -> 0.5
+    # moves: unit 1 +0.5 then -0.3 (a reversal), unit 2 -0.1 then -0.6 (none)
+    assert record.reversals == pytest.approx(0.5)
+
+
+def test_first_epoch_of_the_plain_network_reads_relu_of_the_hidden_layer() -> None:
+    record = sh.crowd_shift("none", seed=0, epochs=3)
+    net = network.build("none", [0])
+    x, _ = sh.crowd_block()
+    hidden = np.maximum(x @ net.hidden.weights[0] + net.hidden.bias[0], 0.0)
+    np.testing.assert_allclose(record.mean[0], hidden.mean(axis=0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(record.deviation[0], hidden.std(axis=0), rtol=1e-12, atol=1e-15)
+
+
+def test_crowd_block_is_in_standard_units() -> None:
+    x, y = sh.crowd_block()
+    assert x.shape == (25, 2) and y.shape == (25,)
+    np.testing.assert_allclose(x.mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(x.std(axis=0), 1.0, rtol=1e-12)
+
+
+def test_under_the_batch_layer_the_read_mean_is_the_shift() -> None:
+    # Seed 000: equal to 1.8e-15 at every epoch. The standardised block has column mean zero, so
+    # the block read after scale and shift has column mean = shift, up to rounding.
+    record = sh.crowd_shift("batch", seed=0)
+    assert record.epochs == 400
+    assert record.shift_gap < 1e-13
+    np.testing.assert_allclose(record.shift[0], 0.0)  # a fresh layer's shift
+    assert np.all(record.deviation[0] <= 1.0)  # sqrt(v / (v + eps)) times a scale of 1
+
+
+def test_plain_record_has_no_shift_and_moves() -> None:
+    record = sh.crowd_shift("none", seed=0)
+    assert record.shift is None and record.shift_gap is None
+    assert record.largest_shift > 0.1
+    assert record.largest_move <= 2 * record.largest_shift + 1.0  # a sanity bound
+
+
+def test_stacked_runs_match_single_runs() -> None:
+    stacked = sh.crowd_shifts("batch", [0, 1], epochs=30)
+    alone = sh.crowd_shift("batch", seed=1, epochs=30)
+    np.testing.assert_allclose(stacked[1].mean, alone.mean, rtol=1e-12, atol=1e-15)
+    assert stacked[1].seed == 1
+
+
+# ------------------------------------------------------------------- the running figures' lag
+
+
+def test_one_zero_slope_step_on_the_worked_block() -> None:
+    layer = sh.fold_in(nc.BatchNorm.create(2), WORKED)
+    # Seed 000: 0.9 * 0 + 0.1 * 6 = 0.6; 0.9 * 1 + 0.1 * 9 = 1.8. Column 1 by hand: mean 8 and
+    # variance 81 give 0.8 and 0.9 + 8.1 = 9.0.
+    np.testing.assert_allclose(layer.running_mean, [0.8, 0.6], rtol=1e-15)
+    np.testing.assert_allclose(layer.running_variance, [9.0, 1.8], rtol=1e-15)
+    np.testing.assert_array_equal(layer.scale, [1.0, 1.0])
+    np.testing.assert_array_equal(layer.shift, [0.0, 0.0])
+    # (7 - 0.6) / sqrt(1.8 + 0.00001) = 4.7702651 (seed 000)
+    predicted = layer.forward(WORKED).output
+    assert predicted[0, 1] == pytest.approx(4.7702651, abs=5e-8)
+
+
+def test_a_look_moves_nothing() -> None:
+    layer = nc.BatchNorm.create(2)
+    layer.forward(WORKED, "training")
+    np.testing.assert_array_equal(layer.running_mean, [0.0, 0.0])
+    np.testing.assert_array_equal(layer.running_variance, [1.0, 1.0])
+
+
+def test_lag_figures_of_seed_000() -> None:
+    # Seed 000: 5.7333 after one step, 1.0433 after ten, 0.0238 after forty-four; under 0.01 at
+    # step 53, under 0.001 at step 75; 6.5e-05 after a hundred.
+    lag = sh.running_lag(WORKED, steps=100)
+    assert lag.after(1) == pytest.approx(5.7333, abs=5e-5)
+    assert lag.after(10) == pytest.approx(1.0433, abs=5e-5)
+    assert lag.after(44) == pytest.approx(0.0238, abs=5e-5)
+    assert lag.first_under(0.01) == 53
+    assert lag.first_under(0.001) == 75
+    assert lag.after(100) == pytest.approx(6.5e-5, abs=5e-7)
+    assert lag.first_under(0.0) is None
+
+
+def test_after_one_step_the_gap_is_the_hand_worked_one() -> None:
+    # Row 4, column 1: predicting (23 - 0.8) / sqrt(9 + eps), training (23 - 8) / sqrt(81 + eps)
+    expected = 22.2 / np.sqrt(9 + EPS) - 15 / np.sqrt(81 + EPS)
+    assert sh.running_lag(WORKED, steps=1).after(1) == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    block=arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(1, 3)),
+                 elements=st.floats(-50, 50, allow_nan=False)),
+    steps=st.integers(1, 30),
+)
+def test_running_figures_follow_the_closed_form(block: np.ndarray, steps: int) -> None:
+    # k steps on the same batch: running mean (1 - 0.9^k) m, variance 0.9^k + (1 - 0.9^k) v.
+    layer = nc.BatchNorm.create(block.shape[1])
+    for _ in range(steps):
+        layer = sh.fold_in(layer, block)
+    kept = 0.9**steps
+    m, v = block.mean(axis=0), block.var(axis=0)
+    np.testing.assert_allclose(layer.running_mean, (1 - kept) * m, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(layer.running_variance, kept + (1 - kept) * v, rtol=1e-9,
+                               atol=1e-9)
+
+
+# ------------------------------------------------------------------------- the chapter-1 switch
+
+
+def test_shift_chart_switches_between_the_two_networks() -> None:
+    from normcore.widgets.shift_chart import shift_chart
+
+    plain = sh.crowd_shift("none", seed=0, epochs=20)
+    batch = sh.crowd_shift("batch", seed=0, epochs=20)
+    chart = shift_chart(plain, batch)
+    assert chart.selected == "none"
+    first = chart.chart.value
+    assert first.startswith('<img src="data:image/png;base64,')
+    assert f"{plain.largest_shift:.4f}" in chart.readout.value
+    assert "shift" in chart.readout.value and "make lab" in chart.box.children[-1].value
+    chart.toggle.value = "batch"
+    assert chart.chart.value != first
+    assert f"{batch.largest_shift:.4f}" in chart.readout.value
+    assert f"{batch.shift_gap:.1e}" in chart.readout.value
+    chart.select("none")
+    assert chart.toggle.value == "none" and chart.chart.value == first
+    chart.select("layer")  # no such chart: a message, not an exception
+    assert "no chart" in chart.readout.value
