@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -19,9 +21,19 @@ from .errors import (
     ShapeError,
 )
 
+_F64 = np.dtype(np.float64)
+_F32 = np.dtype(np.float32)
+_AND = np.logical_and.reduce
+_LARGEST = np.maximum.reduce
+
 TRAINING = "training"
 PREDICTING = "predicting"
 PURPOSES = (TRAINING, PREDICTING)
+
+
+def all_finite(a: np.ndarray) -> bool:
+    """True when every entry of the float array `a` is finite."""
+    return bool(_AND(np.isfinite(a), axis=None))
 
 
 def as_block(x: Any, name: str = "block") -> np.ndarray:
@@ -30,23 +42,28 @@ def as_block(x: Any, name: str = "block") -> np.ndarray:
     Integers become float64; float16 becomes float32; bool, complex, object and text are refused.
     NaN and infinity are refused. The result may share memory with `x`: callers never write to it.
     """
-    try:
-        a = np.asarray(x)
-    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
-        raise ShapeError(f"{name}: expected a rectangular block of numbers, got {exc}") from None
-    kind = a.dtype.kind
-    if kind in "iu":
-        a = a.astype(np.float64)
-    elif kind == "f":
-        if a.dtype == np.float16:
-            a = a.astype(np.float32)
-        elif a.dtype not in (np.float32, np.float64):
-            a = a.astype(np.float64)
+    if type(x) is np.ndarray and (x.dtype == _F64 or x.dtype == _F32):
+        a = x  # the common case: already a float64 or float32 array, nothing to convert
     else:
-        raise DtypeError(
-            f"{name}: expected real numbers (float or integer), got dtype {a.dtype}"
-        )
-    if not np.isfinite(a).all():
+        try:
+            a = np.asarray(x)
+        except (ValueError, TypeError) as exc:  # ragged nested lists and the like
+            raise ShapeError(
+                f"{name}: expected a rectangular block of numbers, got {exc}"
+            ) from None
+        kind = a.dtype.kind
+        if kind in "iu":
+            a = a.astype(np.float64)
+        elif kind == "f":
+            if a.dtype == np.float16:
+                a = a.astype(np.float32)
+            elif a.dtype not in (np.float32, np.float64):
+                a = a.astype(np.float64)
+        else:
+            raise DtypeError(
+                f"{name}: expected real numbers (float or integer), got dtype {a.dtype}"
+            )
+    if not all_finite(a):
         bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
         raise NonFiniteError(f"{name}: expected finite values, got {bad} NaN or infinite entries")
     return a
@@ -56,13 +73,18 @@ def check_magnitude(a: np.ndarray, count: int, name: str = "block") -> None:
     """Refuse values whose squares, summed `count` at a time, would overflow `a`'s float type."""
     if a.size == 0:
         return
-    limit = math.sqrt(float(np.finfo(a.dtype).max) / (8.0 * max(count, 1)))
-    largest = float(np.max(np.abs(a)))
+    limit = _magnitude_limit(a.dtype, max(count, 1))
+    largest = float(_LARGEST(np.abs(a), axis=None))
     if largest > limit:
         raise MagnitudeError(
             f"{name}: expected magnitudes up to {limit:.3g} for {a.dtype} statistics over "
             f"{count} values, got {largest:.3g}"
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _magnitude_limit(dtype: np.dtype, count: int) -> float:
+    return math.sqrt(float(np.finfo(dtype).max) / (8.0 * count))
 
 
 def check_rank(a: np.ndarray, rank: int, name: str, meaning: str) -> None:
@@ -112,7 +134,7 @@ def check_rate(rate: Any) -> float:
 
 def check_finite_result(a: np.ndarray, what: str) -> np.ndarray:
     """Last guard against overflow inside the arithmetic: never hand back a silent NaN or inf."""
-    if not np.isfinite(a).all():
+    if not all_finite(a):
         raise MagnitudeError(f"{what}: the arithmetic overflowed the {a.dtype} range")
     return a
 
@@ -121,3 +143,28 @@ def as_parameter(p: Any, name: str) -> np.ndarray:
     """A parameter array: float64 (or float32 if given), finite, copied so the layer owns it."""
     a = as_block(p, name)
     return np.array(a, copy=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+def renewed(layer: Any, changes: dict[str, np.ndarray]) -> Any:
+    """A copy of the frozen dataclass `layer` with `changes` applied, for `step`.
+
+    A step's new parameters come out of the layer's own checked arithmetic: finite (the caller
+    has checked), freshly allocated and of the old shapes and dtypes. Re-running the
+    constructor's validation on them would repeat work already done, so this copies the fields
+    directly. Any change whose shape differs from the old value's goes through the full
+    constructor (``dataclasses.replace``) instead, and is refused or accepted there as before.
+    """
+    values = layer.__dict__
+    for key, value in changes.items():
+        if value.shape != values[key].shape:
+            return dataclasses.replace(layer, **changes)
+    new = object.__new__(type(layer))
+    state = new.__dict__
+    for key in _field_names(type(layer)):
+        state[key] = changes[key] if key in changes else values[key]
+    return new

@@ -7,7 +7,7 @@ the block (`_expand`) and what input shapes they take (`_prepare`). The arithmet
 
 from __future__ import annotations
 
-import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -23,6 +23,7 @@ from ._checks import (
     check_magnitude,
     check_not_empty,
     check_purpose,
+    renewed,
 )
 from .errors import ShapeError
 from .responses import (
@@ -33,7 +34,12 @@ from .responses import (
     check_response,
     check_slope,
 )
-from .standardise import Standardised, standardise, standardise_backward, standardise_by
+from .standardise import (
+    Standardised,
+    standardise_backward_fast,
+    standardise_by,
+    standardise_fast,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,8 +90,8 @@ class Normaliser:
 
     # -- the shared pass -----------------------------------------------------------------------
     def statistic_count(self, x: np.ndarray) -> int:
-        shape = self._view(x).shape
-        return int(np.prod([shape[a] for a in self._stat_axes(self._view(x))]))
+        view = self._view(x)
+        return math.prod([view.shape[a] for a in self._stat_axes(view)])
 
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
         """Standardise `x` and apply scale and shift. Predicting is the default purpose."""
@@ -98,14 +104,14 @@ class Normaliser:
         check_magnitude(x, self.statistic_count(x), "x")
         given = self._given(view, x) if purpose == PREDICTING else None
         if given is None:
-            st = standardise(view, axes, self.epsilon, centre=self.centred)
+            st = standardise_fast(view, axes, self.epsilon, centre=self.centred)
         else:
             st = standardise_by(view, given[0], given[1], axes)
         z = st.z.reshape(x.shape)
         if self.affine:
-            out = z * self._expand(self.scale, x).astype(x.dtype) + self._expand(
+            out = z * self._expand(self.scale, x).astype(x.dtype, copy=False) + self._expand(
                 self.shift, x
-            ).astype(x.dtype)
+            ).astype(x.dtype, copy=False)
         else:
             out = z
         check_finite_result(out, f"{type(self).__name__}.forward")
@@ -130,10 +136,10 @@ class Normaliser:
         if self.affine:
             slopes["scale"] = self._reduce(d * z, x)
             slopes["shift"] = self._reduce(d, x)
-            d_z = d * self._expand(self.scale, x).astype(x.dtype)
+            d_z = d * self._expand(self.scale, x).astype(x.dtype, copy=False)
         else:
             d_z = d
-        passed = standardise_backward(st, self._view_like(d_z, x)).reshape(x.shape)
+        passed = standardise_backward_fast(st, self._view_like(d_z, x)).reshape(x.shape)
         check_finite_result(passed, f"{type(self).__name__}.backward")
         return Gradient(
             passed_down=passed, layer=self, slopes=slopes, statistics=response.statistics
@@ -142,7 +148,7 @@ class Normaliser:
     def step(self, gradient: Gradient, rate: float) -> Normaliser:
         """A new layer with scale and shift moved by `-rate * slope`."""
         rate = check_gradient(self, gradient, rate)
-        return dataclasses.replace(self, **self._moved(gradient, rate))
+        return renewed(self, self._moved(gradient, rate))
 
     # -- helpers -------------------------------------------------------------------------------
     def _view_like(self, d: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -157,10 +163,11 @@ class Normaliser:
     def _moved(self, gradient: Gradient, rate: float) -> dict[str, np.ndarray]:
         if not self.affine:
             return {}
-        moved = {
-            "scale": self.scale - rate * gradient.slopes["scale"],
-            "shift": self.shift - rate * gradient.slopes["shift"],
-        }
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+            moved = {
+                "scale": self.scale - rate * gradient.slopes["scale"],
+                "shift": self.shift - rate * gradient.slopes["shift"],
+            }
         for key, value in moved.items():
             check_finite_result(value, f"{type(self).__name__}.step ({key})")
         return moved

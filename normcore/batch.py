@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from ._checks import as_parameter, check_finite_result, check_momentum, check_rank
+from ._checks import (
+    as_parameter,
+    check_finite_result,
+    check_momentum,
+    check_rank,
+    renewed,
+)
 from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
 from .responses import Gradient, Statistics, check_gradient
@@ -159,7 +164,7 @@ class BatchNorm(Normaliser):
             moved["running_variance"] = keep * self.running_variance + (1 - keep) * batch_spread
             for key in ("running_mean", "running_variance"):
                 check_finite_result(moved[key], f"BatchNorm.step ({key})")
-        return dataclasses.replace(self, **moved)
+        return renewed(self, moved)
 
 
 @dataclass(frozen=True, eq=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ from ._checks import (
     check_not_empty,
     check_purpose,
     check_rank,
+    renewed,
 )
 from .errors import ShapeError, ZeroDirectionError
 from .responses import Gradient, Response, check_gradient, check_response, check_slope
@@ -86,7 +86,9 @@ class Dense:
         check_purpose(purpose)
         w = self.effective_weights
         x = _check_input(x, w.shape[-2], self.stack)
-        out = x @ w.astype(x.dtype) + self.bias[..., None, :].astype(x.dtype)
+        out = x @ w.astype(x.dtype, copy=False) + self.bias[..., None, :].astype(
+            x.dtype, copy=False
+        )
         check_finite_result(out, f"{type(self).__name__}.forward")
         return Response(output=out, layer=self, purpose=purpose, input=x, cache=w)
 
@@ -97,7 +99,7 @@ class Dense:
         response = check_response(self, response)
         d = check_slope(response, d_out)
         w = response.cache
-        passed = d @ np.swapaxes(w, -1, -2).astype(d.dtype)
+        passed = d @ np.swapaxes(w, -1, -2).astype(d.dtype, copy=False)
         slopes = {"weights": self._weight_slope(response, d), "bias": d.sum(axis=-2)}
         for value in (passed, *slopes.values()):
             check_finite_result(value, f"{type(self).__name__}.backward")
@@ -105,10 +107,11 @@ class Dense:
 
     def step(self, gradient: Gradient, rate: float) -> Dense:
         rate = check_gradient(self, gradient, rate)
-        moved = {k: getattr(self, k) - rate * s for k, s in gradient.slopes.items()}
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+            moved = {k: getattr(self, k) - rate * s for k, s in gradient.slopes.items()}
         for key, value in moved.items():
             check_finite_result(value, f"{type(self).__name__}.step ({key})")
-        return dataclasses.replace(self, **moved)
+        return renewed(self, moved)
 
 
 def direction_length(direction: np.ndarray) -> np.ndarray:
@@ -151,6 +154,8 @@ class WeightNormDense(Dense):
         if m.shape != length.shape:
             raise ShapeError(f"magnitude: expected shape {length.shape}, got {m.shape}")
         object.__setattr__(self, "magnitude", m)
+        length.setflags(write=False)
+        object.__setattr__(self, "_length", length)
 
     @classmethod
     def create(
@@ -168,9 +173,23 @@ class WeightNormDense(Dense):
     def direction(self) -> np.ndarray:
         return self.weights
 
+    def _direction_length(self) -> np.ndarray:
+        """‖v‖ per neuron, worked out once per layer value (layers never change)."""
+        length = self.__dict__.get("_length")
+        if length is None:
+            length = direction_length(self.weights)
+            length.setflags(write=False)
+            object.__setattr__(self, "_length", length)
+        return length
+
     @property
     def unit_direction(self) -> np.ndarray:
-        return self.weights / direction_length(self.weights)[..., None, :]
+        unit = self.__dict__.get("_unit")
+        if unit is None:
+            unit = self.weights / self._direction_length()[..., None, :]
+            unit.setflags(write=False)
+            object.__setattr__(self, "_unit", unit)
+        return unit
 
     @property
     def effective_weights(self) -> np.ndarray:
@@ -184,7 +203,7 @@ class WeightNormDense(Dense):
         u = self.unit_direction
         along = np.sum(weight_slope * u, axis=-2)
         rest = weight_slope - along[..., None, :] * u if project else weight_slope
-        ratio = self.magnitude / direction_length(self.weights)
+        ratio = self.magnitude / self._direction_length()
         return {"magnitude": along, "weights": ratio[..., None, :] * rest}
 
     def backward(self, response: Response, d_out: Any) -> Gradient:
@@ -195,3 +214,16 @@ class WeightNormDense(Dense):
         for value in slopes.values():
             check_finite_result(value, "WeightNormDense.backward")
         return Gradient(passed_down=gradient.passed_down, layer=self, slopes=slopes)
+
+    def step(self, gradient: Gradient, rate: float) -> WeightNormDense:
+        """A new layer with direction, magnitude and bias moved by `-rate * slope`. The
+        projected direction slope cannot shrink a direction to zero, but a zero direction is
+        refused here all the same (ZeroDirectionError), as the constructor refuses it."""
+        new = super().step(gradient, rate)
+        length = new._direction_length()
+        if np.any(length == 0):
+            neurons = np.argwhere(length == 0).tolist()
+            raise ZeroDirectionError(
+                f"direction: a step left neuron(s) {neurons} with a direction of length 0"
+            )
+        return new

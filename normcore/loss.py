@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._checks import as_block, check_not_empty
-from .activations import sigmoid
 from .errors import NormcoreError, ShapeError
 
 
@@ -32,7 +32,7 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
     if y.shape != z.shape:
         raise ShapeError(f"labels: expected the logits' shape {z.shape}, got {y.shape}")
     check_not_empty(z, "logits")
-    if np.any((y < 0) | (y > 1)):
+    if np.minimum.reduce(y, axis=None) < 0 or np.maximum.reduce(y, axis=None) > 1:
         raise NormcoreError("labels: expected values between 0 and 1")
     if not 0 <= stack_axes < max(z.ndim, 1):
         raise ShapeError(
@@ -40,6 +40,8 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
             f"got {stack_axes}"
         )
     axes = tuple(range(stack_axes, z.ndim))
-    count = int(np.prod([z.shape[a] for a in axes]))
-    each = np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))
-    return Loss(value=each.mean(axis=axes), slope=(sigmoid(z) - y) / count)
+    count = math.prod([z.shape[a] for a in axes])
+    e = np.exp(-np.abs(z))  # shared by the loss and the sigmoid (exactly as `sigmoid` makes it)
+    each = np.maximum(z, 0) - z * y + np.log1p(e)
+    chance = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(z.dtype, copy=False)
+    return Loss(value=np.add.reduce(each, axis=axes) / count, slope=(chance - y) / count)

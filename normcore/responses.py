@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._checks import as_block, check_rate
-from .errors import ForeignResponseError, ShapeError
+from .errors import ForeignResponseError, MagnitudeError, ShapeError
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +78,14 @@ def check_slope(response: Response, d_out: Any) -> np.ndarray:
         raise ShapeError(
             f"d_out: expected the output's shape {response.output.shape}, got {d.shape}"
         )
-    return d.astype(response.output.dtype, copy=False)
+    if d.dtype != response.output.dtype:  # float64 slopes beyond float32's range: refuse
+        with np.errstate(over="ignore"):
+            d = d.astype(response.output.dtype)
+        if not np.isfinite(d).all():
+            raise MagnitudeError(
+                f"d_out: expected values within the {d.dtype} range of the output, got larger"
+            )
+    return d
 
 
 def check_gradient(layer: Any, gradient: Any, rate: Any) -> float:

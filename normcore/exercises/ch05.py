@@ -1,0 +1,36 @@
+"""Checks for chapter 5's exercises. Answers are computed with normcore and never printed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from normcore.dense import WeightNormDense
+from normcore.exercises import verdict
+
+#: Exercise 1: a dense slope and a stored direction for one neuron (two inputs).
+DENSE_SLOPE = np.array([[0.6], [-0.2]])
+DIRECTION = np.array([[3.0], [4.0]])
+MAGNITUDE = np.array([2.0])
+
+
+def _slopes(project: bool) -> dict[str, np.ndarray]:
+    layer = WeightNormDense(weights=DIRECTION, magnitude=MAGNITUDE)
+    return layer.slopes_from_dense(DENSE_SLOPE, project=project)
+
+
+def check_magnitude_slope(answer: Any) -> str:
+    """Exercise 1a: the magnitude's slope for DENSE_SLOPE, DIRECTION and MAGNITUDE (a number)."""
+    return verdict(np.ravel(answer), _slopes(True)["magnitude"])
+
+
+def check_direction_slope(answer: Any) -> str:
+    """Exercise 1b: the (projected) direction slope, as a 2 x 1 array."""
+    return verdict(answer, _slopes(True)["weights"])
+
+
+def check_unprojected_dot(answer: Any) -> str:
+    """Exercise 2: the unprojected direction slope dotted with DIRECTION (a number)."""
+    unprojected = _slopes(False)["weights"]
+    return verdict(answer, float(np.sum(unprojected * DIRECTION)))

@@ -1,0 +1,349 @@
+"""Chapter 6's measurement: the crowd network under five arrangements, five seeds, five folds.
+
+* :func:`deal_folds` deals the 25 people into 5 folds (person i to fold i mod 5).
+* :func:`fold_blocks` builds, for every (seed, fold) run, the training and held-out blocks, each in
+  standard units worked out on that fold's training rows only.
+* :func:`compare` trains all 25 seed-by-fold runs of each arrangement as one stack (one numpy call
+  per layer serves every run) and reports accuracy and loss, training and held out.
+* :func:`curves` trains one network per arrangement on the whole crowd and keeps its loss after
+  every epoch; for the batch layer it also asks the network two ways after every step.
+* :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
+* :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
+  and the tests.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import PREDICTING
+from ..data import load_crowd
+from ..errors import SettingError
+from ..loss import binary_cross_entropy
+from . import network
+
+SEEDS = (0, 1, 2, 3, 4)
+FOLDS = 5
+EPOCHS = 400
+RATE = 1.0
+TARGET_LOSS = 0.3
+CURVE_SEED = 0
+
+
+def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
+    """The fold of each person: dealt like cards, person i to fold i mod `folds`."""
+    if folds < 2 or people % folds:
+        raise SettingError(f"folds: expected a divisor of {people} that is at least 2, got {folds}")
+    return np.arange(people) % folds
+
+
+@dataclass(frozen=True)
+class FoldBlocks:
+    """Stacked blocks for every (seed, fold) run, run r = seed index * folds + fold.
+
+    x_train (runs, 20, 2), y_train (runs, 20), x_held (runs, 5, 2), y_held (runs, 5), and the
+    seed of each run."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_held: np.ndarray
+    y_held: np.ndarray
+    run_seeds: tuple[int, ...]
+    folds: int
+
+
+def fold_blocks(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldBlocks:
+    crowd = load_crowd()
+    x, y = crowd.features, crowd.labels
+    fold = deal_folds(len(crowd), folds)
+    xt, yt, xh, yh = [], [], [], []
+    for k in range(folds):
+        train, held = fold != k, fold == k
+        a, b = network.standardise_features(x[train], x[held])
+        xt.append(a)
+        xh.append(b)
+        yt.append(y[train])
+        yh.append(y[held])
+    repeat = len(seeds)
+    return FoldBlocks(
+        x_train=np.array(xt * repeat),
+        y_train=np.array(yt * repeat),
+        x_held=np.array(xh * repeat),
+        y_held=np.array(yh * repeat),
+        run_seeds=tuple(s for s in seeds for _ in range(folds)),
+        folds=folds,
+    )
+
+
+@dataclass(frozen=True)
+class Scores:
+    """One arrangement's results, one entry per seed (folds averaged: with equal folds the
+    held-out figures are counted over every person once).
+
+    train_accuracy, held_accuracy, train_loss, held_loss: shape (seeds,). All four are asked
+    while predicting, after the last step. `run_loss` is the per-epoch training loss of every
+    run, shape (epochs, runs)."""
+
+    arrangement: str
+    train_accuracy: np.ndarray
+    held_accuracy: np.ndarray
+    train_loss: np.ndarray
+    held_loss: np.ndarray
+    run_loss: np.ndarray
+
+
+def _loss(net: network.CrowdNetwork, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    logits = network.forward(net, x, PREDICTING).logits
+    return binary_cross_entropy(logits, y, stack_axes=1).value
+
+
+def score(
+    arrangement: str, blocks: FoldBlocks, net: network.CrowdNetwork, run_loss: np.ndarray
+) -> Scores:
+    """Accuracy and loss of trained stacked runs, averaged over each seed's folds."""
+    seeds = len(blocks.run_seeds) // blocks.folds
+
+    def per_seed(values: np.ndarray) -> np.ndarray:
+        return values.reshape(seeds, blocks.folds).mean(axis=1)
+
+    return Scores(
+        arrangement=arrangement,
+        train_accuracy=per_seed(network.accuracy(net, blocks.x_train, blocks.y_train)),
+        held_accuracy=per_seed(network.accuracy(net, blocks.x_held, blocks.y_held)),
+        train_loss=per_seed(_loss(net, blocks.x_train, blocks.y_train)),
+        held_loss=per_seed(_loss(net, blocks.x_held, blocks.y_held)),
+        run_loss=run_loss,
+    )
+
+
+def compare_arrangement(
+    arrangement: str,
+    blocks: FoldBlocks,
+    epochs: int = EPOCHS,
+    rate: float = RATE,
+) -> Scores:
+    """Every (seed, fold) run of one arrangement, trained as one stack."""
+    net = network.build(arrangement, blocks.run_seeds)
+    net, history = network.train(net, blocks.x_train, blocks.y_train, epochs, rate)
+    return score(arrangement, blocks, net, history.loss)
+
+
+def compare(
+    arrangements: Sequence[str] = network.ARRANGEMENTS,
+    seeds: Sequence[int] = SEEDS,
+    epochs: int = EPOCHS,
+    rate: float = RATE,
+) -> dict[str, Scores]:
+    """The fold runs of every arrangement: len(arrangements) stacks of len(seeds) * 5 runs."""
+    blocks = fold_blocks(seeds)
+    return {a: compare_arrangement(a, blocks, epochs, rate) for a in arrangements}
+
+
+def compare_one_at_a_time(
+    arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+) -> Scores:
+    """The same runs as `compare_arrangement`, trained one network at a time (a stack of one
+    each), then gathered into the same shapes: the slow route, for the benchmark and tests."""
+    blocks = fold_blocks(seeds)
+    nets, losses = [], []
+    for r, seed in enumerate(blocks.run_seeds):
+        one = slice(r, r + 1)
+        net, history = network.train(
+            network.build(arrangement, [seed]), blocks.x_train[one], blocks.y_train[one],
+            epochs, rate,
+        )
+        nets.append(net)
+        losses.append(history.loss)
+    train_acc = np.concatenate(
+        [network.accuracy(n, blocks.x_train[r : r + 1], blocks.y_train[r : r + 1])
+         for r, n in enumerate(nets)]
+    )
+    held_acc = np.concatenate(
+        [network.accuracy(n, blocks.x_held[r : r + 1], blocks.y_held[r : r + 1])
+         for r, n in enumerate(nets)]
+    )
+    train_loss = np.concatenate(
+        [_loss(n, blocks.x_train[r : r + 1], blocks.y_train[r : r + 1]) for r, n in enumerate(nets)]
+    )
+    held_loss = np.concatenate(
+        [_loss(n, blocks.x_held[r : r + 1], blocks.y_held[r : r + 1]) for r, n in enumerate(nets)]
+    )
+    seeds_n = len(seeds)
+
+    def per_seed(values: np.ndarray) -> np.ndarray:
+        return values.reshape(seeds_n, blocks.folds).mean(axis=1)
+
+    return Scores(
+        arrangement=arrangement,
+        train_accuracy=per_seed(train_acc),
+        held_accuracy=per_seed(held_acc),
+        train_loss=per_seed(train_loss),
+        held_loss=per_seed(held_loss),
+        run_loss=np.concatenate(losses, axis=1),
+    )
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One whole-crowd run: loss per epoch (before that epoch's step), the first epoch (counted
+    from 1) whose loss is under the target (None if never), the final accuracy while
+    predicting, and for the batch layer the accuracy asked two ways after every step."""
+
+    arrangement: str
+    loss: np.ndarray
+    first_under: int | None
+    final_accuracy: float
+    accuracy_running: np.ndarray | None = None
+    accuracy_batch: np.ndarray | None = None
+
+
+def first_under(loss: np.ndarray, target: float = TARGET_LOSS) -> int | None:
+    """The first epoch (counted from 1) whose loss is below `target`, or None."""
+    below = np.flatnonzero(np.asarray(loss) < target)
+    return int(below[0]) + 1 if below.size else None
+
+
+def curves(
+    arrangements: Sequence[str] = network.ARRANGEMENTS,
+    seed: int = CURVE_SEED,
+    epochs: int = EPOCHS,
+    rate: float = RATE,
+    target: float = TARGET_LOSS,
+) -> dict[str, Curve]:
+    """One network per arrangement on the whole crowd (standardised on all 25 rows)."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    x, y = x[None], crowd.labels[None]
+    out = {}
+    for arrangement in arrangements:
+        two_ways = arrangement == "batch"
+        net, history = network.train(
+            network.build(arrangement, [seed]), x, y, epochs, rate, two_ways=two_ways
+        )
+        out[arrangement] = Curve(
+            arrangement=arrangement,
+            loss=history.loss[:, 0],
+            first_under=first_under(history.loss[:, 0], target),
+            final_accuracy=float(network.accuracy(net, x, y, PREDICTING)[0]),
+            accuracy_running=history.accuracy_predicting[:, 0] if two_ways else None,
+            accuracy_batch=history.accuracy_batch[:, 0] if two_ways else None,
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    scores: dict[str, Scores]
+    curves: dict[str, Curve]
+
+
+def run_all(
+    arrangements: Sequence[str] = network.ARRANGEMENTS,
+    seeds: Sequence[int] = SEEDS,
+    epochs: int = EPOCHS,
+    rate: float = RATE,
+    processes: int = 2,
+) -> Comparison:
+    """The chapter's 130 runs: len(seeds) * 5 fold runs per arrangement (one stack each), plus one
+    whole-crowd curve per arrangement.
+
+    With `processes=2` (and where the system can fork) the ten stacks are shared between this
+    process and one forked copy of it, so both cores work; each stack's arithmetic is the same
+    whichever process runs it, so the numbers are the same as with `processes=1`."""
+    blocks = fold_blocks(seeds)
+    tasks = [("fold", a) for a in arrangements] + [("curve", a) for a in arrangements]
+
+    def run(task: tuple[str, str]) -> Scores | Curve:
+        kind, arrangement = task
+        if kind == "fold":
+            return compare_arrangement(arrangement, blocks, epochs, rate)
+        return curves([arrangement], epochs=epochs, rate=rate)[arrangement]
+
+    results = _shared(tasks, run, processes)
+    return Comparison(
+        scores={a: results[("fold", a)] for a in arrangements},
+        curves={a: results[("curve", a)] for a in arrangements},
+    )
+
+
+# rough relative cost of each stack (measured once), used only to share the work evenly
+_COST = {"none": 5, "batch": 12, "layer": 10, "rms": 9, "weight": 6}
+
+
+def _shared(tasks: list, run, processes: int) -> dict:
+    """Run `tasks` here, or share them with one forked child process (results pickled back)."""
+    if processes < 2 or not hasattr(os, "fork") or len(tasks) < 2:
+        return {t: run(t) for t in tasks}
+    mine, theirs, load = [], [], [0.0, 0.0]
+    for task in sorted(tasks, key=lambda t: -_COST.get(t[1], 8) * (1 if t[0] == "fold" else 0.5)):
+        cost = _COST.get(task[1], 8) * (1 if task[0] == "fold" else 0.5)
+        side = 0 if load[0] <= load[1] else 1
+        (mine, theirs)[side].append(task)
+        load[side] += cost
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run its share, send it back, leave without running any cleanup
+        os.close(read_end)
+        try:
+            payload = pickle.dumps(("ok", {t: run(t) for t in theirs}))
+        except BaseException as exc:  # noqa: BLE001 - carried back and raised in the parent
+            payload = pickle.dumps(("error", repr(exc)))
+        with os.fdopen(write_end, "wb") as pipe:
+            pipe.write(payload)
+        os._exit(0)
+    os.close(write_end)
+    try:
+        results = {t: run(t) for t in mine}
+    finally:
+        with os.fdopen(read_end, "rb") as pipe:
+            payload = pipe.read()
+        os.waitpid(pid, 0)
+    status, theirs_done = pickle.loads(payload) if payload else ("error", "no answer")
+    if status != "ok":
+        raise RuntimeError(f"run_all: the second process failed: {theirs_done}")
+    results.update(theirs_done)
+    return results
+
+
+def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[str, str]:
+    """Where each arrangement's mean held-out accuracy sits against the reference's per-seed range:
+    'below', 'inside' or 'above'."""
+    low = float(scores[reference].held_accuracy.min())
+    high = float(scores[reference].held_accuracy.max())
+    out = {}
+    for name, s in scores.items():
+        mean = float(s.held_accuracy.mean())
+        out[name] = "below" if mean < low else "above" if mean > high else "inside"
+    return out
+
+
+def disagreements(curve: Curve) -> int:
+    """Epochs on which the batch layer's two answers (running figures, batch statistics)
+    give different accuracies."""
+    if curve.accuracy_running is None:
+        raise SettingError("disagreements: this curve did not ask the network two ways")
+    return int(np.count_nonzero(curve.accuracy_running != curve.accuracy_batch))
+
+
+__all__ = [
+    "Comparison",
+    "Curve",
+    "FoldBlocks",
+    "Scores",
+    "compare",
+    "compare_arrangement",
+    "compare_one_at_a_time",
+    "curves",
+    "deal_folds",
+    "disagreements",
+    "first_under",
+    "fold_blocks",
+    "run_all",
+    "score",
+    "spread_verdict",
+]

@@ -1,0 +1,152 @@
+"""Chapter 5's measurements: weight normalisation's two slopes, their checks and one step.
+
+The case: three neurons read five people of the crowd (features in standard units over the whole
+crowd) through tanh; the three tanh answers are summed into one logit per person and scored by
+binary cross-entropy against the person's label. The stored directions have lengths given by the
+caller (1, 2.5 and 0.5 by default) and each magnitude starts equal to its direction's length, so
+the effective weights are the stored directions themselves and a dense layer holding them answers
+the same. The loss is the cross-entropy summed (not averaged) over the five people.
+
+* :func:`make_case` builds the case; :func:`slope_checks` holds both slopes (and the unprojected
+  direction slope) against finite differences; :func:`one_step` takes one step of each layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import TRAINING
+from ..activations import Tanh
+from ..data import load_crowd
+from ..dense import Dense, WeightNormDense, direction_length
+from ..errors import SettingError
+from ..loss import binary_cross_entropy
+from ..oracle import finite_difference
+from .network import standardise_features
+
+LENGTHS = (1.0, 2.5, 0.5)
+PEOPLE = 5
+CASE_SEED = 5
+STRIDE = 0.1
+
+
+@dataclass(frozen=True)
+class Case:
+    x: np.ndarray  # (5, 2) standard units
+    y: np.ndarray  # (5,) labels
+    weightnorm: WeightNormDense
+    dense: Dense
+
+
+def make_case(lengths: Sequence[float] = LENGTHS, seed: int = CASE_SEED) -> Case:
+    """Directions drawn from `seed` (one per neuron), rescaled to the given lengths."""
+    lengths = np.asarray(lengths, dtype=np.float64)
+    if lengths.ndim != 1 or lengths.size < 1 or not np.all(np.isfinite(lengths)):
+        raise SettingError("lengths: expected a list of finite numbers")
+    crowd = load_crowd()
+    (x,) = standardise_features(crowd.features)
+    rng = np.random.default_rng(seed)
+    raw = rng.normal(size=(2, lengths.size))
+    direction = raw / direction_length(raw) * lengths
+    bias = rng.normal(scale=0.1, size=lengths.size)
+    layer = WeightNormDense(weights=direction, bias=bias)  # refuses a zero length
+    return Case(
+        x=x[:PEOPLE],
+        y=crowd.labels[:PEOPLE],
+        weightnorm=layer,
+        dense=Dense(weights=layer.effective_weights, bias=bias),
+    )
+
+
+def loss_of(layer: Dense, x: np.ndarray, y: np.ndarray) -> float:
+    """The case's loss for any dense or weight-normalised layer."""
+    answer = np.tanh(layer.forward(x).output)
+    return float(binary_cross_entropy(answer.sum(axis=-1), y).value) * len(y)
+
+
+def arriving_slope(layer: Dense, x: np.ndarray, y: np.ndarray):
+    """The layer's response and the slope arriving at its output (through tanh and the loss)."""
+    response = layer.forward(x, TRAINING)
+    tanh = Tanh()
+    t = tanh.forward(response.output, TRAINING)
+    loss = binary_cross_entropy(t.output.sum(axis=-1), y)
+    arriving = np.repeat(loss.slope[:, None] * len(y), t.output.shape[-1], axis=-1)
+    d = tanh.backward(t, arriving)
+    return response, d.passed_down
+
+
+@dataclass(frozen=True)
+class SlopeChecks:
+    forward_gap: float  # largest |weight-normalised answer - dense answer|
+    direction_gap: float  # projected direction slope against finite differences
+    magnitude_gap: float
+    largest_direction_slope: float  # largest |finite-difference direction slope|
+    unprojected_gap: float  # the unprojected form against finite differences
+    projected_dot: np.ndarray  # per neuron: projected slope · direction
+    unprojected_dot: np.ndarray
+    direction_slope: np.ndarray
+    unprojected_slope: np.ndarray
+    oracle_direction: np.ndarray
+
+
+def slope_checks(case: Case, step: float = 1e-6) -> SlopeChecks:
+    wn, x, y = case.weightnorm, case.x, case.y
+    response, d = arriving_slope(wn, x, y)
+    gradient = wn.backward(response, d)
+    dense_slope = np.swapaxes(response.input, -1, -2) @ d
+    unprojected = wn.slopes_from_dense(dense_slope, project=False)["weights"]
+
+    def by_direction(v: np.ndarray) -> float:
+        return loss_of(WeightNormDense(weights=v, magnitude=wn.magnitude, bias=wn.bias), x, y)
+
+    def by_magnitude(g: np.ndarray) -> float:
+        return loss_of(WeightNormDense(weights=wn.direction, magnitude=g, bias=wn.bias), x, y)
+
+    oracle_v = finite_difference(by_direction, wn.direction, step)
+    oracle_g = finite_difference(by_magnitude, wn.magnitude, step)
+    projected = gradient.slopes["weights"]
+    return SlopeChecks(
+        forward_gap=float(np.max(np.abs(wn.forward(x).output - case.dense.forward(x).output))),
+        direction_gap=float(np.max(np.abs(projected - oracle_v))),
+        magnitude_gap=float(np.max(np.abs(gradient.slopes["magnitude"] - oracle_g))),
+        largest_direction_slope=float(np.max(np.abs(oracle_v))),
+        unprojected_gap=float(np.max(np.abs(unprojected - oracle_v))),
+        projected_dot=np.sum(projected * wn.direction, axis=0),
+        unprojected_dot=np.sum(unprojected * wn.direction, axis=0),
+        direction_slope=projected,
+        unprojected_slope=unprojected,
+        oracle_direction=oracle_v,
+    )
+
+
+@dataclass(frozen=True)
+class StepComparison:
+    stride: float
+    distance: float  # ‖effective weights after (weight norm) - after (dense)‖
+    length_before: np.ndarray  # per neuron, effective weight length (the same for both)
+    length_weightnorm: np.ndarray  # after one step
+    length_dense: np.ndarray
+    weights_weightnorm: np.ndarray
+    weights_dense: np.ndarray
+
+
+def one_step(case: Case, stride: float = STRIDE) -> StepComparison:
+    """One step of each layer at `stride` from the same arriving slope."""
+    results = []
+    for layer in (case.weightnorm, case.dense):
+        response, d = arriving_slope(layer, case.x, case.y)
+        moved = layer.step(layer.backward(response, d), stride)
+        results.append(np.array(moved.effective_weights))
+    wn_after, dense_after = results
+    return StepComparison(
+        stride=float(stride),
+        distance=float(np.sqrt(np.sum((wn_after - dense_after) ** 2))),
+        length_before=direction_length(case.dense.weights),
+        length_weightnorm=direction_length(wn_after),
+        length_dense=direction_length(dense_after),
+        weights_weightnorm=wn_after,
+        weights_dense=dense_after,
+    )

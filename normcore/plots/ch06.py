@@ -1,0 +1,80 @@
+"""Chapter 6's figures: held-out accuracy by arrangement and seed, loss curves, and the batch
+layer asked two ways."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .style import BOOK_COLOURS, use_book_style
+
+NAMES = {"none": "plain", "batch": "batch", "layer": "layer", "rms": "RMS", "weight": "weight"}
+
+
+def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
+    """One dot per seed and a bar for the mean, held-out accuracy, per arrangement."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    if ax is None:
+        fig, ax = plt.subplots()
+    else:
+        fig = ax.figure
+    for i, s in enumerate(scores.values()):
+        values = np.asarray(s.held_accuracy)
+        ax.bar(i, values.mean(), 0.6, color=BOOK_COLOURS[i % 6], alpha=0.35)
+        ax.plot(np.full(values.size, i), values, "o", color=BOOK_COLOURS[i % 6])
+    reference = scores.get("none")
+    if reference is not None:
+        for edge in (reference.held_accuracy.min(), reference.held_accuracy.max()):
+            ax.axhline(edge, color="#5f6368", linestyle=":", linewidth=1)
+    ax.set_xticks(range(len(scores)), [NAMES.get(n, n) for n in scores])
+    ax.set_ylabel("held-out accuracy (25 people)")
+    ax.set_ylim(0, 1)
+    ax.set_title("held out, per seed (dots) and mean (bars); dotted: plain network's range")
+    return fig
+
+
+def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
+    """Loss per epoch of each whole-crowd run, with the target line."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    if ax is None:
+        fig, ax = plt.subplots()
+    else:
+        fig = ax.figure
+    for i, (name, c) in enumerate(curves.items()):
+        epochs = np.arange(1, len(c.loss) + 1)
+        ax.plot(epochs, c.loss, color=BOOK_COLOURS[i % 6], label=NAMES.get(name, name),
+                linestyle="--" if name == "weight" else "-")
+    ax.axhline(target, color="#5f6368", linestyle=":", linewidth=1)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("training loss (cross-entropy)")
+    ax.set_xscale("log")
+    ax.legend()
+    ax.set_title("whole crowd, one seed")
+    return fig
+
+
+def two_ways(curve: Any, ax: Any = None) -> Any:
+    """The batch curve's accuracy after every step, by running figures and by batch statistics."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.4, 3.0))
+    else:
+        fig = ax.figure
+    epochs = np.arange(1, len(curve.accuracy_running) + 1)
+    ax.step(epochs, curve.accuracy_batch, where="post", color=BOOK_COLOURS[1],
+            label="batch's own statistics")
+    ax.step(epochs, curve.accuracy_running, where="post", color=BOOK_COLOURS[0],
+            linestyle="--", label="running figures")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("accuracy on the crowd")
+    ax.set_xscale("log")
+    ax.legend()
+    ax.set_title("the batch layer asked two ways after each step")
+    return fig

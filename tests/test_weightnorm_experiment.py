@@ -1,0 +1,95 @@
+"""Chapter 5's weight-norm case: slopes against independent arithmetic, and the step's claims."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from normcore import Dense, WeightNormDense, ZeroDirectionError
+from normcore.exercises import ch05
+from normcore.experiments import weightnorm
+
+lengths = st.lists(st.floats(0.2, 4.0), min_size=1, max_size=4)
+
+
+def test_forward_is_a_dense_layer_exactly():
+    checks = weightnorm.slope_checks(weightnorm.make_case())
+    assert checks.forward_gap == 0.0
+
+
+def test_slopes_match_finite_differences_and_shortcut_does_not():
+    checks = weightnorm.slope_checks(weightnorm.make_case())
+    assert checks.direction_gap < 1e-8
+    assert checks.magnitude_gap < 1e-8
+    assert checks.unprojected_gap > 0.1 * checks.largest_direction_slope
+
+
+@settings(max_examples=25, deadline=None)
+@given(lengths, st.integers(0, 1000))
+def test_projected_slope_is_orthogonal_to_the_direction(ls, seed):
+    checks = weightnorm.slope_checks(weightnorm.make_case(ls, seed), step=1e-5)
+    assert np.all(np.abs(checks.projected_dot) < 1e-9)
+
+
+def test_slope_formula_by_hand():
+    # one neuron, direction (3, 4), length 2, dense slope (0.6, -0.2): u = (0.6, 0.8),
+    # along = 0.36 - 0.16 = 0.2; rest = (0.6, -0.2) - 0.2 (0.6, 0.8) = (0.48, -0.36); g/|v| = 0.4
+    layer = WeightNormDense(weights=np.array([[3.0], [4.0]]), magnitude=np.array([2.0]))
+    slopes = layer.slopes_from_dense(np.array([[0.6], [-0.2]]))
+    np.testing.assert_allclose(slopes["magnitude"], [0.2], atol=1e-15)
+    np.testing.assert_allclose(slopes["weights"], [[0.192], [-0.144]], atol=1e-15)
+    assert ch05.check_magnitude_slope(0.2) == "right"
+    assert ch05.check_direction_slope([[0.192], [-0.144]]) == "right"
+    # unprojected: 0.4 (0.6, -0.2) . (3, 4) = 0.4 * 1.0
+    assert ch05.check_unprojected_dot(0.4) == "right"
+    assert ch05.check_unprojected_dot(0.0) != "right"
+
+
+@settings(max_examples=25, deadline=None)
+@given(lengths, st.floats(0.01, 2.0))
+def test_a_step_never_shrinks_a_direction(ls, stride):
+    case = weightnorm.make_case(ls)
+    response, d = weightnorm.arriving_slope(case.weightnorm, case.x, case.y)
+    moved = case.weightnorm.step(case.weightnorm.backward(response, d), stride)
+    before = np.linalg.norm(case.weightnorm.direction, axis=0)
+    after = np.linalg.norm(moved.direction, axis=0)
+    assert np.all(after >= before * (1 - 1e-12))
+
+
+def test_step_is_not_a_renaming():
+    step = weightnorm.one_step(weightnorm.make_case())
+    assert step.distance > 1e-4
+    np.testing.assert_allclose(step.length_before, weightnorm.LENGTHS)
+    # the dense layer's own step, worked independently: w - stride * x^T d
+    case = weightnorm.make_case()
+    response, d = weightnorm.arriving_slope(case.dense, case.x, case.y)
+    expected = case.dense.weights - 0.1 * case.x.T @ d
+    np.testing.assert_allclose(step.weights_dense, expected, atol=1e-14)
+
+
+def test_zero_length_is_refused():
+    with pytest.raises(ZeroDirectionError):
+        weightnorm.make_case((1.0, 0.0, 0.5))
+
+
+def test_widget_shows_errors_inside():
+    from normcore.widgets.weightnorm import step_table, weightnorm_step_widget
+
+    assert "Cannot" in step_table((1.0, 0.0, 0.5), 0.1)
+    w = weightnorm_step_widget()
+    assert "distance" in w.table.value
+    w.children[0].children[0].value = "abc"
+    assert "plain numbers" in w.table.value
+    w.children[0].children[0].value = "2"
+    assert "<table>" in w.table.value
+
+
+def test_dense_and_weightnorm_answer_alike_for_random_layers():
+    rng = np.random.default_rng(3)
+    v = rng.normal(size=(4, 3))
+    x = rng.normal(size=(6, 4))
+    a = WeightNormDense(weights=v).forward(x).output
+    b = Dense(weights=v).forward(x).output
+    np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14)
