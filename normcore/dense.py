@@ -55,8 +55,11 @@ class Dense:
 
     def __post_init__(self) -> None:
         w = as_parameter(self.weights, "weights")
-        if w.ndim < 2:
-            raise ShapeError(f"weights: expected shape (..., fan_in, fan_out), got {w.shape}")
+        if w.ndim < 2 or w.size == 0:
+            raise ShapeError(
+                f"weights: expected shape (..., fan_in, fan_out) with every size >= 1, got "
+                f"{w.shape}"
+            )
         b = np.zeros(w.shape[:-2] + w.shape[-1:]) if self.bias is None else as_parameter(
             self.bias, "bias"
         )

@@ -3,12 +3,20 @@ local response normalisation. Batch norm per channel is `normcore.batch.ImageBat
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_epsilon, check_magnitude, check_not_empty, check_rank
+from ._checks import (
+    as_block,
+    check_epsilon,
+    check_finite_result,
+    check_magnitude,
+    check_not_empty,
+    check_rank,
+)
 from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
 from .standardise import standardise
@@ -137,6 +145,14 @@ def local_response_normalisation(
     check_rank(a, 4, "a", "(images, channels, height, width)")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
         raise SettingError(f"size: expected a whole number >= 1, got {size!r}")
+    for name, value, low in (("k", k, 0.0), ("alpha", alpha, 0.0), ("beta", beta, 0.0)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise SettingError(f"{name}: expected a finite number, got {value!r}")
+        if not math.isfinite(float(value)) or float(value) < low or (name == "k" and value == 0):
+            raise SettingError(
+                f"{name}: expected a finite number {'> 0' if name == 'k' else '>= 0'}, "
+                f"got {value!r}"
+            )
     check_magnitude(a, size, "a")
     squares = a * a
     channels = a.shape[1]
@@ -144,4 +160,6 @@ def local_response_normalisation(
     padded[:, size // 2 + 1 : size // 2 + 1 + channels] = squares
     running = np.cumsum(padded, axis=1)
     window = running[:, size:] - running[:, :channels]
-    return a / (k + alpha / size * window) ** beta
+    with np.errstate(over="ignore", under="ignore"):
+        answer = a / (k + alpha / size * window) ** beta
+    return check_finite_result(answer, "local_response_normalisation")

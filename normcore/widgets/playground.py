@@ -46,6 +46,7 @@ KINDS = (("Batch", "batch"), ("Layer", "layer"), ("RMS", "rms"))
 PURPOSES = (TRAINING, PREDICTING)
 LIVE_NOTE = "Open this chapter in JupyterLab (<code>make lab</code>) to edit the block live."
 SLIDER_SPAN = 10.0
+SLIDER_STEP = 0.001
 
 
 def parse_cell(text: Any) -> tuple[float | None, str | None]:
@@ -321,9 +322,9 @@ class Playground:
         lines = []
         for j in range(self.features):
             scale = widgets.FloatSlider(description=f"scale {j + 1}", min=-SLIDER_SPAN,
-                                        max=SLIDER_SPAN, step=0.001, readout_format=".4f")
+                                        max=SLIDER_SPAN, step=SLIDER_STEP, readout_format=".4f")
             shift = widgets.FloatSlider(description=f"shift {j + 1}", min=-SLIDER_SPAN,
-                                        max=SLIDER_SPAN, step=0.001, readout_format=".4f")
+                                        max=SLIDER_SPAN, step=SLIDER_STEP, readout_format=".4f")
             self._put(scale, self._scale[j])
             self._put(shift, self._shift[j])
             scale.observe(self._guarded(functools.partial(self._on_slider, "scale", j)),
@@ -373,7 +374,12 @@ class Playground:
 
     def _on_slider(self, which: str, j: int, change: dict) -> None:
         target = self._scale if which == "scale" else self._shift
-        target[j] = float(change["new"])
+        new = float(change["new"])
+        # A browser slider rounds to its step and echoes the rounded value back; an echo that
+        # lands within half a step of the exact value we set (Undo exactly) is not a move.
+        if abs(new - target[j]) <= 0.5 * SLIDER_STEP:
+            return
+        target[j] = new
         self._note = None
         self.respond()
 

@@ -1,0 +1,218 @@
+"""How fast normcore answers, each figure held against a floor: ``python -m normcore.bench``.
+
+Four measurements, side by side in one process, each the median of several repeats:
+
+1. batch norm and layer norm, forward and backward (training purpose), on a 4096 x 1024 block in
+   float32 and float64, against the least memory traffic they need: forward reads x and writes y
+   (timed as ``np.copyto`` of one block), backward reads x and the slope and writes the slope
+   passed down (timed as a copy of one and a half blocks, the same byte volume). The ratio is the
+   layer's time over that floor. The readable `standardise` pair the book shows is timed beside
+   the fast kernels the layers use;
+2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
+3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
+4. the time to run every chapter under nbval, kernel start included (``--no-chapters`` skips it).
+
+``--quick`` shrinks the block, the repeats and skips the chapters (a smoke run for the tests).
+Machines are noisy: these figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .batch import BatchNorm
+from .layer import LayerNorm
+from .standardise import (
+    standardise,
+    standardise_backward,
+    standardise_backward_fast,
+    standardise_fast,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def median_ms(call: Callable[[], Any], repeats: int) -> float:
+    """The median wall time of `call` over `repeats` runs (after one warm-up run), in ms."""
+    call()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return 1e3 * float(np.median(times))
+
+
+def copy_floor_ms(elements: int, dtype: type, repeats: int) -> float:
+    """The time to copy `elements` values of `dtype` into a buffer that already exists."""
+    source = np.random.default_rng(0).standard_normal(elements).astype(dtype)
+    target = np.empty_like(source)
+    return median_ms(lambda: np.copyto(target, source), repeats)
+
+
+def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
+    """Forward and backward times of batch and layer norm, and their ratios to the copy floor."""
+    out = []
+    for dtype in (np.float32, np.float64):
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal((rows, features)).astype(dtype)
+        d = rng.standard_normal((rows, features)).astype(dtype)
+        floor_f = copy_floor_ms(x.size, dtype, repeats)
+        floor_b = copy_floor_ms(x.size * 3 // 2, dtype, repeats)
+        for name, layer, axes in (
+            ("batch", BatchNorm.create(features), (0,)),
+            ("layer", LayerNorm.create(features), (1,)),
+        ):
+            row = _time_layer(layer, axes, x, d, repeats)
+            row.update(dtype=np.dtype(dtype).name, layer=name, floor_forward=floor_f)
+            row["floor_backward"] = floor_b
+            out.append(row)
+    return out
+
+
+def _time_layer(
+    layer: Any, axes: tuple[int, ...], x: np.ndarray, d: np.ndarray, repeats: int
+) -> dict[str, Any]:
+    """One layer's forward and backward, and the standardise kernels alone (readable, fast)."""
+    response = layer.forward(x, "training")
+    st = standardise(x, axes, 1e-5)
+    st_fast = standardise_fast(x, axes, 1e-5)
+    return {
+        "forward": median_ms(lambda: layer.forward(x, "training"), repeats),
+        "backward": median_ms(lambda: layer.backward(response, d), repeats),
+        "readable": median_ms(lambda: standardise(x, axes, 1e-5), repeats)
+        + median_ms(lambda: standardise_backward(st, d), repeats),
+        "fast": median_ms(lambda: standardise_fast(x, axes, 1e-5), repeats)
+        + median_ms(lambda: standardise_backward_fast(st_fast, d), repeats),
+    }
+
+
+def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, int]) -> None:
+    print(f"Layers, training purpose, block {shape[0]} x {shape[1]} (median ms; ratio to floor)")
+    header = (
+        f"{'dtype':8} {'layer':6} {'fwd':>7} {'floor':>6} {'x':>5}  {'bwd':>7} {'floor':>6} "
+        f"{'x':>5}  {'total x':>7}  {'kernel: readable':>16} {'fast':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        total = (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
+        print(
+            f"{r['dtype']:8} {r['layer']:6} {r['forward']:7.2f} {r['floor_forward']:6.2f} "
+            f"{r['forward'] / r['floor_forward']:5.1f}  {r['backward']:7.2f} "
+            f"{r['floor_backward']:6.2f} {r['backward'] / r['floor_backward']:5.1f}  "
+            f"{total:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}"
+        )
+    print(
+        "floor: forward = copy one block (read x, write y); backward = copy 1.5 blocks "
+        "(read x and the slope, write the slope passed down). kernel: standardise + its "
+        "backward alone, the book's readable pair vs the fast pair the layers call."
+    )
+
+
+def comparison() -> None:
+    """The 130-run comparison, stacked and one at a time, if normcore.bench_comparison exists."""
+    print("\nThe 130-run comparison")
+    try:
+        module = importlib.import_module("normcore.bench_comparison")
+        run = module.bench_comparison
+    except (ImportError, AttributeError):
+        print("  not available (normcore.bench_comparison.bench_comparison not found)")
+        return
+    result = run()
+    if isinstance(result, dict):
+        for key, value in result.items():
+            print(f"  {key}: {value:.4g}" if isinstance(value, float) else f"  {key}: {value}")
+        stacked = result.get("stacked_s", result.get("stacked"))
+        single = result.get("one_at_a_time_s", result.get("one_at_a_time"))
+        if isinstance(stacked, float) and isinstance(single, float) and stacked > 0:
+            print(f"  one-at-a-time / stacked: {single / stacked:.1f}x")
+    elif result is not None:
+        print(f"  {result}")
+
+
+def playground(repeats: int) -> None:
+    """The playground's response to one change, in ms, if normcore.widgets.playground exists."""
+    print("\nThe playground's answer to one change")
+    try:
+        module = importlib.import_module("normcore.widgets.playground")
+    except ImportError as exc:
+        print(f"  not available ({exc})")
+        return
+    probe = getattr(module, "bench_one_change", None)
+    if probe is not None:
+        ms = float(probe(repeats))
+    else:
+        ms = _time_playground(module, repeats)
+    if ms is None:
+        print("  not available (no API to change a cell found)")
+        return
+    verdict = "under" if ms < 50 else "OVER"
+    print(f"  one cell changed -> readout updated: {ms:.2f} ms ({verdict} the 50 ms budget)")
+
+
+def _time_playground(module: Any, repeats: int) -> float | None:
+    """Time a cell change through the playground's exposed API (set_cell, readout)."""
+    build = getattr(module, "Playground", None) or getattr(module, "playground", None)
+    if build is None:
+        return None
+    pg = build()
+    setter = getattr(pg, "set_cell", None)
+    if setter is None:
+        return None
+    values = iter(np.linspace(1.0, 9.0, 2 * repeats + 4))
+    return median_ms(lambda: setter(0, 0, f"{next(values):.3f}"), repeats)
+
+
+def chapters() -> None:
+    """Run every chapter under nbval in its own pytest process and time it."""
+    print("\nEvery chapter under nbval (kernel start included)")
+    books = sorted((ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
+    if not books:
+        print("  no chapters found")
+        return
+    total = 0.0
+    for nb in books:
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "pytest", "--nbval", "-q", "-p", "no:cacheprovider", str(nb)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        seconds = time.perf_counter() - start
+        total += seconds
+        state = "passed" if proc.returncode == 0 else f"FAILED (exit {proc.returncode})"
+        print(f"  {nb.name:40} {seconds:6.1f} s  {state}")
+    print(f"  {'all chapters':40} {total:6.1f} s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the benchmark's figures. Returns 0."""
+    parser = argparse.ArgumentParser(prog="python -m normcore.bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small block, few repeats")
+    parser.add_argument("--no-chapters", action="store_true", help="skip timing the chapters")
+    parser.add_argument("--repeats", type=int, default=None, help="repeats per median")
+    args = parser.parse_args(argv)
+    shape = (256, 128) if args.quick else (4096, 1024)
+    repeats = args.repeats or (3 if args.quick else 9)
+    print_layer_table(layer_rows(*shape, repeats), shape)
+    if not args.quick:
+        comparison()
+    playground(3 if args.quick else 15)
+    if not (args.quick or args.no_chapters):
+        chapters()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

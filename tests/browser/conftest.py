@@ -1,0 +1,53 @@
+"""Fixtures for the browser tests: Debian's chromium, headless, driven by Playwright for Python.
+
+No browser is ever downloaded: Playwright launches /usr/bin/chromium (or $NORMCORE_CHROMIUM).
+Without chromium or the playwright package the tests skip and say which is missing.
+`tools/ci_prepare.sh` installs both.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    wanted = os.environ.get("NORMCORE_CHROMIUM", "/usr/bin/chromium")
+    if Path(wanted).exists():
+        return wanted
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """One headless chromium for the session (skips when chromium or playwright is missing)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip(
+            "playwright is not installed (pip install playwright; no browser download is "
+            "needed): the browser tests drive Debian's chromium through it"
+        )
+    path = chromium_path()
+    if path is None:
+        pytest.skip(
+            "chromium is not installed (apt-get install -y chromium): the browser tests need a "
+            "real browser to typeset the math and run the widgets"
+        )
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -1,0 +1,114 @@
+"""The static site in a real browser: every chapter page typeset, its images loaded, no console
+errors, and not one request leaving 127.0.0.1. A screenshot of each page goes to
+_build/screenshots/."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from .conftest import ROOT
+
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+RAW_MATH = re.compile(r"\$[^$\s][^$]*\$|\\\(|\\\[")
+
+
+def pages() -> list[Path]:
+    if not HTML.exists():
+        return []
+    return sorted(HTML.glob("book/[0-9][0-9]-*.html")) + [HTML / "index.html"]
+
+
+@pytest.fixture(scope="module")
+def site() -> Iterator[str]:
+    """`_build/html` served from 127.0.0.1 on a free port, in a thread."""
+    if not (HTML / "index.html").exists():
+        pytest.skip("_build/html does not exist: build the site first (make book)")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# Known defects of the vendored widget bundle (@jupyter-widgets/html-manager 1.0.15), left for
+# a later fix and reported in the closing note: it asks for its icon fonts at a path beside
+# itself that the site does not serve, and it calls MathJax 2's Hub.Queue while the site loads
+# MathJax 3 (the widgets' own math is not typeset; the page's math is). Any other console error
+# fails the test.
+KNOWN_BUNDLE_ERRORS = (
+    "reading 'Queue'",
+    "Failed to load resource: the server responded with a status of 404",
+)
+
+
+def known_bundle_error(message: str) -> bool:
+    if any(k in message for k in KNOWN_BUNDLE_ERRORS):
+        return True
+    return message.startswith("HTTP 404") and "/@jupyter-widgets/html-manager/dist/" in message
+
+
+@pytest.mark.parametrize("page_path", pages() or [None], ids=lambda p: p.name if p else "none")
+def test_page_reads_well_offline(browser: Any, site: str, page_path: Path | None) -> None:
+    if page_path is None:
+        pytest.skip("_build/html has no chapter pages: build the site first (make book)")
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = context.new_page()
+    requests: list[str] = []
+    errors: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("response", lambda r: errors.append(f"HTTP {r.status} {r.url}") if r.status >= 400
+            else None)
+    rel = page_path.relative_to(HTML).as_posix()
+    page.goto(f"{site}/{rel}", wait_until="load")
+    page.wait_for_load_state("networkidle")
+    has_math = page.evaluate("() => document.querySelectorAll('.math, .MathJax, mjx-container,"
+                             " script[type^=\"math/tex\"]').length") > 0
+    if has_math:
+        page.wait_for_function(
+            "() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise ? true :"
+            " MathJax.startup.promise.then(() => true)",
+            timeout=20_000,
+        )
+        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0",
+                               timeout=20_000)
+    text = page.inner_text("main") if page.query_selector("main") else page.inner_text("body")
+    broken = page.evaluate(
+        "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
+        ".map(i => i.src)"
+    )
+    outside = [u for u in requests if urlparse(u).hostname not in ("127.0.0.1", None)
+               and not u.startswith(("data:", "blob:", "about:"))]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{page_path.stem}.png"), full_page=True)
+    context.close()
+    errors = [e for e in errors if not known_bundle_error(e)]
+    problems = [
+        f"math left untypeset in the visible text: {RAW_MATH.findall(text)[:5]}"
+        if RAW_MATH.search(text) else "",
+        f"images that did not load: {broken}" if broken else "",
+        f"console errors: {errors}" if errors else "",
+        f"requests leaving 127.0.0.1: {outside}" if outside else "",
+    ]
+    problems = [p for p in problems if p]
+    assert not problems, f"{rel}:\n  " + "\n  ".join(problems)
