@@ -158,6 +158,7 @@ class Playground:
         self.sliders = widgets.VBox()
         self.cells: list[list[widgets.Text]] = []
         self.row_checks: list[widgets.Checkbox] = []
+        self._echo: dict[int, float] = {}  # slider id -> exact value set from Python
         self.scale_sliders: list[widgets.FloatSlider] = []
         self.shift_sliders: list[widgets.FloatSlider] = []
 
@@ -347,6 +348,10 @@ class Playground:
                 slider.max = max(slider.max, reach)
                 slider.min = min(slider.min, -reach)
             slider.value = value
+            if abs(value - round(value / SLIDER_STEP) * SLIDER_STEP) > 1e-12:
+                self._echo[id(slider)] = value  # off the step grid: a browser will echo it
+            else:
+                self._echo.pop(id(slider), None)
         finally:
             self._syncing = was
 
@@ -375,9 +380,11 @@ class Playground:
     def _on_slider(self, which: str, j: int, change: dict) -> None:
         target = self._scale if which == "scale" else self._shift
         new = float(change["new"])
-        # A browser slider rounds to its step and echoes the rounded value back; an echo that
-        # lands within half a step of the exact value we set (Undo exactly) is not a move.
-        if abs(new - target[j]) <= 0.5 * SLIDER_STEP:
+        # A browser slider rounds a value we set (Undo exactly sets the exact deviation and mean)
+        # to its step and sends the rounded value back once; that echo is not a reader's move.
+        slider = (self.scale_sliders if which == "scale" else self.shift_sliders)[j]
+        echo_of = self._echo.pop(id(slider), None)
+        if echo_of is not None and abs(new - echo_of) <= 0.5 * SLIDER_STEP:
             return
         target[j] = new
         self._note = None
