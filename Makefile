@@ -17,13 +17,13 @@ install: $(STAMP)
 # Build the static site: refresh _toc.yml from the chapters present, then run every chapter and
 # rebuild every page (--all: an unchanged page's warnings must fail the build too).
 SITE_INPUTS := _config.yml $(wildcard book/*.md) tools/make_toc.py \
-	$(shell find normcore book/_vendor -type f -not -path '*/__pycache__/*' 2>/dev/null)
+	$(shell find normcore book/_vendor book/_site -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
 book: $(STAMP)
 	$(BIN)/python tools/make_toc.py > /dev/null
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 
-# The same, but only when a chapter, the package, the config or a vendored file has changed.
+# The same, but only when a chapter, the package, the config or a static file has changed.
 site: _build/html/index.html
 _build/html/index.html: $(STAMP) $(SITE_INPUTS)
 	$(MAKE) book

@@ -384,6 +384,42 @@ def test_widget_manager_is_local(page):
 
 
 @pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
+def test_widget_glue_loads_before_the_manager(page):
+    """book/_site/html-manager-shims.js runs after require.js (it sets require.js paths so the
+    bundle finds its fonts) and before embed-amd.js (whose widgets call MathJax.Hub.Queue)."""
+    names = [s["src"].split("?")[0].rsplit("/", 1)[-1] for s in scripts(page) if s.get("src")]
+    assert "html-manager-shims.js" in names, f"{page.relative_to(SITE)} lacks the widget glue"
+    position = names.index
+    assert position("require.js") < position("html-manager-shims.js") < position("embed-amd.js"), (
+        f"{page.relative_to(SITE)} loads its widget scripts in the order {names}")
+
+
+def test_widget_bundle_fonts_are_vendored():
+    """Every woff2/woff font the widget bundle's CSS names is beside it, with its licence."""
+    folder = SITE / "_static" / "html-manager"
+    bundle = folder / "embed-amd.js"
+    if not bundle.exists():
+        pytest.skip("no widget bundle in this site")
+    named = set(re.findall(r'\.p\+"([0-9a-f]{20}\.woff2?)"', bundle.read_text(encoding="utf-8")))
+    assert len(named) == 6, f"expected Font Awesome's 3 faces in woff2 and woff, found {named}"
+    missing = sorted(n for n in named if not (folder / n).is_file())
+    assert not missing, f"fonts the widget bundle asks for that are not in the site: {missing}"
+    assert (folder / "FONT-AWESOME-LICENSE.txt").is_file(), "the fonts' licence is not beside them"
+
+
+def test_pages_name_a_local_favicon():
+    """Without a declared icon every browser asks for /favicon.ico and logs a 404."""
+    for page in pages():
+        if page.name == "index.html" and page.parent == SITE:
+            continue  # the bare redirect to the first chapter
+        icons = [a.get("href", "") for tag, a in parse(page).tags
+                 if tag == "link" and "icon" in a.get("rel", "").split()]
+        assert icons, f"{page.relative_to(SITE)} declares no icon"
+        for href in icons:
+            assert not is_remote(href) and local_target(page, href).is_file(), href
+
+
+@pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
 def test_widget_state_is_saved(page):
     """Each widget view on the page has its model in the page's saved state."""
     parsed = parse(page)
