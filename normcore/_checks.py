@@ -25,6 +25,7 @@ _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
 _AND = np.logical_and.reduce
 _LARGEST = np.maximum.reduce
+_SMALLEST = np.minimum.reduce
 
 TRAINING = "training"
 PREDICTING = "predicting"
@@ -36,11 +37,13 @@ def all_finite(a: np.ndarray) -> bool:
     return bool(_AND(np.isfinite(a), axis=None))
 
 
-def as_block(x: Any, name: str = "block") -> np.ndarray:
+def as_block(x: Any, name: str = "block", finite: bool = True) -> np.ndarray:
     """Return `x` as a float32 or float64 array without touching the caller's array.
 
     Integers become float64; float16 becomes float32; bool, complex, object and text are refused.
-    NaN and infinity are refused. The result may share memory with `x`: callers never write to it.
+    NaN and infinity are refused, unless ``finite=False`` leaves that to a later `check_values`
+    (which reads the block once for both finiteness and magnitude). The result may share memory
+    with `x`: callers never write to it.
     """
     if type(x) is np.ndarray and (x.dtype == _F64 or x.dtype == _F32):
         a = x  # the common case: already a float64 or float32 array, nothing to convert
@@ -63,18 +66,55 @@ def as_block(x: Any, name: str = "block") -> np.ndarray:
             raise DtypeError(
                 f"{name}: expected real numbers (float or integer), got dtype {a.dtype}"
             )
-    if not all_finite(a):
-        bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
-        raise NonFiniteError(f"{name}: expected finite values, got {bad} NaN or infinite entries")
+    if finite and not all_finite(a):
+        _refuse_non_finite(a, name)
     return a
 
 
+def _refuse_non_finite(a: np.ndarray, name: str) -> None:
+    bad = int(np.size(a) - np.count_nonzero(np.isfinite(a)))
+    raise NonFiniteError(f"{name}: expected finite values, got {bad} NaN or infinite entries")
+
+
+def check_values(a: np.ndarray, count: int, name: str = "block") -> float:
+    """Refuse NaN, infinity and magnitudes whose squares, summed `count` at a time, would overflow.
+
+    Returns a bound on the block's largest magnitude, which callers use to bound their answers.
+    A contiguous block is read once, by one BLAS dot product of the block with itself: a NaN or
+    an infinity makes the sum of squares non-finite, and a finite sum of squares bounds every
+    magnitude (``|a_i| <= sqrt(sum a**2)``). Only a block that fails that quick test, or is not
+    contiguous, is read again for its exact smallest and largest values, which decide the error.
+    """
+    if a.size == 0:
+        return 0.0
+    limit = _magnitude_limit(a.dtype, max(count, 1))
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            root = math.sqrt(float(np.dot(flat, flat)))
+        if root <= limit:  # False for NaN and inf too
+            return root
+    lo, hi = float(_SMALLEST(a, axis=None)), float(_LARGEST(a, axis=None))
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # both reductions carry a NaN through
+        _refuse_non_finite(a, name)
+    largest = max(-lo, hi)
+    if largest > limit:
+        raise MagnitudeError(
+            f"{name}: expected magnitudes up to {limit:.3g} for {a.dtype} statistics over "
+            f"{count} values, got {largest:.3g}"
+        )
+    return largest
+
+
 def check_magnitude(a: np.ndarray, count: int, name: str = "block") -> None:
-    """Refuse values whose squares, summed `count` at a time, would overflow `a`'s float type."""
+    """Refuse values whose squares, summed `count` at a time, would overflow `a`'s float type.
+
+    `a` is already known finite (see `check_values` for both checks in one read).
+    """
     if a.size == 0:
         return
     limit = _magnitude_limit(a.dtype, max(count, 1))
-    largest = float(_LARGEST(np.abs(a), axis=None))
+    largest = max(-float(_SMALLEST(a, axis=None)), float(_LARGEST(a, axis=None)))
     if largest > limit:
         raise MagnitudeError(
             f"{name}: expected magnitudes up to {limit:.3g} for {a.dtype} statistics over "

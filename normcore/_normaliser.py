@@ -20,12 +20,13 @@ from ._checks import (
     as_parameter,
     check_epsilon,
     check_finite_result,
-    check_magnitude,
     check_not_empty,
     check_purpose,
+    check_values,
     renewed,
 )
 from .errors import ShapeError
+from .fused import standardise_affine, standardise_affine_backward
 from .responses import (
     Gradient,
     Response,
@@ -34,12 +35,15 @@ from .responses import (
     check_response,
     check_slope,
 )
-from .standardise import (
-    Standardised,
-    standardise_backward_fast,
-    standardise_by,
-    standardise_fast,
-)
+from .standardise import Standardised, standardise_by
+
+#: answers provably below this share of the float type's largest value skip the overflow scan
+_SAFE = 0.25
+
+
+def _largest(a: np.ndarray | None, default: float) -> float:
+    """The largest magnitude in a (small) parameter array, or `default` when there is none."""
+    return default if a is None else float(np.max(np.abs(a)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,28 +100,37 @@ class Normaliser:
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
         """Standardise `x` and apply scale and shift. Predicting is the default purpose."""
         purpose = check_purpose(purpose)
-        x = as_block(x, "x")
+        x = as_block(x, "x", finite=False)
         self._prepare(x)
         check_not_empty(x, "x")
         view = self._view(x)
         axes = self._stat_axes(view)
-        check_magnitude(x, self.statistic_count(x), "x")
+        count = math.prod([view.shape[a] for a in axes])
+        check_values(x, count, "x")
         given = self._given(view, x) if purpose == PREDICTING else None
+        scale, shift = (self._in_view(self.scale, x), self._in_view(self.shift, x)) if (
+            self.affine
+        ) else (None, None)
         if given is None:
-            st = standardise_fast(view, axes, self.epsilon, centre=self.centred)
+            st, out = standardise_affine(view, axes, self.epsilon, self.centred, scale, shift)
+            # Statistics read from the block keep every |z| <= sqrt(count): the output is bounded
+            # by the parameters alone, and the full scan for overflow is needed only near the top
+            # of the float range.
+            bound = math.sqrt(count) * _largest(scale, 1.0) + _largest(shift, 0.0)
         else:
             st = standardise_by(view, given[0], given[1], axes)
-        z = st.z.reshape(x.shape)
-        if self.affine:
-            out = z * self._expand(self.scale, x).astype(x.dtype, copy=False) + self._expand(
-                self.shift, x
-            ).astype(x.dtype, copy=False)
-        else:
-            out = z
-        check_finite_result(out, f"{type(self).__name__}.forward")
+            out = st.z if scale is None else st.z * scale + shift
+            bound = math.inf
+        if not bound < _SAFE * float(np.finfo(x.dtype).max):
+            check_finite_result(out, f"{type(self).__name__}.forward")
         stats = self._batch_statistics(st, x) if purpose == TRAINING else None
         return Response(
-            output=out, layer=self, purpose=purpose, input=x, cache=st, statistics=stats
+            output=out.reshape(x.shape),
+            layer=self,
+            purpose=purpose,
+            input=x,
+            cache=st,
+            statistics=stats,
         )
 
     def backward(self, response: Response, d_out: Any) -> Gradient:
@@ -127,22 +140,35 @@ class Normaliser:
         parameter is shared along.
         """
         response = check_response(self, response)
-        d = check_slope(response, d_out)
-        check_magnitude(d, self.statistic_count(response.input), "d_out")
+        d = check_slope(response, d_out, finite=False)
         x = response.input
         st: Standardised = response.cache
-        z = st.z.reshape(x.shape)
-        slopes: dict[str, np.ndarray] = {}
+        largest = check_values(d, st.count, "d_out")
         if self.affine:
-            slopes["scale"] = self._reduce(d * z, x)
-            slopes["shift"] = self._reduce(d, x)
-            d_z = d * self._expand(self.scale, x).astype(x.dtype, copy=False)
+            scale = self._in_view(self.scale, x)
+            shared = tuple(i for i, size in enumerate(scale.shape) if size == 1)
         else:
-            d_z = d
-        passed = standardise_backward_fast(st, self._view_like(d_z, x)).reshape(x.shape)
-        check_finite_result(passed, f"{type(self).__name__}.backward")
+            scale, shared = None, None
+        passed, d_scale, d_shift = standardise_affine_backward(
+            st, self._view_like(d, x), scale, shared
+        )
+        # |passed| <= max(scale / deviation) * max|d_out| * (2 + sqrt(count)): the three routes,
+        # each bounded because |z| <= sqrt(count) and mean|z| <= 1.
+        routes = 2.0 + math.sqrt(st.count) if st.from_block else 1.0
+        bound = largest * _largest(scale, 1.0) * float(np.max(1.0 / st.deviation)) * routes
+        if not bound < _SAFE * float(np.finfo(x.dtype).max):
+            check_finite_result(passed, f"{type(self).__name__}.backward")
+        slopes: dict[str, np.ndarray] = {}
+        if d_scale is not None and d_shift is not None:
+            for key, value in (("scale", d_scale), ("shift", d_shift)):
+                slopes[key] = check_finite_result(
+                    value.reshape(self.scale.shape), f"{type(self).__name__}.backward ({key})"
+                )
         return Gradient(
-            passed_down=passed, layer=self, slopes=slopes, statistics=response.statistics
+            passed_down=passed.reshape(x.shape),
+            layer=self,
+            slopes=slopes,
+            statistics=response.statistics,
         )
 
     def step(self, gradient: Gradient, rate: float) -> Normaliser:
@@ -154,11 +180,10 @@ class Normaliser:
     def _view_like(self, d: np.ndarray, x: np.ndarray) -> np.ndarray:
         return d.reshape(self._view(x).shape)
 
-    def _reduce(self, a: np.ndarray, x: np.ndarray) -> np.ndarray:
-        expanded = self._expand(self.scale, x)
-        shape = (1,) * (x.ndim - expanded.ndim) + expanded.shape
-        axes = tuple(i for i, size in enumerate(shape) if size == 1 and x.shape[i] != 1)
-        return np.sum(a, axis=axes, keepdims=True).reshape(self.scale.shape)
+    def _in_view(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""
+        e = self._expand(p, x)
+        return e.reshape((1,) * (x.ndim - e.ndim) + e.shape).astype(x.dtype, copy=False)
 
     def _moved(self, gradient: Gradient, rate: float) -> dict[str, np.ndarray]:
         if not self.affine:

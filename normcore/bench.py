@@ -19,6 +19,7 @@ Machines are noisy: these figures are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import subprocess
 import sys
@@ -30,13 +31,9 @@ from typing import Any
 import numpy as np
 
 from .batch import BatchNorm
+from .fused import standardise_backward_fast, standardise_fast
 from .layer import LayerNorm
-from .standardise import (
-    standardise,
-    standardise_backward,
-    standardise_backward_fast,
-    standardise_fast,
-)
+from .standardise import standardise, standardise_backward
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,10 +65,14 @@ def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
         d = rng.standard_normal((rows, features)).astype(dtype)
         floor_f = copy_floor_ms(x.size, dtype, repeats)
         floor_b = copy_floor_ms(x.size * 3 // 2, dtype, repeats)
+        # scale and shift away from 1 and 0, as after training: no shortcut for a fresh layer
+        scale = 1.0 + 0.1 * rng.standard_normal(features)
+        shift = 0.1 * rng.standard_normal(features)
         for name, layer, axes in (
             ("batch", BatchNorm.create(features), (0,)),
             ("layer", LayerNorm.create(features), (1,)),
         ):
+            layer = dataclasses.replace(layer, scale=scale, shift=shift)
             row = _time_layer(layer, axes, x, d, repeats)
             row.update(dtype=np.dtype(dtype).name, layer=name, floor_forward=floor_f)
             row["floor_backward"] = floor_b

@@ -72,13 +72,16 @@ def check_response(layer: Any, response: Any) -> Response:
     return response
 
 
-def check_slope(response: Response, d_out: Any) -> np.ndarray:
-    d = as_block(d_out, "d_out")
+def check_slope(response: Response, d_out: Any, finite: bool = True) -> np.ndarray:
+    """`d_out` as a block of the output's shape and dtype (finiteness left to the caller when
+    ``finite=False``)."""
+    d = as_block(d_out, "d_out", finite)
     if d.shape != response.output.shape:
         raise ShapeError(
             f"d_out: expected the output's shape {response.output.shape}, got {d.shape}"
         )
     if d.dtype != response.output.dtype:  # float64 slopes beyond float32's range: refuse
+        d = as_block(d, "d_out")  # a NaN given is refused as such, not as an overflow
         with np.errstate(over="ignore"):
             d = d.astype(response.output.dtype)
         if not np.isfinite(d).all():

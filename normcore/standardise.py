@@ -19,6 +19,9 @@ Conventions, for every layer that uses this routine:
   with both sums along the statistic's axes. Without centring (RMS) the mean's route is absent::
 
       passed_down = (n * d - z * sum(d * z)) / (n * s)
+
+This module is the arithmetic as the book shows it. The layers call `normcore.fused`, which
+computes the same figures in fewer passes over the block.
 """
 
 from __future__ import annotations
@@ -120,66 +123,3 @@ def naive_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
     Kept so the book can show how far it lands from the oracle; no layer uses it.
     """
     return d / st.deviation
-
-
-# -- the fast kernels the layers call ---------------------------------------------------------
-#
-# `standardise` and `standardise_backward` above are the arithmetic as the book shows it. The two
-# functions below compute the same figures with fewer passes over the block and fewer temporary
-# blocks: the centred block is made once and then scaled in place into z; the sum of squares and
-# the sum of d·z are read with `einsum` (no squared or product block is ever made); the backward
-# pass builds its answer in one owned buffer. They agree with the readable pair to rounding
-# (about 1e-15 relative in float64; tests/test_fuzz_api.py holds them to 1e-12). The layers call
-# these; a reader who wants the arithmetic reads the pair above.
-
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
-def _sum_products(a: np.ndarray, b: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """sum(a * b) along `axes`, keeping them (size 1), without making the product block."""
-    subs = _LETTERS[: a.ndim]
-    kept = "".join(s for i, s in enumerate(subs) if i not in axes)
-    total = np.einsum(f"{subs},{subs}->{kept}", a, b)
-    return total.reshape([1 if i in axes else n for i, n in enumerate(a.shape)])
-
-
-def standardise_fast(
-    x: np.ndarray, axes: tuple[int, ...], epsilon: float, centre: bool = True
-) -> Standardised:
-    """`standardise`, computed in fewer passes; same conventions, same fields, same dtype."""
-    axes = tuple(sorted(a % x.ndim for a in axes))
-    n = _count(x.shape, axes)
-    if centre:
-        mean = x.mean(axis=axes, keepdims=True)  # as the readable form: the same bits
-        z = np.subtract(x, mean)  # the centred block, owned: it becomes z in place below
-    else:
-        mean = None
-        z = np.array(x, copy=True)
-    variance = _sum_products(z, z, axes)
-    variance *= 1.0 / n
-    deviation = np.sqrt(variance + epsilon)
-    z *= 1.0 / deviation
-    return Standardised(
-        z=z,
-        mean=mean,
-        variance=variance,
-        deviation=deviation,
-        axes=axes,
-        count=n,
-        from_block=True,
-    )
-
-
-def standardise_backward_fast(st: Standardised, d: np.ndarray) -> np.ndarray:
-    """`standardise_backward`, computed in fewer passes with one owned output block."""
-    if not st.from_block:
-        return d / st.deviation
-    n = st.count
-    inverse = 1.0 / st.deviation
-    # passed = (d - mean(d) - z * mean(d z)) / s, built in one buffer: -z·mean(dz), + d, - mean(d)
-    out = np.multiply(st.z, _sum_products(d, st.z, st.axes) * (-1.0 / n))
-    out += d
-    if st.mean is not None:
-        out -= np.add.reduce(d, axis=st.axes, keepdims=True) * (1.0 / n)
-    out *= inverse
-    return out

@@ -21,12 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normcore as nc
-from normcore.standardise import (
-    standardise,
-    standardise_backward,
-    standardise_backward_fast,
-    standardise_fast,
-)
+from normcore.fused import standardise_backward_fast, standardise_fast
+from normcore.standardise import standardise, standardise_backward
 
 COUNT_DIR = Path(__file__).resolve().parent.parent / "_build" / "fuzz"
 FUZZ = settings(

@@ -1,0 +1,149 @@
+"""The layers' fast kernels (`normcore.fused`) against the book's readable arithmetic.
+
+The slab paths only run on blocks larger than `fused.CHUNK` values; these tests shrink `CHUNK` so
+that small random blocks are cut into slabs of a few rows, and hold every path (whole block, slab
+by slab, rows, down the slabs) to the readable `standardise` pair plus the affine step written out
+by hand: ``y = z * scale + shift``, the slope passed down is the readable backward of
+``d * scale``, and the parameter slopes are ``sum(d * z)`` and ``sum(d)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import normcore as nc
+from normcore import fused
+from normcore._checks import _magnitude_limit, check_values
+from normcore.errors import MagnitudeError, NonFiniteError
+from normcore.standardise import standardise, standardise_backward
+
+LAYOUTS = {
+    # name: (shape given the drawn size r, statistic axes, axes the scale varies along)
+    "batch": (lambda r: (r, 5), (0,), (1,)),
+    "batch, no scale": (lambda r: (r, 5), (0,), None),
+    "row": (lambda r: (r, 7), (1,), (1,)),
+    "row, no scale": (lambda r: (r, 7), (1,), None),
+    "stacked batch": (lambda r: (3, r, 4), (1,), (0, 2)),
+    "stacked row": (lambda r: (3, r, 4), (2,), (0, 2)),
+    "image batch": (lambda r: (r, 3, 4, 5), (0, 2, 3), (1,)),
+    "instance": (lambda r: (r, 3, 4, 5), (2, 3), (1,)),
+    "group": (lambda r: (r, 2, 3, 4, 5), (2, 3, 4), (1, 2)),
+    "trailing": (lambda r: (r, 3, 4, 5), (2, 3), (2, 3)),
+}
+
+
+def _param(rng: np.random.Generator, shape: tuple[int, ...], along: tuple[int, ...]) -> np.ndarray:
+    kept = tuple(s if i in along else 1 for i, s in enumerate(shape))
+    return rng.standard_normal(kept)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    layout=st.sampled_from(sorted(LAYOUTS)),
+    r=st.integers(1, 9),
+    chunk=st.integers(1, 200),
+    centre=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+    offset=st.sampled_from([0.0, 3.0, -100.0]),
+)
+def test_every_path_agrees_with_the_readable_arithmetic(
+    layout: str,
+    r: int,
+    chunk: int,
+    centre: bool,
+    seed: int,
+    offset: float,
+) -> None:
+    make, axes, along = LAYOUTS[layout]
+    shape = make(r)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape) * 2.0 + offset
+    d = rng.standard_normal(shape)
+    scale = None if along is None else _param(rng, shape, along)
+    shift = None if along is None else _param(rng, shape, along)
+    shared = None if scale is None else tuple(i for i, s in enumerate(scale.shape) if s == 1)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(fused, "CHUNK", chunk)
+        st_fast, out = fused.standardise_affine(x, axes, 1e-5, centre, scale, shift)
+        passed, d_scale, d_shift = fused.standardise_affine_backward(st_fast, d, scale, shared)
+
+    slow = standardise(x, axes, 1e-5, centre)
+    want_out = slow.z if scale is None else slow.z * scale + shift
+    want_passed = standardise_backward(slow, d if scale is None else d * scale)
+    tol = 1e-12
+    np.testing.assert_allclose(st_fast.z, slow.z, rtol=tol, atol=tol * np.abs(slow.z).max())
+    np.testing.assert_allclose(out, want_out, rtol=tol, atol=tol * np.abs(want_out).max())
+    for name in ("variance", "deviation") + (("mean",) if centre else ()):
+        a, b = getattr(slow, name), getattr(st_fast, name)
+        assert b.shape == a.shape
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+    terms = np.abs(want_passed).max() + np.abs(d / slow.deviation).max()
+    np.testing.assert_allclose(passed, want_passed, rtol=1e-11, atol=1e-11 * terms)
+    if shared is None:
+        assert d_scale is None and d_shift is None
+    else:
+        assert d_scale is not None and d_shift is not None
+        np.testing.assert_allclose(
+            d_scale, np.sum(d * slow.z, axis=shared, keepdims=True), rtol=1e-11,
+            atol=1e-11 * np.abs(d).sum(),
+        )
+        np.testing.assert_allclose(
+            d_shift, np.sum(d, axis=shared, keepdims=True), rtol=1e-11,
+            atol=1e-11 * np.abs(d).sum(),
+        )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("make", [lambda: nc.BatchNorm.create(6), lambda: nc.LayerNorm.create(6),
+                                  lambda: nc.RMSNorm.create(6)], ids=["batch", "layer", "RMS"])
+def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, make, dtype) -> None:
+    """A layer gives the same answer (to rounding) whether its block is one slab or many."""
+    rng = np.random.default_rng(3)
+    layer = make()
+    layer = type(layer)(**{**layer.__dict__, "scale": rng.standard_normal(6) + 1.0,
+                           "shift": rng.standard_normal(6)})
+    x = (rng.standard_normal((40, 6)) * 3.0 + 1.0).astype(dtype)
+    d = rng.standard_normal((40, 6)).astype(dtype)
+    whole = layer.forward(x, "training")
+    whole_g = layer.backward(whole, d)
+    monkeypatch.setattr(fused, "CHUNK", 12)  # slabs of two rows
+    cut = layer.forward(x, "training")
+    cut_g = layer.backward(cut, d)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    for a, b in [(whole.output, cut.output), (whole_g.passed_down, cut_g.passed_down),
+                 (whole_g.slopes["scale"], cut_g.slopes["scale"]),
+                 (whole_g.slopes["shift"], cut_g.slopes["shift"])]:
+        assert b.dtype == a.dtype == dtype
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+
+
+def test_the_quick_value_check_refuses_what_the_exact_one_does() -> None:
+    """One BLAS dot decides the common case; NaN, inf and large values still get their own error,
+    contiguous or not."""
+    x = np.ones((8, 4))
+    assert check_values(x, 8, "x") >= 1.0
+    for bad, error in [(np.nan, NonFiniteError), (np.inf, NonFiniteError),
+                       (-np.inf, NonFiniteError), (1e200, MagnitudeError)]:
+        y = x.copy()
+        y[3, 2] = bad
+        for block in (y, y[:, ::2]):  # contiguous (the dot) and not (the exact reading)
+            assert not block.flags.c_contiguous or block is y
+            with pytest.raises(error):
+                check_values(block, 8, "x")
+
+
+def test_values_near_the_limit_pass_when_only_their_sum_of_squares_overflows() -> None:
+    """The dot product of a float32 block of large (allowed) values overflows; the exact check
+    then accepts the block instead of refusing it."""
+    limit = _magnitude_limit(np.dtype(np.float32), 64)
+    x = np.full((64, 64), 0.9 * limit, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        assert not np.isfinite(np.dot(x.reshape(-1), x.reshape(-1)))
+    assert check_values(x, 64, "x") == pytest.approx(0.9 * limit, rel=1e-6)
+    x[0, 0] = 1.1 * limit
+    with pytest.raises(MagnitudeError):
+        check_values(x, 64, "x")
