@@ -12,10 +12,10 @@ from ._checks import (
     as_block,
     as_parameter,
     check_finite_result,
-    check_magnitude,
     check_not_empty,
     check_purpose,
     check_rank,
+    check_values,
     renewed,
 )
 from .errors import ShapeError, ZeroDirectionError
@@ -23,12 +23,12 @@ from .responses import Gradient, Response, check_gradient, check_response, check
 
 
 def _check_input(x: Any, fan_in: int, stack: tuple[int, ...]) -> np.ndarray:
-    x = as_block(x, "x")
+    x = as_block(x, "x", finite=False)
     check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, inputs)")
     if x.shape[: len(stack)] != stack or x.shape[-1] != fan_in:
         raise ShapeError(f"x: expected shape {(*stack, 'rows', fan_in)}, got {x.shape}")
     check_not_empty(x, "x")
-    check_magnitude(x, fan_in, "x")
+    check_values(x, fan_in, "x")
     return x
 
 

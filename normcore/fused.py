@@ -24,6 +24,8 @@ the whole-block path (``tests/test_fused.py`` shrinks `CHUNK` to force them on s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import _blocks
@@ -103,6 +105,32 @@ def _rows(
 # -- forward ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Pass:
+    """One forward pass: the block, where its statistics run, and the blocks it writes into
+    (`out` is `z` itself when there is no scale)."""
+
+    x: np.ndarray
+    axes: tuple[int, ...]
+    n: int
+    epsilon: float
+    centre: bool
+    scale: np.ndarray | None
+    shift: np.ndarray | None
+    z: np.ndarray
+    out: np.ndarray
+
+    def slab(self, cut: slice) -> _Pass:
+        return _Pass(
+            self.x[cut], self.axes, self.n, self.epsilon, self.centre, _part(self.scale, cut),
+            _part(self.shift, cut), self.z[cut], self.out[cut],
+        )
+
+
+Stats = tuple[np.ndarray | None, np.ndarray, np.ndarray]  # mean (None: not centred), variance,
+# deviation, with the statistic's axes kept
+
+
 def standardise_affine(
     x: np.ndarray,
     axes: tuple[int, ...],
@@ -120,37 +148,25 @@ def standardise_affine(
     n = _count(x.shape, axes)
     z = _blocks.empty_like(x)
     out = z if scale is None else _blocks.empty_like(x)
+    job = _Pass(x, axes, n, epsilon, centre, scale, shift, z, out)
     if x.ndim == 0 or x.size <= CHUNK:
-        mean, variance, deviation = _forward_into(x, axes, n, epsilon, centre, scale, shift, z, out)
+        mean, variance, deviation = _forward_into(job)
     elif _rows(x.shape, axes, scale, shift):
-        mean, variance, deviation = _forward_rows(x, axes, n, epsilon, centre, scale, shift, z, out)
+        mean, variance, deviation = _forward_rows(job)
     elif 0 not in axes:
-        mean, variance, deviation = _forward_slab_by_slab(
-            x, axes, n, epsilon, centre, scale, shift, z, out
-        )
+        mean, variance, deviation = _forward_slab_by_slab(job)
     else:
-        mean, variance, deviation = _forward_down_slabs(
-            x, axes, n, epsilon, centre, scale, shift, z, out
-        )
+        mean, variance, deviation = _forward_down_slabs(job)
     st = Standardised(
         z=z, mean=mean, variance=variance, deviation=deviation, axes=axes, count=n, from_block=True
     )
     return st, out
 
 
-def _forward_into(
-    x: np.ndarray,
-    axes: tuple[int, ...],
-    n: int,
-    epsilon: float,
-    centre: bool,
-    scale: np.ndarray | None,
-    shift: np.ndarray | None,
-    z: np.ndarray,
-    out: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def _forward_into(job: _Pass) -> Stats:
     """A block that holds its whole statistics: z and out written in place, statistics returned."""
-    if centre:
+    x, z, out, axes, n = job.x, job.z, job.out, job.axes, job.n
+    if job.centre:
         mean = np.add.reduce(x, axis=axes, keepdims=True)
         mean /= n  # as ndarray.mean does: the same bits
         np.subtract(x, mean, out=z)
@@ -159,55 +175,33 @@ def _forward_into(
         np.copyto(z, x)
     variance = _sum_products(z, z, axes)
     variance *= 1.0 / n
-    deviation = np.sqrt(variance + epsilon)
+    deviation = np.sqrt(variance + job.epsilon)
     z *= 1.0 / deviation
-    if scale is not None:
-        np.multiply(z, scale, out=out)
-        if shift is not None:
-            out += shift
+    if job.scale is not None:
+        np.multiply(z, job.scale, out=out)
+        if job.shift is not None:
+            out += job.shift
     return mean, variance, deviation
 
 
-def _forward_slab_by_slab(
-    x: np.ndarray,
-    axes: tuple[int, ...],
-    n: int,
-    epsilon: float,
-    centre: bool,
-    scale: np.ndarray | None,
-    shift: np.ndarray | None,
-    z: np.ndarray,
-    out: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def _forward_slab_by_slab(job: _Pass) -> Stats:
     """The first axis is not a statistic axis: each slab is finished in one visit."""
-    shape = _kept(x.shape, axes)
-    mean = np.empty(shape, x.dtype) if centre else None
-    variance, deviation = np.empty(shape, x.dtype), np.empty(shape, x.dtype)
-    for cut in _slabs(x.shape):
-        m, v, s = _forward_into(
-            x[cut], axes, n, epsilon, centre, _part(scale, cut), _part(shift, cut), z[cut],
-            out[cut],
-        )
+    shape, dtype = _kept(job.x.shape, job.axes), job.x.dtype
+    mean = np.empty(shape, dtype) if job.centre else None
+    variance, deviation = np.empty(shape, dtype), np.empty(shape, dtype)
+    for cut in _slabs(job.x.shape):
+        m, v, s = _forward_into(job.slab(cut))
         if mean is not None:
             mean[cut] = m
         variance[cut], deviation[cut] = v, s
     return mean, variance, deviation
 
 
-def _forward_down_slabs(
-    x: np.ndarray,
-    axes: tuple[int, ...],
-    n: int,
-    epsilon: float,
-    centre: bool,
-    scale: np.ndarray | None,
-    shift: np.ndarray | None,
-    z: np.ndarray,
-    out: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def _forward_down_slabs(job: _Pass) -> Stats:
     """The first axis is a statistic axis (batch norm): the statistics gather over all slabs."""
+    x, z, out, axes, n = job.x, job.z, job.out, job.axes, job.n
     cuts = _slabs(x.shape)
-    mean = _down_sum(x, axes) / n if centre else None
+    mean = _down_sum(x, axes) / n if job.centre else None
     variance = np.empty(_kept(x.shape, axes), x.dtype)
     spare = np.empty_like(x[cuts[0]])
     for i, cut in enumerate(cuts):
@@ -216,7 +210,7 @@ def _forward_down_slabs(
             part = np.subtract(part, mean, out=spare[: part.shape[0]])
         _gather(variance, _sum_products(part, part, axes), cut, i == 0)
     variance *= 1.0 / n
-    deviation = np.sqrt(variance + epsilon)
+    deviation = np.sqrt(variance + job.epsilon)
     inverse = 1.0 / deviation
     for cut in cuts:
         zc = z[cut]
@@ -225,53 +219,43 @@ def _forward_down_slabs(
         else:
             np.subtract(x[cut], mean, out=zc)
         zc *= inverse
-        if scale is not None:
+        if job.scale is not None:
             oc = out[cut]
-            np.multiply(zc, _part(scale, cut), out=oc)
-            if shift is not None:
-                oc += _part(shift, cut)
+            np.multiply(zc, _part(job.scale, cut), out=oc)
+            if job.shift is not None:
+                oc += _part(job.shift, cut)
     return mean, variance, deviation
 
 
-def _forward_rows(
-    x: np.ndarray,
-    axes: tuple[int, ...],
-    n: int,
-    epsilon: float,
-    centre: bool,
-    scale: np.ndarray | None,
-    shift: np.ndarray | None,
-    z: np.ndarray,
-    out: np.ndarray,
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def _forward_rows(job: _Pass) -> Stats:
     """A stack of rows, each one statistic: each slab of rows is finished in one visit."""
-    x2, z2, out2 = x.reshape(-1, n), z.reshape(-1, n), out.reshape(-1, n)
+    n, dtype = job.n, job.x.dtype
+    x2, z2, out2 = job.x.reshape(-1, n), job.z.reshape(-1, n), job.out.reshape(-1, n)
     rows = x2.shape[0]
-    mean = np.empty((rows, 1), x.dtype) if centre else None
-    variance = np.empty((rows, 1), x.dtype)
-    deviation = np.empty((rows, 1), x.dtype)
-    ones = np.ones(n, x.dtype)
-    s2 = None if scale is None else scale.reshape(1, n)
-    b2 = None if shift is None else shift.reshape(1, n)
+    mean = np.empty((rows, 1), dtype) if job.centre else None
+    variance, deviation = np.empty((rows, 1), dtype), np.empty((rows, 1), dtype)
+    ones = np.ones(n, dtype)
+    s2 = None if job.scale is None else job.scale.reshape(1, n)
+    b2 = None if job.shift is None else job.shift.reshape(1, n)
     for cut in _slabs(x2.shape):
         xc, zc, v, dev = x2[cut], z2[cut], variance[cut], deviation[cut]
         if mean is not None:
             m = mean[cut]
-            np.matmul(xc, ones, out=m[:, 0])
+            np.matmul(xc, ones, out=m[:, 0])  # row sums by BLAS
             m /= n
             np.subtract(xc, m, out=zc)
         else:
             np.copyto(zc, xc)
         np.einsum("ab,ab->a", zc, zc, out=v[:, 0])
         v *= 1.0 / n
-        np.sqrt(v + epsilon, out=dev)
+        np.sqrt(v + job.epsilon, out=dev)
         zc *= 1.0 / dev
         if s2 is not None:
             oc = out2[cut]
             np.multiply(zc, s2, out=oc)
             if b2 is not None:
                 oc += b2
-    stat = _kept(x.shape, axes)
+    stat = _kept(job.x.shape, job.axes)
     return (
         None if mean is None else mean.reshape(stat),
         variance.reshape(stat),
@@ -280,6 +264,31 @@ def _forward_rows(
 
 
 # -- backward ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Back:
+    """One backward pass: the forward pass's statistics, the slope arriving at the output, the
+    scale, the axes the parameter slopes sum along (None: no parameters), the answer block."""
+
+    st: Standardised
+    d: np.ndarray
+    scale: np.ndarray | None
+    param_axes: tuple[int, ...] | None
+    out: np.ndarray
+
+    def slab(self, cut: slice) -> _Back:
+        st = self.st
+        part = Standardised(
+            z=st.z[cut],
+            mean=_part(st.mean, cut),
+            variance=_part(st.variance, cut),
+            deviation=_part(st.deviation, cut),
+            axes=st.axes,
+            count=st.count,
+            from_block=st.from_block,
+        )
+        return _Back(part, self.d[cut], _part(self.scale, cut), self.param_axes, self.out[cut])
 
 
 def standardise_affine_backward(
@@ -295,27 +304,23 @@ def standardise_affine_backward(
     `param_axes` with those axes kept (size 1); both sums are None when `param_axes` is None.
     """
     out = _blocks.empty_like(d)
+    job = _Back(st, d, scale, param_axes, out)
     if not st.from_block or d.ndim == 0 or d.size <= CHUNK:
-        sums = _backward_into(st, d, scale, param_axes, out)
+        sums = _backward_into(job)
     elif _rows(d.shape, st.axes, scale, None):
-        sums = _backward_rows(st, d, scale, param_axes, out)
+        sums = _backward_rows(job)
     elif 0 not in st.axes:
-        sums = _backward_slab_by_slab(st, d, scale, param_axes, out)
+        sums = _backward_slab_by_slab(job)
     elif scale is None or all(scale.shape[a] == 1 for a in st.axes):
-        sums = _backward_down_slabs(st, d, scale, param_axes, out)
+        sums = _backward_down_slabs(job)
     else:  # a scale that varies down the statistic's first axis: no layer has one; whole block
-        sums = _backward_into(st, d, scale, param_axes, out)
+        sums = _backward_into(job)
     return out, *sums
 
 
-def _backward_into(
-    st: Standardised,
-    d: np.ndarray,
-    scale: np.ndarray | None,
-    param_axes: tuple[int, ...] | None,
-    out: np.ndarray,
-) -> Sums:
+def _backward_into(job: _Back) -> Sums:
     """A block that holds its whole statistics: the answer written into `out`, sums returned."""
+    st, d, scale, param_axes, out = job.st, job.d, job.scale, job.param_axes, job.out
     g = d if scale is None else d * scale  # the slope arriving at z
     if param_axes is None:
         sums: Sums = (None, None)
@@ -337,44 +342,25 @@ def _backward_into(
     return sums
 
 
-def _backward_slab_by_slab(
-    st: Standardised,
-    d: np.ndarray,
-    scale: np.ndarray | None,
-    param_axes: tuple[int, ...] | None,
-    out: np.ndarray,
-) -> Sums:
+def _backward_slab_by_slab(job: _Back) -> Sums:
     """The first axis is not a statistic axis: each slab is one whole-block backward pass."""
+    d, param_axes = job.d, job.param_axes
     totals: list[np.ndarray] = []
     if param_axes is not None:
         shape = _kept(d.shape, param_axes)
         totals = [np.empty(shape, d.dtype), np.empty(shape, d.dtype)]
     for i, cut in enumerate(_slabs(d.shape)):
-        part = Standardised(
-            z=st.z[cut],
-            mean=_part(st.mean, cut),
-            variance=_part(st.variance, cut),
-            deviation=_part(st.deviation, cut),
-            axes=st.axes,
-            count=st.count,
-            from_block=True,
-        )
-        sums = _backward_into(part, d[cut], _part(scale, cut), param_axes, out[cut])
+        sums = _backward_into(job.slab(cut))
         for total, value in zip(totals, sums, strict=False):
             assert value is not None
             _gather(total, value, cut, i == 0)
     return (totals[0], totals[1]) if totals else (None, None)
 
 
-def _backward_rows(
-    st: Standardised,
-    d: np.ndarray,
-    scale: np.ndarray | None,
-    param_axes: tuple[int, ...] | None,
-    out: np.ndarray,
-) -> Sums:
+def _backward_rows(job: _Back) -> Sums:
     """A stack of rows, each one statistic (layer, RMS norm): the row sums of ``d * scale`` and
     ``d * scale * z`` are matrix-vector products with the scale, slab by slab."""
+    st, d, scale, param_axes, out = job.st, job.d, job.scale, job.param_axes, job.out
     n = st.count
     d2, z2, out2 = d.reshape(-1, n), st.z.reshape(-1, n), out.reshape(-1, n)
     s = np.ones(n, d.dtype) if scale is None else scale.reshape(n)
@@ -403,15 +389,10 @@ def _backward_rows(
     return d_scale.reshape(shape), d_shift.reshape(shape)
 
 
-def _backward_down_slabs(
-    st: Standardised,
-    d: np.ndarray,
-    scale: np.ndarray | None,
-    param_axes: tuple[int, ...] | None,
-    out: np.ndarray,
-) -> Sums:
+def _backward_down_slabs(job: _Back) -> Sums:
     """Batch norm on a large block: the scale is constant down the statistic's axes, so the sums
     are of the raw slope, and the answer is ``d * k + z * a + c`` slab by slab."""
+    st, d, scale, param_axes, out = job.st, job.d, job.scale, job.param_axes, job.out
     axes, n, z = st.axes, st.count, st.z
     cuts = _slabs(d.shape)
     sum_dz = np.empty(st.deviation.shape, d.dtype)
