@@ -49,11 +49,10 @@ def median_ms(call: Callable[[], Any], repeats: int) -> float:
     return 1e3 * float(np.median(times))
 
 
-def copy_floor_ms(elements: int, dtype: type, repeats: int) -> float:
-    """The time to copy `elements` values of `dtype` into a buffer that already exists."""
-    source = np.random.default_rng(0).standard_normal(elements).astype(dtype)
-    target = np.empty_like(source)
-    return median_ms(lambda: np.copyto(target, source), repeats)
+def once_ms(call: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    call()
+    return 1e3 * (time.perf_counter() - start)
 
 
 def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
@@ -63,8 +62,6 @@ def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
         rng = np.random.default_rng(7)
         x = rng.standard_normal((rows, features)).astype(dtype)
         d = rng.standard_normal((rows, features)).astype(dtype)
-        floor_f = copy_floor_ms(x.size, dtype, repeats)
-        floor_b = copy_floor_ms(x.size * 3 // 2, dtype, repeats)
         # scale and shift away from 1 and 0, as after training: no shortcut for a fresh layer
         scale = 1.0 + 0.1 * rng.standard_normal(features)
         shift = 0.1 * rng.standard_normal(features)
@@ -74,8 +71,7 @@ def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
         ):
             layer = dataclasses.replace(layer, scale=scale, shift=shift)
             row = _time_layer(layer, axes, x, d, repeats)
-            row.update(dtype=np.dtype(dtype).name, layer=name, floor_forward=floor_f)
-            row["floor_backward"] = floor_b
+            row.update(dtype=np.dtype(dtype).name, layer=name)
             out.append(row)
     return out
 
@@ -83,18 +79,42 @@ def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
 def _time_layer(
     layer: Any, axes: tuple[int, ...], x: np.ndarray, d: np.ndarray, repeats: int
 ) -> dict[str, Any]:
-    """One layer's forward and backward, and the standardise kernels alone (readable, fast)."""
+    """One layer's forward and backward against the copy floors, and the standardise kernels
+    alone (readable, fast).
+
+    Each round times everything once, one after the other, so that a busy spell on the machine
+    falls on the floor and the layer alike; the ratios are the medians of the rounds' ratios.
+    Each copy is timed on its fourth run in a row, with as many of its bytes in cache as will
+    stay there: the floor is the smallest it can be, so the ratios lean against the layers.
+    """
+    x_copy, d_copy = np.empty_like(x), np.empty((x.size * 3 // 2,), x.dtype)
+    both = np.concatenate([x.reshape(-1), d.reshape(-1)[: x.size // 2]])
     response = layer.forward(x, "training")
-    st = standardise(x, axes, 1e-5)
-    st_fast = standardise_fast(x, axes, 1e-5)
-    return {
-        "forward": median_ms(lambda: layer.forward(x, "training"), repeats),
-        "backward": median_ms(lambda: layer.backward(response, d), repeats),
-        "readable": median_ms(lambda: standardise(x, axes, 1e-5), repeats)
-        + median_ms(lambda: standardise_backward(st, d), repeats),
-        "fast": median_ms(lambda: standardise_fast(x, axes, 1e-5), repeats)
-        + median_ms(lambda: standardise_backward_fast(st_fast, d), repeats),
+    work = {
+        "floor_forward": lambda: np.copyto(x_copy, x),
+        "floor_backward": lambda: np.copyto(d_copy, both),
+        "forward": lambda: layer.forward(x, "training"),
+        "backward": lambda: layer.backward(response, d),
+        "readable": lambda: standardise_backward(standardise(x, axes, 1e-5), d),
+        "fast": lambda: standardise_backward_fast(standardise_fast(x, axes, 1e-5), d),
     }
+    for call in work.values():  # warm up
+        call()
+    def timed(key: str, call: Callable[[], Any]) -> float:
+        if key.startswith("floor"):
+            for _ in range(3):
+                call()
+        return once_ms(call)
+
+    rounds = [{key: timed(key, call) for key, call in work.items()} for _ in range(repeats)]
+    row: dict[str, Any] = {key: float(np.median([r[key] for r in rounds])) for key in work}
+    for key, floor in (("forward", "floor_forward"), ("backward", "floor_backward")):
+        row[f"{key}_ratio"] = float(np.median([r[key] / r[floor] for r in rounds]))
+    row["total_ratio"] = float(np.median([
+        (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
+        for r in rounds
+    ]))
+    return row
 
 
 def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, int]) -> None:
@@ -106,17 +126,17 @@ def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, int]) -> Non
     print(header)
     print("-" * len(header))
     for r in rows:
-        total = (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
         print(
             f"{r['dtype']:8} {r['layer']:6} {r['forward']:7.2f} {r['floor_forward']:6.2f} "
-            f"{r['forward'] / r['floor_forward']:5.1f}  {r['backward']:7.2f} "
-            f"{r['floor_backward']:6.2f} {r['backward'] / r['floor_backward']:5.1f}  "
-            f"{total:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}"
+            f"{r['forward_ratio']:5.1f}  {r['backward']:7.2f} "
+            f"{r['floor_backward']:6.2f} {r['backward_ratio']:5.1f}  "
+            f"{r['total_ratio']:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}"
         )
     print(
         "floor: forward = copy one block (read x, write y); backward = copy 1.5 blocks "
         "(read x and the slope, write the slope passed down). kernel: standardise + its "
-        "backward alone, the book's readable pair vs the fast pair the layers call."
+        "backward alone, the book's readable pair vs the fast pair the layers call. Ratios: "
+        "medians over rounds that time the floor and the layer side by side."
     )
 
 

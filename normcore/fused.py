@@ -74,6 +74,18 @@ def _gather(total: np.ndarray, part: np.ndarray, cut: slice, first: bool) -> Non
         total[cut] = part
 
 
+def _tiled(a: np.ndarray | None, like: np.ndarray) -> np.ndarray | None:
+    """`a`, which broadcasts along the slab axis, written out to a whole slab shaped as `like`.
+
+    numpy runs a broadcast operand one inner loop per row; against a written-out slab the same
+    operation is one contiguous loop, measured here at about half the time. Slice ``[:rows]``
+    for a shorter last slab.
+    """
+    if a is None:
+        return None
+    return np.ascontiguousarray(np.broadcast_to(a, like.shape))
+
+
 def _kept(shape: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(1 if i in axes else s for i, s in enumerate(shape))
 
@@ -198,32 +210,38 @@ def _forward_slab_by_slab(job: _Pass) -> Stats:
 
 
 def _forward_down_slabs(job: _Pass) -> Stats:
-    """The first axis is a statistic axis (batch norm): the statistics gather over all slabs."""
+    """The first axis is a statistic axis (batch norm): the statistics gather over all slabs.
+
+    Two visits: the first writes the centred block into z and sums its squares; the second
+    scales z in place and writes the output.
+    """
     x, z, out, axes, n = job.x, job.z, job.out, job.axes, job.n
     cuts = _slabs(x.shape)
+    slab = x[cuts[0]]
     mean = _down_sum(x, axes) / n if job.centre else None
+    mean_t = _tiled(mean, slab)
     variance = np.empty(_kept(x.shape, axes), x.dtype)
-    spare = np.empty_like(x[cuts[0]])
     for i, cut in enumerate(cuts):
-        part = x[cut]
-        if mean is not None:
-            part = np.subtract(part, mean, out=spare[: part.shape[0]])
-        _gather(variance, _sum_products(part, part, axes), cut, i == 0)
-    variance *= 1.0 / n
-    deviation = np.sqrt(variance + job.epsilon)
-    inverse = 1.0 / deviation
-    for cut in cuts:
         zc = z[cut]
-        if mean is None:
+        if mean_t is None:
             np.copyto(zc, x[cut])
         else:
-            np.subtract(x[cut], mean, out=zc)
-        zc *= inverse
-        if job.scale is not None:
+            np.subtract(x[cut], mean_t[: zc.shape[0]], out=zc)
+        _gather(variance, _sum_products(zc, zc, axes), cut, i == 0)
+    variance *= 1.0 / n
+    deviation = np.sqrt(variance + job.epsilon)
+    inverse_t = _tiled(1.0 / deviation, slab)
+    scale_t, shift_t = _tiled(job.scale, slab), _tiled(job.shift, slab)
+    assert inverse_t is not None
+    for cut in cuts:
+        zc = z[cut]
+        rows = zc.shape[0]
+        zc *= inverse_t[:rows]
+        if scale_t is not None:
             oc = out[cut]
-            np.multiply(zc, _part(job.scale, cut), out=oc)
-            if job.shift is not None:
-                oc += _part(job.shift, cut)
+            np.multiply(zc, scale_t[:rows], out=oc)
+            if shift_t is not None:
+                oc += shift_t[:rows]
     return mean, variance, deviation
 
 
@@ -235,9 +253,11 @@ def _forward_rows(job: _Pass) -> Stats:
     mean = np.empty((rows, 1), dtype) if job.centre else None
     variance, deviation = np.empty((rows, 1), dtype), np.empty((rows, 1), dtype)
     ones = np.ones(n, dtype)
-    s2 = None if job.scale is None else job.scale.reshape(1, n)
-    b2 = None if job.shift is None else job.shift.reshape(1, n)
-    for cut in _slabs(x2.shape):
+    cuts = _slabs(x2.shape)
+    slab = x2[cuts[0]]
+    s2 = None if job.scale is None else _tiled(job.scale.reshape(1, n), slab)
+    b2 = None if job.shift is None else _tiled(job.shift.reshape(1, n), slab)
+    for cut in cuts:
         xc, zc, v, dev = x2[cut], z2[cut], variance[cut], deviation[cut]
         if mean is not None:
             m = mean[cut]
@@ -252,9 +272,9 @@ def _forward_rows(job: _Pass) -> Stats:
         zc *= 1.0 / dev
         if s2 is not None:
             oc = out2[cut]
-            np.multiply(zc, s2, out=oc)
+            np.multiply(zc, s2[: zc.shape[0]], out=oc)
             if b2 is not None:
-                oc += b2
+                oc += b2[: zc.shape[0]]
     stat = _kept(job.x.shape, job.axes)
     return (
         None if mean is None else mean.reshape(stat),
@@ -368,6 +388,8 @@ def _backward_rows(job: _Back) -> Sums:
     inverse = (1.0 / st.deviation).reshape(rows, 1)
     cuts = _slabs(d2.shape)
     spare = np.empty_like(d2[cuts[0]])
+    s_t = _tiled(s.reshape(1, n), spare)
+    assert s_t is not None
     d_scale = np.zeros(n, d.dtype) if param_axes is not None else None
     for cut in cuts:
         dc, zc, oc = d2[cut], z2[cut], out2[cut]
@@ -377,7 +399,7 @@ def _backward_rows(job: _Back) -> Sums:
             d_scale += np.ones(dc.shape[0], d.dtype) @ dz
         # passed = (g - mean(g) - z * mean(g z)) / s with g = d * scale: -z·mean(gz), +g, -mean(g)
         np.multiply(zc, mean_gz, out=oc)
-        g = np.multiply(dc, s, out=spare[: dc.shape[0]])
+        g = np.multiply(dc, s_t[: dc.shape[0]], out=spare[: dc.shape[0]])
         oc += g
         if st.mean is not None:
             oc -= (dc @ s)[:, None] * (1.0 / n)
@@ -403,13 +425,17 @@ def _backward_down_slabs(job: _Back) -> Sums:
     k = 1.0 / st.deviation if scale is None else scale / st.deviation
     a = k * sum_dz * (-1.0 / n)
     c = k * sum_d * (-1.0 / n) if st.mean is not None else None
-    spare = np.empty_like(d[cuts[0]])
+    slab = d[cuts[0]]
+    spare = np.empty_like(slab)
+    a_t, k_t, c_t = _tiled(a, slab), _tiled(k, slab), _tiled(c, slab)
+    assert a_t is not None and k_t is not None
     for cut in cuts:
         oc = out[cut]
-        np.multiply(z[cut], _part(a, cut), out=oc)
-        oc += np.multiply(d[cut], _part(k, cut), out=spare[: oc.shape[0]])
-        if c is not None:
-            oc += _part(c, cut)
+        rows = oc.shape[0]
+        np.multiply(z[cut], a_t[:rows], out=oc)
+        oc += np.multiply(d[cut], k_t[:rows], out=spare[:rows])
+        if c_t is not None:
+            oc += c_t[:rows]
     if param_axes is None:
         return None, None
     rest = tuple(i for i in param_axes if i not in axes)  # the statistic's axes are summed already
