@@ -106,12 +106,16 @@ def _rows(
     shift: np.ndarray | None,
 ) -> bool:
     """True when the block is a stack of rows, each one statistic (trailing axes, as layer and RMS
-    norm), and the parameters vary only along the row: then the row sums that involve the scale
-    are matrix-vector products."""
+    norm), and the parameters are one value per position in the row (as layer and RMS norm; not
+    group norm, whose scale is one per channel): then the row sums that involve the scale are
+    matrix-vector products."""
     lead = len(shape) - len(axes)
     if lead < 1 or axes != tuple(range(lead, len(shape))):
         return False
-    return all(p is None or all(size == 1 for size in p.shape[:lead]) for p in (scale, shift))
+    return all(
+        p is None or (all(size == 1 for size in p.shape[:lead]) and p.shape[lead:] == shape[lead:])
+        for p in (scale, shift)
+    )
 
 
 # -- forward ----------------------------------------------------------------------------------

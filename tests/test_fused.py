@@ -31,6 +31,7 @@ LAYOUTS = {
     "image batch": (lambda r: (r, 3, 4, 5), (0, 2, 3), (1,)),
     "instance": (lambda r: (r, 3, 4, 5), (2, 3), (1,)),
     "group": (lambda r: (r, 2, 3, 4, 5), (2, 3, 4), (1, 2)),
+    "one group": (lambda r: (r, 1, 3, 4, 5), (2, 3, 4), (1, 2)),
     "trailing": (lambda r: (r, 3, 4, 5), (2, 3), (2, 3)),
 }
 

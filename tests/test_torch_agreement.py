@@ -2,7 +2,9 @@
 
 Where they differ on purpose (the running variance folds in the biased variance here and the
 unbiased one there; momentum is named by the other number), the difference is asserted to be
-exactly the documented one.
+exactly the documented one. Every test runs twice: with blocks worked whole, and with
+`normcore.fused.CHUNK` shrunk so that the same small blocks are worked in slabs of a few values
+(the path large blocks take).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore import fused
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
@@ -44,6 +47,25 @@ def affine(r: np.random.Generator, shape) -> tuple[np.ndarray, np.ndarray]:
     return r.normal(size=shape) + 1.0, r.normal(size=shape)
 
 
+@pytest.fixture(autouse=True, params=["whole", "slabs"])
+def blocks_worked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "slabs":
+        monkeypatch.setattr(fused, "CHUNK", 5)
+    return str(request.param)
+
+
+def check_layer(layer, x, d, reference, purpose="training", params=("scale", "shift"), **arrays):
+    """`layer`'s forward and backward on x against `reference(x, **arrays)` in PyTorch: the
+    output, the slope passed down, and each parameter's slope (`params` pair with `arrays`)."""
+    response = layer.forward(x, purpose)
+    gradient = layer.backward(response, d)
+    out, grads = torch_pass(reference, d, x=x, **arrays)
+    agree(response.output, out)
+    agree(gradient.passed_down, grads["x"])
+    for ours, theirs in zip(params, arrays, strict=True):
+        agree(gradient.slopes[ours], grads[theirs])
+
+
 # ----------------------------------------------------------------------------- batch norm
 
 
@@ -54,18 +76,11 @@ def test_batch_norm_training_agrees(seed: int) -> None:
     x = r.normal(size=(rows, features)) * 3 + 2
     d = r.normal(size=x.shape)
     scale, shift = affine(r, features)
-    layer = nc.BatchNorm(scale=scale, shift=shift)
-    response = layer.forward(x, "training")
-    gradient = layer.backward(response, d)
-
-    out, grads = torch_pass(
+    check_layer(
+        nc.BatchNorm(scale=scale, shift=shift), x, d,
         lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-5),
-        d, x=x, w=scale, b=shift,
+        w=scale, b=shift,
     )
-    agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["scale"], grads["w"])
-    agree(gradient.slopes["shift"], grads["b"])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -119,18 +134,12 @@ def test_predicting_agrees_with_eval_mode(seed: int) -> None:
     scale, shift = affine(r, features)
     mean, var = r.normal(size=features), r.uniform(0.2, 3.0, size=features)
     layer = nc.BatchNorm(scale=scale, shift=shift, running_mean=mean, running_variance=var)
-    response = layer.forward(x)  # predicting is the default
-    gradient = layer.backward(response, d)
-
-    out, grads = torch_pass(
+    check_layer(
+        layer, x, d,
         lambda x, w, b: F.batch_norm(x, torch.tensor(mean), torch.tensor(var), w, b,
                                      training=False, eps=1e-5),
-        d, x=x, w=scale, b=shift,
+        purpose="predicting", w=scale, b=shift,
     )
-    agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["scale"], grads["w"])
-    agree(gradient.slopes["shift"], grads["b"])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -187,15 +196,10 @@ def test_layer_norm_agrees(seed: int) -> None:
     scale, shift = affine(r, features)
     layer = nc.LayerNorm(scale=scale, shift=shift)
     for purpose in ("training", "predicting"):
-        response = layer.forward(x, purpose)
-        gradient = layer.backward(response, d)
-        out, grads = torch_pass(
-            lambda x, w, b: F.layer_norm(x, (features,), w, b, eps=1e-5), d, x=x, w=scale, b=shift
+        check_layer(
+            layer, x, d, lambda x, w, b: F.layer_norm(x, (features,), w, b, eps=1e-5),
+            purpose=purpose, w=scale, b=shift,
         )
-        agree(response.output, out)
-        agree(gradient.passed_down, grads["x"])
-        agree(gradient.slopes["scale"], grads["w"])
-        agree(gradient.slopes["shift"], grads["b"])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -206,16 +210,10 @@ def test_layer_norm_trailing_normalized_shape_agrees(seed: int) -> None:
     x = r.normal(size=(a, b, c, e)) * 2 + 0.5
     d = r.normal(size=x.shape)
     scale, shift = affine(r, (c, e))
-    layer = nc.LayerNorm(scale=scale, shift=shift, normalized_shape=(c, e))
-    response = layer.forward(x, "training")
-    gradient = layer.backward(response, d)
-    out, grads = torch_pass(
-        lambda x, w, b: F.layer_norm(x, (c, e), w, b, eps=1e-5), d, x=x, w=scale, b=shift
+    check_layer(
+        nc.LayerNorm(scale=scale, shift=shift, normalized_shape=(c, e)), x, d,
+        lambda x, w, b: F.layer_norm(x, (c, e), w, b, eps=1e-5), w=scale, b=shift,
     )
-    agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["scale"], grads["w"])
-    agree(gradient.slopes["shift"], grads["b"])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -226,14 +224,10 @@ def test_rms_norm_agrees(seed: int) -> None:
     d = r.normal(size=x.shape)
     scale = r.normal(size=features) + 1.0
     layer = nc.RMSNorm(scale=scale, shift=np.zeros(features))  # shift 0: the conventional model
-    response = layer.forward(x, "training")
-    gradient = layer.backward(response, d)
-    out, grads = torch_pass(
-        lambda x, w: F.rms_norm(x, [features], w, eps=1e-5), d, x=x, w=scale
+    check_layer(
+        layer, x, d, lambda x, w: F.rms_norm(x, [features], w, eps=1e-5), params=("scale",),
+        w=scale,
     )
-    agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["scale"], grads["w"])
 
 
 def test_rms_norm_default_eps_differs_from_pytorch() -> None:
@@ -257,16 +251,10 @@ def test_group_norm_agrees(seed: int) -> None:
     x = r.normal(size=(n, c, h, w)) * 2 - 1
     d = r.normal(size=x.shape)
     scale, shift = affine(r, c)
-    layer = nc.GroupNorm(scale=scale, shift=shift, groups=groups)
-    response = layer.forward(x, "training")
-    gradient = layer.backward(response, d)
-    out, grads = torch_pass(
-        lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-5), d, x=x, w=scale, b=shift
+    check_layer(
+        nc.GroupNorm(scale=scale, shift=shift, groups=groups), x, d,
+        lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-5), w=scale, b=shift,
     )
-    agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["scale"], grads["w"])
-    agree(gradient.slopes["shift"], grads["b"])
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -279,16 +267,11 @@ def test_instance_norm_agrees(seed: int) -> None:
     scale, shift = affine(r, c)
     layer = nc.InstanceNorm(scale=scale, shift=shift)
     for purpose in ("training", "predicting"):
-        response = layer.forward(x, purpose)
-        gradient = layer.backward(response, d)
-        out, grads = torch_pass(
+        check_layer(
+            layer, x, d,
             lambda x, w, b: F.instance_norm(x, weight=w, bias=b, use_input_stats=True, eps=1e-5),
-            d, x=x, w=scale, b=shift,
+            purpose=purpose, w=scale, b=shift,
         )
-        agree(response.output, out)
-        agree(gradient.passed_down, grads["x"])
-        agree(gradient.slopes["scale"], grads["w"])
-        agree(gradient.slopes["shift"], grads["b"])
 
 
 @pytest.mark.parametrize(
@@ -312,13 +295,10 @@ def test_dense_agrees(seed: int) -> None:
     rows, fan_in, fan_out = (int(v) for v in r.integers(1, 5, size=3))
     x, d = r.normal(size=(rows, fan_in)), r.normal(size=(rows, fan_out))
     weights, bias = r.normal(size=(fan_in, fan_out)), r.normal(size=fan_out)
-    layer = nc.Dense(weights=weights, bias=bias)
-    gradient = layer.backward(response := layer.forward(x), d)
-    out, grads = torch_pass(lambda x, w, b: F.linear(x, w.T, b), d, x=x, w=weights, b=bias)
-    agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["weights"], grads["w"])
-    agree(gradient.slopes["bias"], grads["b"])
+    check_layer(
+        nc.Dense(weights=weights, bias=bias), x, d, lambda x, w, b: F.linear(x, w.T, b),
+        purpose="predicting", params=("weights", "bias"), w=weights, b=bias,
+    )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
