@@ -92,6 +92,20 @@ class Normaliser:
     def _batch_statistics(self, st: Standardised, x: np.ndarray) -> Statistics | None:
         return None
 
+    # -- public views of where the statistics run ---------------------------------------------
+    def statistics_layout(self, x: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+        """The block as the statistics see it, and the axes they run along.
+
+        The view is `x` itself except for group norm, which splits the channels into
+        (groups, channels in a group). Any array of the input's shape will do (labels included).
+        """
+        view = self._view(x)
+        return view, self._stat_axes(view)
+
+    def aligned(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """A per-feature array (scale, shift, running figures) reshaped to broadcast against `x`."""
+        return self._expand(p, x)
+
     # -- the shared pass -----------------------------------------------------------------------
     def statistic_count(self, x: np.ndarray) -> int:
         view = self._view(x)

@@ -82,8 +82,7 @@ def _layers() -> dict[str, tuple[Any, np.ndarray]]:
 
 
 def _axis(layer: Any, x: np.ndarray) -> str:
-    view = layer._view(x)
-    axes = layer._stat_axes(view)
+    view, axes = layer.statistics_layout(x)
     names = {2: ("rows", "features"), 4: ("images", "channels", "height", "width")}[x.ndim]
     if view.ndim != x.ndim:  # group norm: (images, groups, channels in group, height, width)
         names = ("images", "groups", "channels in a group", "height", "width")
@@ -100,8 +99,7 @@ def _variance(layer: Any, x: np.ndarray) -> str:
     if layer.name in ("RMS",):
         return "mean square (no centring)"
     st = layer.forward(x, "training").cache
-    view = layer._view(x)
-    axes = st.axes
+    view, axes = layer.statistics_layout(x)
     n = st.count
     biased = np.var(view, axis=axes, keepdims=True)
     return "biased (÷ n)" if np.allclose(st.variance, biased) else (

@@ -188,8 +188,7 @@ def statistic_labels(layer: Any, shape: tuple[int, ...]) -> np.ndarray:
     """For every cell of an input of `shape`, the index of the statistic it is counted in, read
     from the layer's own view of the block and the axes its statistics run along."""
     ids = np.arange(int(np.prod(shape))).reshape(shape)
-    view = layer._view(ids)
-    axes = layer._stat_axes(view)
+    view, axes = layer.statistics_layout(ids)
     kept = [a for a in range(view.ndim) if a not in axes]
     index = np.indices(view.shape)
     label = np.zeros(view.shape, dtype=np.int64)

@@ -118,7 +118,7 @@ def train_step(
     if net.norm is not None:
         g_norm = net.norm.backward(n, d)
         if naive:
-            arriving = d * net.norm._expand(net.norm.scale, d)
+            arriving = d * net.norm.aligned(net.norm.scale, d)
             g_norm = dataclasses.replace(g_norm, passed_down=naive_backward(n.cache, arriving))
         d = g_norm.passed_down
     g_relu = net.relu.backward(a, d)
