@@ -173,6 +173,39 @@ def test_undo_exactly_gives_the_block_back() -> None:
     assert_readout_matches(pg)
 
 
+def browser_snap(slider) -> float:
+    """What a browser slider shows for the slider's value, and sends back: min + k * step."""
+    return slider.min + round((slider.value - slider.min) / slider.step) * slider.step
+
+
+def test_browser_snaps_after_undo_are_not_reader_moves() -> None:
+    # rows 1, 2 and 4 with 8 typed in: the first column's deviation (10.37) is past the
+    # sliders' span, so Undo widens that slider's range too
+    pg = playground()
+    pg.set_cell(0, 1, "8")
+    pg.row_checks[2].value = False
+    pg.undo_button.click()
+    scale, shift = pg.scale(), pg.shift()
+    sliders = pg.scale_sliders + pg.shift_sliders
+    assert pg.scale_sliders[0].min % 10 == 0 and pg.scale_sliders[0].max % 10 == 0
+    for slider in sliders:
+        snapped = browser_snap(slider)
+        for _view in range(2):  # each browser view of the widget sends its snap
+            slider.set_state({"value": snapped})  # as a message from the browser
+    np.testing.assert_array_equal(pg.scale(), scale)
+    np.testing.assert_array_equal(pg.shift(), shift)
+    np.testing.assert_allclose(pg.answer(), pg.current_block(), atol=1e-12)
+    # a reader's move, one step along, is taken
+    moved = browser_snap(pg.scale_sliders[0]) + pg.scale_sliders[0].step
+    pg.scale_sliders[0].set_state({"value": moved})
+    assert pg.scale()[0] == moved
+
+
+def test_a_slider_update_lists_the_range_before_the_value() -> None:
+    slider = playground().scale_sliders[0]
+    assert list(slider.get_state(["value", "max", "min"])) == ["max", "min", "value"]
+
+
 def test_undo_while_predicting_uses_the_running_figures() -> None:
     pg = playground(purpose="predicting")
     pg.step_button.click()

@@ -106,6 +106,18 @@ def test_widget_reads_out_without_raising():
     assert "dead units 1/16" in box.out.value
 
 
+def test_widget_trains_at_its_rate_whatever_the_browser_slider_snaps_it_to():
+    from normcore.widgets.rates import rate_explorer
+
+    box = rate_explorer(rate=20.0, normalised=False)
+    box.rate.set_state({"value": 10.0**1.3})  # a browser shows 20 as 10^1.3 and sends that
+    box.train()
+    assert 'data-rate="20.0"' in box.out.value
+    box.rate.set_state({"value": 10.0**1.25})  # one notch down: a reader's move
+    box.train()
+    assert f'data-rate="{10.0**1.25!r}"' in box.out.value
+
+
 def test_exercise_checks_say_right_to_right_answers():
     from normcore.exercises import ch07
 

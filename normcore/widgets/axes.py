@@ -19,6 +19,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
+from normcore.widgets._data import data
 from normcore.widgets.routes import error_html, table
 
 #: The image batch the widget opens: 2 images, 4 channels, 3 x 3 pixels.
@@ -49,9 +50,9 @@ def axes_readout(axis: str, x: np.ndarray, groups: int = 2) -> str:
     check = image_check(axis, x, groups)
     along = _ALONG[(x.ndim, axis)]
     if x.ndim == 2:
-        shown = table(check.output, "output")
+        shown = table(check.output, "output", key="output")
     else:
-        shown = table(check.output[0, 0], "output, image 1, channel 1")
+        shown = table(check.output[0, 0], "output, image 1, channel 1", key="output")
     sums = (
         f"the passed-down block sums to zero over each statistic's cells: largest sum "
         f"<b>{check.largest_sum:.1e}</b>"
@@ -60,13 +61,17 @@ def axes_readout(axis: str, x: np.ndarray, groups: int = 2) -> str:
         f"<b>{check.largest_sum:.4f}</b>"
     )
     lines = [
-        f"{html.escape(AXIS_NAMES[axis])}: statistics {along}",
-        f"statistics' shape <b>{check.statistics_shape}</b>, {check.count} values each",
-        f"passed-down block against the oracle: largest gap <b>{check.true_gap:.1e}</b> "
-        f"(largest slope {check.largest_true:.4f})",
-        sums,
+        (f"{html.escape(AXIS_NAMES[axis])}: statistics {along}", data(axis=axis)),
+        (f"statistics' shape <b>{check.statistics_shape}</b>, {check.count} values each",
+         data(statistics_shape=check.statistics_shape, count=check.count)),
+        (f"passed-down block against the oracle: largest gap <b>{check.true_gap:.1e}</b> "
+         f"(largest slope {check.largest_true:.4f})",
+         data(true_gap=check.true_gap, largest_true=check.largest_true)),
+        (sums, data(largest_sum=check.largest_sum, centred=check.centred)),
     ]
-    return shown + "<ul>" + "".join(f"<li>{line}</li>" for line in lines) + "</ul>"
+    return shown + "<ul>" + "".join(
+        f"<li{attributes}>{line}</li>" for line, attributes in lines
+    ) + "</ul>"
 
 
 class AxesExplorer(widgets.VBox):
@@ -93,6 +98,9 @@ class AxesExplorer(widgets.VBox):
             "channels.</i>"
         )
         super().__init__(children=[note, self.data, self.axis, self.groups, self.readout])
+        # hooks for the live browser tests
+        self.add_class("normcore-axes")
+        self.readout.add_class("normcore-readout")
         for control in (self.data, self.axis, self.groups):
             control.observe(self._changed, names="value")
         self.refresh()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 
 from ..experiments import comparison, network
+from ._data import data, keyed
 
 
 def results_table(arrangements, seeds, stride: float, epochs: int = comparison.EPOCHS) -> str:
@@ -22,16 +23,28 @@ def results_table(arrangements, seeds, stride: float, epochs: int = comparison.E
             raise ValueError(f"stride: expected a number between 0 and 100, got {stride}")
         scores = comparison.compare(list(arrangements), list(seeds), epochs, stride)
     except Exception as exc:  # noqa: BLE001 - shown in the widget, never raised
-        return f"<p><b>Cannot run that:</b> {html.escape(str(exc))}</p>"
-    rows = "".join(
-        f"<tr><td>{name}</td><td>{s.train_accuracy.mean():.3f}</td>"
-        f"<td>{s.held_accuracy.mean():.3f}</td>"
-        f"<td>{s.held_accuracy.min():.2f} to {s.held_accuracy.max():.2f}</td>"
-        f"<td>{s.train_loss.mean():.4f}</td><td>{s.held_loss.mean():.4f}</td></tr>"
-        for name, s in scores.items()
-    )
+        return f"<p{data(error=exc)}><b>Cannot run that:</b> {html.escape(str(exc))}</p>"
+
+    def row(name: str, s: comparison.Scores) -> str:
+        figures = {
+            "train_accuracy": s.train_accuracy.mean(), "held_accuracy": s.held_accuracy.mean(),
+            "held_min": s.held_accuracy.min(), "held_max": s.held_accuracy.max(),
+            "train_loss": s.train_loss.mean(), "held_loss": s.held_loss.mean(),
+        }
+        a = {k: keyed(f"{name}:{k}", v) for k, v in figures.items()}
+        return (
+            f"<tr><td>{name}</td><td{a['train_accuracy']}>{figures['train_accuracy']:.3f}</td>"
+            f"<td{a['held_accuracy']}>{figures['held_accuracy']:.3f}</td>"
+            f"<td><span{a['held_min']}>{figures['held_min']:.2f}</span> to "
+            f"<span{a['held_max']}>{figures['held_max']:.2f}</span></td>"
+            f"<td{a['train_loss']}>{figures['train_loss']:.4f}</td>"
+            f"<td{a['held_loss']}>{figures['held_loss']:.4f}</td></tr>"
+        )
+
+    rows = "".join(row(name, s) for name, s in scores.items())
     return (
-        "<table><tr><th>arrangement</th><th>training accuracy</th><th>held-out accuracy</th>"
+        f"<table><tr{data(arrangements=list(scores), seeds=list(seeds), stride=stride)}>"
+        "<th>arrangement</th><th>training accuracy</th><th>held-out accuracy</th>"
         "<th>seed range</th><th>training loss</th><th>held-out loss</th></tr>"
         f"{rows}</table>"
     )
@@ -60,12 +73,15 @@ def comparison_widget(
             chosen_seeds = parse_seeds(seed_box.value)
             rate = float(stride_box.value)
         except ValueError:
-            out.value = "<p><b>Please type whole-number seeds and a plain-number stride.</b></p>"
+            out.value = (f"<p{data(error='not a number')}><b>Please type whole-number seeds and "
+                         "a plain-number stride.</b></p>")
             return
         out.value = results_table(list(picker.value), chosen_seeds, rate)
 
     button.on_click(run)
     widget = w.VBox([picker, seed_box, stride_box, button, out])
+    widget.add_class("normcore-comparison")  # hooks for the live browser tests
+    out.add_class("normcore-readout")
     widget.run = run
     widget.table = out
     widget.picker, widget.seed_box, widget.stride_box = picker, seed_box, stride_box

@@ -94,6 +94,33 @@ def _table(caption: str, header: Sequence[str], rows: Sequence[tuple[str, str]])
     )
 
 
+class RangeFirstSlider(widgets.FloatSlider):
+    """A FloatSlider whose updates list a new range before the value.
+
+    A browser applies an update's fields in the order they come. Sent the value first, it clamps
+    the value to the old range and snaps it there, and sends that back; sent the range first, it
+    snaps the old value against the new range and sends that back. Both arrive after Python has
+    moved on and look like a reader's move. With the range and the value in one update, range
+    first, the browser snaps only the new value against the new range.
+    """
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict:
+        state = super().get_state(key, drop_defaults)
+        if "value" in state:
+            state["value"] = state.pop("value")
+        return state
+
+
+def _slack(slider: widgets.FloatSlider) -> float:
+    """How far the browser's float arithmetic on the slider's grid may miss a grid point."""
+    return 1e-12 * max(1.0, abs(slider.min), abs(slider.max))
+
+
+def _on_grid(value: float, slider: widgets.FloatSlider) -> bool:
+    """Whether `value` is a point of the slider's step grid (up to the browser's float noise)."""
+    return abs(value - round(value / SLIDER_STEP) * SLIDER_STEP) <= _slack(slider)
+
+
 class Playground:
     """The playground's widgets and state. Build it with :func:`playground`."""
 
@@ -158,9 +185,11 @@ class Playground:
         self.sliders = widgets.VBox()
         self.cells: list[list[widgets.Text]] = []
         self.row_checks: list[widgets.Checkbox] = []
-        self._echo: dict[int, float] = {}  # slider id -> exact value set from Python
-        self.scale_sliders: list[widgets.FloatSlider] = []
-        self.shift_sliders: list[widgets.FloatSlider] = []
+        # (which, feature) -> the exact value Python last put on that slider, until a reader
+        # moves it; see _put and _on_slider
+        self._put_values: dict[tuple[str, int], float] = {}
+        self.scale_sliders: list[RangeFirstSlider] = []
+        self.shift_sliders: list[RangeFirstSlider] = []
 
         self.kind_toggle.observe(self._guarded(self._on_kind), names="value")
         self.purpose_toggle.observe(self._guarded(self._on_purpose), names="value")
@@ -320,14 +349,15 @@ class Playground:
 
     def _build_sliders(self) -> None:
         self.scale_sliders, self.shift_sliders = [], []
+        self._put_values = {}
         lines = []
         for j in range(self.features):
-            scale = widgets.FloatSlider(description=f"scale {j + 1}", min=-SLIDER_SPAN,
-                                        max=SLIDER_SPAN, step=SLIDER_STEP, readout_format=".4f")
-            shift = widgets.FloatSlider(description=f"shift {j + 1}", min=-SLIDER_SPAN,
-                                        max=SLIDER_SPAN, step=SLIDER_STEP, readout_format=".4f")
-            self._put(scale, self._scale[j])
-            self._put(shift, self._shift[j])
+            scale = RangeFirstSlider(description=f"scale {j + 1}", min=-SLIDER_SPAN,
+                                     max=SLIDER_SPAN, step=SLIDER_STEP, readout_format=".4f")
+            shift = RangeFirstSlider(description=f"shift {j + 1}", min=-SLIDER_SPAN,
+                                     max=SLIDER_SPAN, step=SLIDER_STEP, readout_format=".4f")
+            self._put(scale, "scale", j, self._scale[j])
+            self._put(shift, "shift", j, self._shift[j])
             scale.observe(self._guarded(functools.partial(self._on_slider, "scale", j)),
                           names="value")
             shift.observe(self._guarded(functools.partial(self._on_slider, "shift", j)),
@@ -337,21 +367,28 @@ class Playground:
             lines.append(widgets.HBox([scale, shift]))
         self.sliders.children = lines
 
-    def _put(self, slider: widgets.FloatSlider, value: float) -> None:
-        """Set a slider to `value` exactly, widening its range first if it must."""
+    def _put(self, slider: widgets.FloatSlider, which: str, j: int, value: float) -> None:
+        """Set a slider to `value` exactly, widening its range if it must.
+
+        A browser slider snaps each value it is sent to its grid min + k * step and sends the
+        snapped value back. The range only ever widens to whole multiples of SLIDER_SPAN, so the
+        grid stays the multiples of the step, and a new range goes in one update with the value
+        (see RangeFirstSlider). `_on_slider` knows the snapped value when it comes back.
+        """
         was = self._syncing
         self._syncing = True
         try:
             value = float(value)
-            reach = max(SLIDER_SPAN, 2.0 * abs(value))
-            if value > slider.max or value < slider.min:
-                slider.max = max(slider.max, reach)
-                slider.min = min(slider.min, -reach)
-            slider.value = value
-            if abs(value - round(value / SLIDER_STEP) * SLIDER_STEP) > 1e-12:
-                self._echo[id(slider)] = value  # off the step grid: a browser will echo it
+            with slider.hold_sync():
+                if not slider.min <= value <= slider.max:
+                    bound = SLIDER_SPAN * math.ceil(2.0 * abs(value) / SLIDER_SPAN)
+                    slider.max = max(slider.max, bound)
+                    slider.min = min(slider.min, -bound)
+                slider.value = value
+            if _on_grid(value, slider):
+                self._put_values.pop((which, j), None)  # snapping it only adds rounding noise
             else:
-                self._echo.pop(id(slider), None)
+                self._put_values[(which, j)] = value
         finally:
             self._syncing = was
 
@@ -380,12 +417,16 @@ class Playground:
     def _on_slider(self, which: str, j: int, change: dict) -> None:
         target = self._scale if which == "scale" else self._shift
         new = float(change["new"])
-        # A browser slider rounds a value we set (Undo exactly sets the exact deviation and mean)
-        # to its step and sends the rounded value back once; that echo is not a reader's move.
+        # Each browser view of the slider snaps a value Python put off the grid (Undo exactly
+        # puts the exact deviation and mean) to the nearest grid point and sends that back: the
+        # slider showing the value at its resolution, not a reader's move, so the exact value
+        # stays. A reader can only move the thumb to another grid point, half a step away or more.
+        put = self._put_values.get((which, j))
         slider = (self.scale_sliders if which == "scale" else self.shift_sliders)[j]
-        echo_of = self._echo.pop(id(slider), None)
-        if echo_of is not None and abs(new - echo_of) <= 0.5 * SLIDER_STEP:
+        if (put is not None and _on_grid(new, slider)
+                and abs(new - put) <= 0.5 * SLIDER_STEP + _slack(slider)):
             return
+        self._put_values.pop((which, j), None)
         target[j] = new
         self._note = None
         self.respond()
@@ -413,8 +454,8 @@ class Playground:
             self._scale = np.array(deviation, dtype=np.float64)
             self._shift = np.array(mean, dtype=np.float64)
             for j in range(self.features):
-                self._put(self.scale_sliders[j], self._scale[j])
-                self._put(self.shift_sliders[j], self._shift[j])
+                self._put(self.scale_sliders[j], "scale", j, self._scale[j])
+                self._put(self.shift_sliders[j], "shift", j, self._shift[j])
             self._note = (
                 f"Undo exactly: each scale set to {source} deviation √(variance + ε) and each "
                 f"shift to {source} mean, so the answer is the block back."
@@ -450,8 +491,8 @@ class Playground:
         self._running_mean, self._running_variance = np.zeros(f), np.ones(f)
         self._steps = 0
         for j in range(f):
-            self._put(self.scale_sliders[j], 1.0)
-            self._put(self.shift_sliders[j], 0.0)
+            self._put(self.scale_sliders[j], "scale", j, 1.0)
+            self._put(self.shift_sliders[j], "shift", j, 0.0)
         self._note = "A fresh layer: scale 1, shift 0, running mean 0, running variance 1."
         self.respond()
 

@@ -8,11 +8,13 @@ it shows, testable without any widget. Errors are written into the readout, neve
 from __future__ import annotations
 
 import html
+import math
 
 import ipywidgets as widgets
 
 from normcore.errors import NormcoreError
 from normcore.experiments import rates as R
+from normcore.widgets._data import data
 
 
 def readout(rate: float, normalised: bool, seed: int = R.RUN_SEEDS[0]) -> str:
@@ -20,25 +22,40 @@ def readout(rate: float, normalised: bool, seed: int = R.RUN_SEEDS[0]) -> str:
     try:
         run = R.train(seed, rate, normalised)
         head = f"rate {rate:g}, {'normalised' if normalised else 'plain'}, seed {seed}"
+        bold = f"<b{data(rate=rate, normalised=normalised, seed=seed)}>{head}</b>"
         if run.refused:
             epoch, batch = run.refused_at
-            return (f"<b>{head}</b><br>normcore refused to go on in epoch {epoch + 1}, batch "
-                    f"{batch + 1}: {html.escape(run.refused)}")
-        data = R._data()
-        lines = [f"<b>{head}</b>",
-                 f"final training loss {run.loss:.4f}",
-                 f"dead units {R.dead_units(run.net)}/16",
-                 f"test accuracy (running figures) "
-                 f"{R.accuracy(R.predict(run.net, data.x_test), data.y_test):.4f}"]
+            return (f"{bold}<br><span{data(refused_epoch=epoch + 1, refused_batch=batch + 1)}>"
+                    f"normcore refused to go on in epoch {epoch + 1}, batch {batch + 1}: "
+                    f"{html.escape(run.refused)}</span>")
+        test = R._data()
+        dead = R.dead_units(run.net)
+        accuracy = R.accuracy(R.predict(run.net, test.x_test), test.y_test)
+        lines = [bold,
+                 f"<span{data(loss=run.loss)}>final training loss {run.loss:.4f}</span>",
+                 f"<span{data(dead_units=dead)}>dead units {dead}/16</span>",
+                 f"<span{data(accuracy=accuracy)}>test accuracy (running figures) "
+                 f"{accuracy:.4f}</span>"]
         if normalised:
             ways = R.three_ways(run.net)
-            lines += [f"test accuracy (batch statistics, batches of 20) "
-                      f"{ways.accuracy('batch'):.4f}",
-                      f"the same, test order shuffled {ways.accuracy('shuffled'):.4f}",
-                      f"subscribers whose class the order changes {ways.changed_by_order}"]
+            batch, shuffled = ways.accuracy("batch"), ways.accuracy("shuffled")
+            lines += [f"<span{data(batch_accuracy=batch)}>test accuracy (batch statistics, "
+                      f"batches of 20) {batch:.4f}</span>",
+                      f"<span{data(shuffled_accuracy=shuffled)}>the same, test order shuffled "
+                      f"{shuffled:.4f}</span>",
+                      f"<span{data(changed_by_order=ways.changed_by_order)}>subscribers whose "
+                      f"class the order changes {ways.changed_by_order}</span>"]
         return "<br>".join(lines)
     except (NormcoreError, ValueError) as exc:
-        return f"<b>could not train:</b> {html.escape(type(exc).__name__)}: {html.escape(str(exc))}"
+        return (f"<b{data(error=exc)}>could not train:</b> {html.escape(type(exc).__name__)}: "
+                f"{html.escape(str(exc))}")
+
+
+def shown_by(slider: widgets.FloatLogSlider, value: float) -> float:
+    """The value a browser's log slider shows for `value`: its exponent snapped to the step."""
+    exponent = math.log(value, slider.base)
+    steps = round((exponent - slider.min) / slider.step)
+    return float(slider.base ** (slider.min + steps * slider.step))
 
 
 def rate_explorer(rate: float = 20.0, normalised: bool = True) -> widgets.VBox:
@@ -50,12 +67,28 @@ def rate_explorer(rate: float = 20.0, normalised: bool = True) -> widgets.VBox:
     norm_w = widgets.Checkbox(value=normalised, description="batch layer")
     button = widgets.Button(description="train")
     out = widgets.HTML(readout(rate, normalised))
+    chosen = {"rate": float(rate)}  # the rate trained at
+
+    def moved(change: dict) -> None:
+        # A browser slider snaps a rate set off its grid (20 is 10^1.30103; the grid has 10^1.3)
+        # and sends the snapped rate back as soon as it shows the widget. That is the slider
+        # showing the rate at its resolution, not a reader's move: a move lands on another grid
+        # point. Without this, "train" would run at 19.95 while everything says 20.
+        new = float(change["new"])
+        if new > 0 and chosen["rate"] > 0 and math.isclose(
+            new, shown_by(rate_w, chosen["rate"]), rel_tol=1e-9
+        ):
+            return
+        chosen["rate"] = new
 
     def train(*_: object) -> None:
         out.value = "training…"
-        out.value = readout(float(rate_w.value), bool(norm_w.value))
+        out.value = readout(chosen["rate"], bool(norm_w.value))
 
+    rate_w.observe(moved, names="value")
     button.on_click(train)
     box = widgets.VBox([widgets.HBox([rate_w, norm_w, button]), out])
+    box.add_class("normcore-rates")  # hooks for the live browser tests
+    out.add_class("normcore-readout")
     box.rate, box.normalised, box.button, box.out, box.train = rate_w, norm_w, button, out, train
     return box

@@ -18,6 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_slope
+from normcore.widgets._data import data, keyed
 
 #: The largest block the widget will take (the oracle runs two forward passes per cell).
 MAX_ROWS, MAX_COLUMNS = 12, 6
@@ -56,12 +57,18 @@ def parse_block(text: str, name: str = "block") -> np.ndarray:
     return block
 
 
-def table(values: np.ndarray, title: str, decimals: int = 4) -> str:
-    """A small HTML table of a 2-D array, rounded."""
+def table(values: np.ndarray, title: str, decimals: int = 4, key: str | None = None) -> str:
+    """A small HTML table of a 2-D array, rounded. With `key`, each cell also carries its full
+    value: ``data-key="key:row,column" data-value="..."``."""
+
+    def cell(i: int, j: int, v: float) -> str:
+        attributes = keyed(f"{key}:{i},{j}", v) if key is not None else ""
+        return f"<td{attributes}>{v:.{decimals}f}</td>"
+
     head = "".join(f"<th>unit {j + 1}</th>" for j in range(values.shape[1]))
     body = "".join(
         "<tr><th>row {}</th>{}</tr>".format(
-            i + 1, "".join(f"<td>{v:.{decimals}f}</td>" for v in row)
+            i + 1, "".join(cell(i, j, v) for j, v in enumerate(row))
         )
         for i, row in enumerate(values)
     )
@@ -72,7 +79,8 @@ def table(values: np.ndarray, title: str, decimals: int = 4) -> str:
 
 
 def error_html(message: str) -> str:
-    return f"<p style='color:#b00020'><b>Cannot compute:</b> {html.escape(message)}</p>"
+    return (f"<p style='color:#b00020'{data(error=message)}><b>Cannot compute:</b> "
+            f"{html.escape(message)}</p>")
 
 
 def _sums(values: np.ndarray) -> str:
@@ -85,17 +93,22 @@ def routes_readout(block: np.ndarray, arriving: np.ndarray) -> str:
     c = compare_blocks(block, arriving, "batch")
     wrong = int(np.count_nonzero(c.wrong_sign))
     lines = [
-        f"collected block's largest gap to the oracle: <b>{c.true_gap:.2e}</b>",
-        f"naive block's largest error: <b>{c.naive_error:.4f}</b> "
-        f"(largest true slope {c.largest_true:.4f})",
-        f"naive cells with the wrong sign: <b>{wrong}</b> of {c.true.size}",
-        f"column sums, collected: {_sums(c.true_sums)}; naive: {_sums(c.naive_sums)}",
+        (f"collected block's largest gap to the oracle: <b>{c.true_gap:.2e}</b>",
+         data(true_gap=c.true_gap)),
+        (f"naive block's largest error: <b>{c.naive_error:.4f}</b> "
+         f"(largest true slope {c.largest_true:.4f})",
+         data(naive_error=c.naive_error, largest_true=c.largest_true)),
+        (f"naive cells with the wrong sign: <b>{wrong}</b> of {c.true.size}",
+         data(wrong_sign=wrong, cells=c.true.size)),
+        (f"column sums, collected: {_sums(c.true_sums)}; naive: {_sums(c.naive_sums)}",
+         data(true_sums=c.true_sums, naive_sums=c.naive_sums)),
     ]
     return (
-        table(c.true, "collected (three routes)")
-        + table(c.oracle, "oracle (finite difference)")
-        + table(c.naive, "naive d / s")
-        + "<ul>" + "".join(f"<li>{line}</li>" for line in lines) + "</ul>"
+        table(c.true, "collected (three routes)", key="collected")
+        + table(c.oracle, "oracle (finite difference)", key="oracle")
+        + table(c.naive, "naive d / s", key="naive")
+        + "<ul>" + "".join(f"<li{attributes}>{line}</li>" for line, attributes in lines)
+        + "</ul>"
     )
 
 
@@ -133,6 +146,9 @@ class RoutesExplorer(widgets.VBox):
         controls = [self.source, self.rows, self.columns, self.seed, self.typed, self.slope,
                     self.typed_slope]
         super().__init__(children=[note, *controls, self.readout])
+        # hooks for the live browser tests
+        self.add_class("normcore-routes")
+        self.readout.add_class("normcore-readout")
         for control in controls:
             control.observe(self._changed, names="value")
         self.refresh()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 
 from ..experiments import weightnorm
+from ._data import data, keyed
 
 
 def step_table(lengths: tuple[float, float, float], stride: float) -> str:
@@ -18,9 +19,11 @@ def step_table(lengths: tuple[float, float, float], stride: float) -> str:
         case = weightnorm.make_case(lengths)
         step = weightnorm.one_step(case, stride)
     except Exception as exc:  # noqa: BLE001 - shown in the widget, never raised
-        return f"<p><b>Cannot take that step:</b> {html.escape(str(exc))}</p>"
+        return f"<p{data(error=exc)}><b>Cannot take that step:</b> {html.escape(str(exc))}</p>"
     rows = "".join(
-        f"<tr><td>{i + 1}</td><td>{b:.4f}</td><td>{w:.4f}</td><td>{d:.4f}</td></tr>"
+        f"<tr><td>{i + 1}</td><td{keyed(f'before:{i}', b)}>{b:.4f}</td>"
+        f"<td{keyed(f'weightnorm:{i}', w)}>{w:.4f}</td><td{keyed(f'dense:{i}', d)}>{d:.4f}</td>"
+        "</tr>"
         for i, (b, w, d) in enumerate(
             zip(step.length_before, step.length_weightnorm, step.length_dense, strict=True)
         )
@@ -28,8 +31,8 @@ def step_table(lengths: tuple[float, float, float], stride: float) -> str:
     return (
         "<table><tr><th>neuron</th><th>length before</th><th>after (weight norm)</th>"
         f"<th>after (dense)</th></tr>{rows}</table>"
-        f"<p>distance between the two layers' effective weights after the step: "
-        f"{step.distance:.4f}</p>"
+        f"<p{data(lengths=lengths, stride=stride, distance=step.distance)}>distance between "
+        f"the two layers' effective weights after the step: {step.distance:.4f}</p>"
     )
 
 
@@ -50,13 +53,16 @@ def weightnorm_step_widget(lengths=weightnorm.LENGTHS, stride: float = weightnor
             values = parse_lengths([b.value for b in boxes])
             rate = float(stride_box.value)
         except ValueError:
-            out.value = "<p><b>Please type plain numbers</b> (for example 2.5).</p>"
+            out.value = (f"<p{data(error='not a number')}><b>Please type plain numbers</b> "
+                         "(for example 2.5).</p>")
             return
         out.value = step_table(values, rate)
 
     for box in (*boxes, stride_box):
         box.observe(update, names="value")
     widget = w.VBox([w.HBox(boxes), stride_box, out])
+    widget.add_class("normcore-weightnorm")  # hooks for the live browser tests
+    out.add_class("normcore-readout")
     widget.update = update  # for tests: recompute without a browser
     widget.table = out
     return widget

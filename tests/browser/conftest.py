@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .live import Lab, start_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
@@ -51,3 +54,14 @@ def browser() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    """One JupyterLab for the session, over a copy of book/ ($NORMCORE_LIVE_BOOK overrides)."""
+    book = Path(os.environ.get("NORMCORE_LIVE_BOOK", ROOT / "book"))
+    jupyter = Path(sys.executable).parent / "jupyter"
+    if not jupyter.exists():
+        pytest.skip("jupyter is not installed in this environment (the book extra)")
+    with start_lab(jupyter, book, tmp_path_factory.mktemp("lab")) as server:
+        yield server
