@@ -254,9 +254,11 @@ def _forward_rows(job: _Pass) -> Stats:
     n, dtype = job.n, job.x.dtype
     x2, z2, out2 = job.x.reshape(-1, n), job.z.reshape(-1, n), job.out.reshape(-1, n)
     rows = x2.shape[0]
-    mean = np.empty((rows, 1), dtype) if job.centre else None
+    mean = None
+    if job.centre:  # every row's sum at once, by BLAS (a matrix-vector product with ones)
+        mean = (x2 @ np.ones(n, dtype)).reshape(rows, 1)
+        mean /= n
     variance, deviation = np.empty((rows, 1), dtype), np.empty((rows, 1), dtype)
-    ones = np.ones(n, dtype)
     cuts = _slabs(x2.shape)
     slab = x2[cuts[0]]
     s2 = None if job.scale is None else _tiled(job.scale.reshape(1, n), slab)
@@ -264,10 +266,7 @@ def _forward_rows(job: _Pass) -> Stats:
     for cut in cuts:
         xc, zc, v, dev = x2[cut], z2[cut], variance[cut], deviation[cut]
         if mean is not None:
-            m = mean[cut]
-            np.matmul(xc, ones, out=m[:, 0])  # row sums by BLAS
-            m /= n
-            np.subtract(xc, m, out=zc)
+            np.subtract(xc, mean[cut], out=zc)
         else:
             np.copyto(zc, xc)
         np.einsum("ab,ab->a", zc, zc, out=v[:, 0])
@@ -395,18 +394,22 @@ def _backward_rows(job: _Back) -> Sums:
     s_t = _tiled(s.reshape(1, n), spare)
     assert s_t is not None
     d_scale = np.zeros(n, d.dtype) if param_axes is not None else None
+    ones = np.ones(spare.shape[0], d.dtype)
+    s_over_n = s * d.dtype.type(-1.0 / n)
+    # every row's mean of g = d * scale at once, by BLAS
+    mean_g = (d2 @ s).reshape(rows, 1) * (1.0 / n) if st.mean is not None else None
     for cut in cuts:
         dc, zc, oc = d2[cut], z2[cut], out2[cut]
-        dz = np.multiply(dc, zc, out=spare[: dc.shape[0]])
-        mean_gz = (dz @ s)[:, None] * (-1.0 / n)
+        size = dc.shape[0]
+        dz = np.multiply(dc, zc, out=spare[:size])
+        mean_gz = (dz @ s_over_n).reshape(size, 1)  # minus the row means of g z
         if d_scale is not None:
-            d_scale += np.ones(dc.shape[0], d.dtype) @ dz
+            d_scale += ones[:size] @ dz
         # passed = (g - mean(g) - z * mean(g z)) / s with g = d * scale: -z·mean(gz), +g, -mean(g)
         np.multiply(zc, mean_gz, out=oc)
-        g = np.multiply(dc, s_t[: dc.shape[0]], out=spare[: dc.shape[0]])
-        oc += g
-        if st.mean is not None:
-            oc -= (dc @ s)[:, None] * (1.0 / n)
+        oc += np.multiply(dc, s_t[:size], out=spare[:size])
+        if mean_g is not None:
+            oc -= mean_g[cut]
         oc *= inverse[cut]
     if param_axes is None or d_scale is None:
         return None, None
