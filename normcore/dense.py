@@ -89,9 +89,10 @@ class Dense:
         check_purpose(purpose)
         w = self.effective_weights
         x = _check_input(x, w.shape[-2], self.stack)
-        out = x @ w.astype(x.dtype, copy=False) + self.bias[..., None, :].astype(
-            x.dtype, copy=False
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+            out = x @ w.astype(x.dtype, copy=False) + self.bias[..., None, :].astype(
+                x.dtype, copy=False
+            )
         check_finite_result(out, f"{type(self).__name__}.forward")
         return Response(output=out, layer=self, purpose=purpose, input=x, cache=w)
 
@@ -102,8 +103,9 @@ class Dense:
         response = check_response(self, response)
         d = check_slope(response, d_out)
         w = response.cache
-        passed = d @ np.swapaxes(w, -1, -2).astype(d.dtype, copy=False)
-        slopes = {"weights": self._weight_slope(response, d), "bias": d.sum(axis=-2)}
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+            passed = d @ np.swapaxes(w, -1, -2).astype(d.dtype, copy=False)
+            slopes = {"weights": self._weight_slope(response, d), "bias": d.sum(axis=-2)}
         for value in (passed, *slopes.values()):
             check_finite_result(value, f"{type(self).__name__}.backward")
         return Gradient(passed_down=passed, layer=self, slopes=slopes)
@@ -212,7 +214,8 @@ class WeightNormDense(Dense):
     def backward(self, response: Response, d_out: Any) -> Gradient:
         """Dense backward for ∇w, then the magnitude slope and the projected direction slope."""
         gradient = super().backward(response, d_out)
-        slopes = self.slopes_from_dense(gradient.slopes["weights"])
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
+            slopes = self.slopes_from_dense(gradient.slopes["weights"])
         slopes["bias"] = gradient.slopes["bias"]
         for value in slopes.values():
             check_finite_result(value, "WeightNormDense.backward")

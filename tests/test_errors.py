@@ -404,3 +404,12 @@ def test_image_helpers_refuse_huge_magnitudes() -> None:
     untouched(nc.MagnitudeError, nc.local_response_normalisation, a, "1e+200")
     untouched(nc.MagnitudeError, lambda c: nc.adain(c, np.ones((1, 3, 2, 2))), a, "1e+200")
     untouched(nc.MagnitudeError, lambda s: nc.adain(np.ones((1, 3, 2, 2)), s), a, "1e+200")
+
+
+def test_dense_backward_refuses_an_overflowing_slope_without_a_warning() -> None:
+    """Found by the API fuzz: an input of 1.3e17 times a slope of 1.3e299 overflows the weights'
+    slope; it is refused as a MagnitudeError, not a RuntimeWarning."""
+    layer = nc.Dense(weights=np.array([[0.6709725]]))
+    response = layer.forward(np.array([[1.2573022e17]]), "training")
+    with pytest.raises(nc.MagnitudeError):
+        layer.backward(response, np.array([[1.25730221e299]]))
