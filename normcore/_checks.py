@@ -106,22 +106,6 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> float:
     return largest
 
 
-def check_magnitude(a: np.ndarray, count: int, name: str = "block") -> None:
-    """Refuse values whose squares, summed `count` at a time, would overflow `a`'s float type.
-
-    `a` is already known finite (see `check_values` for both checks in one read).
-    """
-    if a.size == 0:
-        return
-    limit = _magnitude_limit(a.dtype, max(count, 1))
-    largest = max(-float(_SMALLEST(a, axis=None)), float(_LARGEST(a, axis=None)))
-    if largest > limit:
-        raise MagnitudeError(
-            f"{name}: expected magnitudes up to {limit:.3g} for {a.dtype} statistics over "
-            f"{count} values, got {largest:.3g}"
-        )
-
-
 @functools.lru_cache(maxsize=256)
 def _magnitude_limit(dtype: np.dtype, count: int) -> float:
     return math.sqrt(float(np.finfo(dtype).max) / (8.0 * count))

@@ -108,8 +108,9 @@ class Normaliser:
 
     # -- the shared pass -----------------------------------------------------------------------
     def statistic_count(self, x: np.ndarray) -> int:
-        view = self._view(x)
-        return math.prod([view.shape[a] for a in self._stat_axes(view)])
+        """How many values each statistic is read from, for a block shaped as `x`."""
+        view, axes = self.statistics_layout(x)
+        return math.prod([view.shape[a] for a in axes])
 
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
         """Standardise `x` and apply scale and shift. Predicting is the default purpose."""
@@ -117,8 +118,7 @@ class Normaliser:
         x = as_block(x, "x", finite=False)
         self._prepare(x)
         check_not_empty(x, "x")
-        view = self._view(x)
-        axes = self._stat_axes(view)
+        view, axes = self.statistics_layout(x)
         count = math.prod([view.shape[a] for a in axes])
         check_values(x, count, "x")
         given = self._given(view, x) if purpose == PREDICTING else None

@@ -13,9 +13,9 @@ from ._checks import (
     as_block,
     check_epsilon,
     check_finite_result,
-    check_magnitude,
     check_not_empty,
     check_rank,
+    check_values,
 )
 from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
@@ -127,8 +127,8 @@ def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
     check_rank(style, 4, "style", "(images, channels, height, width)")
     check_not_empty(content, "content")
     check_not_empty(style, "style")
-    check_magnitude(content, content.shape[2] * content.shape[3], "content")
-    check_magnitude(style, style.shape[2] * style.shape[3], "style")
+    check_values(content, content.shape[2] * content.shape[3], "content")
+    check_values(style, style.shape[2] * style.shape[3], "style")
     if style.shape[:2] != content.shape[:2]:
         raise ShapeError(
             f"style: expected {content.shape[:2]} images and channels, got {style.shape[:2]}"
@@ -157,7 +157,7 @@ def local_response_normalisation(
                 f"{name}: expected a finite number {'> 0' if name == 'k' else '>= 0'}, "
                 f"got {value!r}"
             )
-    check_magnitude(a, size, "a")
+    check_values(a, size, "a")
     squares = a * a
     channels = a.shape[1]
     padded = np.zeros((a.shape[0], channels + size, *a.shape[2:]), dtype=a.dtype)

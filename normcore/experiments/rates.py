@@ -524,19 +524,20 @@ class _OrderFace:
     def norm(self):
         return self.net.mean
 
-    def hidden_activity(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
-        stats = None if self.net.mean is None else (self.net.mean, self.net.deviation)
-        if purpose == TRAINING:
-            stats = None
+    def _forward(self, x: np.ndarray, purpose: str) -> tuple:
+        """The network's forward pass: training reads the block's own statistics, predicting the
+        running ones (if the network normalises at all)."""
+        stats = None
+        if purpose != TRAINING and self.net.mean is not None:
+            stats = (self.net.mean, self.net.deviation)
         with np.errstate(all="ignore"):
-            return self.net.forward(x, stats)[3]
+            return self.net.forward(x, stats)
+
+    def hidden_activity(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
+        return self._forward(x, purpose)[3]
 
     def probabilities(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
-        stats = None if self.net.mean is None else (self.net.mean, self.net.deviation)
-        if purpose == TRAINING:
-            stats = None
-        with np.errstate(all="ignore"):
-            return self.net.forward(x, stats)[4]
+        return self._forward(x, purpose)[4]
 
 
 def train_in_order(
