@@ -41,15 +41,11 @@ ROOT = Path(__file__).resolve().parent.parent
 def median_ms(call: Callable[[], Any], repeats: int) -> float:
     """The median wall time of `call` over `repeats` runs (after one warm-up run), in ms."""
     call()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
+    return float(np.median([once_ms(call) for _ in range(repeats)]))
 
 
 def once_ms(call: Callable[[], Any]) -> float:
+    """The wall time of one run of `call`, in ms."""
     start = time.perf_counter()
     call()
     return 1e3 * (time.perf_counter() - start)
