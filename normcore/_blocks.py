@@ -19,7 +19,9 @@ import threading
 
 import numpy as np
 
-RECYCLE_FROM = 1 << 20  # 1 MiB: smaller blocks come from numpy's allocator as usual
+# 128 KiB, glibc's threshold for taking memory straight from the operating system: the slabs the
+# kernels work in (64 Ki values) are recycled too; smaller blocks come from numpy's allocator
+RECYCLE_FROM = 1 << 17
 HOLD_AT_MOST = 1 << 28  # 256 MiB of buffers at most
 
 _held: list[np.ndarray] = []  # flat byte buffers; arrays handed out refer to them as their base

@@ -9,6 +9,8 @@ by hand: ``y = z * scale + shift``, the slope passed down is the readable backwa
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -148,3 +150,48 @@ def test_values_near_the_limit_pass_when_only_their_sum_of_squares_overflows() -
     x[0, 0] = 1.1 * limit
     with pytest.raises(MagnitudeError):
         check_values(x, 64, "x")
+
+
+@pytest.mark.parametrize(
+    ("dtype", "n"), [(np.float32, 512), (np.float32, 1000), (np.float64, 256), (np.float64, 300)]
+)
+def test_the_short_ufunc_buffer_changes_no_bit(
+    monkeypatch: pytest.MonkeyPatch, dtype: type, n: int
+) -> None:
+    """Rows of 2 KiB or more run with numpy's ufunc buffer cut to a row, for speed only: every
+    figure matches the default buffer bit for bit and the readable arithmetic to rounding, and
+    the buffer size is back to what it was afterwards."""
+    rng = np.random.default_rng(n)
+    x = (rng.standard_normal((9, n)) * 2.0 + 3.0).astype(dtype)
+    d = rng.standard_normal((9, n)).astype(dtype)
+    scale = rng.standard_normal((1, n)).astype(dtype)
+    shift = rng.standard_normal((1, n)).astype(dtype)
+    monkeypatch.setattr(fused, "CHUNK", 2 * n)  # the rows path, two rows a slab
+
+    def run() -> list[np.ndarray]:
+        st_, out = fused.standardise_affine(x, (1,), 1e-5, True, scale, shift)
+        passed, d_scale, d_shift = fused.standardise_affine_backward(st_, d, scale, (0,))
+        assert d_scale is not None and d_shift is not None
+        return [st_.z, out, st_.variance, st_.deviation, passed, d_scale, d_shift]
+
+    before = np.getbufsize()
+    short = run()
+    assert np.getbufsize() == before
+    monkeypatch.setattr(fused, "_row_buffers", lambda n, dtype: contextlib.nullcontext())
+    default = run()
+    for a, b in zip(short, default, strict=True):
+        assert a.dtype == b.dtype == dtype
+        assert np.array_equal(a, b)
+    slow = standardise(x.astype(np.float64), (1,), 1e-5)
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(short[0], slow.z, rtol=tol, atol=tol * np.abs(slow.z).max())
+
+
+def test_the_short_ufunc_buffer_is_undone_when_the_work_inside_fails() -> None:
+    before = np.getbufsize()
+    with pytest.raises(RuntimeError), fused._row_buffers(4096, np.dtype(np.float32)):
+        assert np.getbufsize() == 4096
+        raise RuntimeError("inside")
+    assert np.getbufsize() == before
+    with fused._row_buffers(100, np.dtype(np.float32)):  # 400 bytes a row: left as it was
+        assert np.getbufsize() == before
