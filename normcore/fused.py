@@ -1,16 +1,21 @@
 """The fast kernels the layers call: standardise, scale and shift in as few passes as numpy allows.
 
 `normcore.standardise` holds the arithmetic as the book shows it, one whole-block operation a
-line. The functions here compute the same figures for the layers, with three savings:
+line. The functions here compute the same figures for the layers, with four savings:
 
 * **No needless blocks.** The centred block becomes z in place; sums of products are read with
-  `einsum`, so no squared or product block is made; the answer is built in one owned buffer.
+  `einsum` or `vecdot`, so no squared or product block is made; the answer is built in one owned
+  buffer.
 * **Slabs that stay in cache.** A block of more than `CHUNK` values is worked a slab at a time
   along its first axis, and every temporary is one slab, small enough to stay in a core's cache.
   When the first axis is not a statistic axis (layer, RMS, instance and group norm, stacked
   models), each slab holds whole statistics and is finished in one visit: x is read once, z and
   the output written once. When it is (batch norm), the forward pass reads x three times (mean,
   variance, answer) and the backward pass reads the slope and z twice.
+* **A ufunc buffer no longer than a row.** Layer and RMS norm apply one value a row (mean,
+  inverse deviation, the backward sums) across rows of 2 KiB and more; numpy 2 would copy that
+  value into its buffer a row at a time before each such operation, so those loops run with the
+  buffer cut to a row (`_row_buffers`), which halves their time and changes no bit.
 * **Scale folded into constants.** For batch norm the scale is constant along the statistic's
   axis, so the backward sums are taken of the raw slope (they are the parameter slopes too), and
   the answer is ``d * k + z * a + c`` with per-feature constants ``k``, ``a`` and ``c``.
