@@ -28,6 +28,7 @@ LAYOUTS = {
     "batch, no scale": (lambda r: (r, 5), (0,), None),
     "row": (lambda r: (r, 7), (1,), (1,)),
     "row, no scale": (lambda r: (r, 7), (1,), None),
+    "wide row": (lambda r: (r, 300), (1,), (1,)),  # 2400 bytes a row: the short ufunc buffer
     "stacked batch": (lambda r: (3, r, 4), (1,), (0, 2)),
     "stacked row": (lambda r: (3, r, 4), (2,), (0, 2)),
     "image batch": (lambda r: (r, 3, 4, 5), (0, 2, 3), (1,)),
