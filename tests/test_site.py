@@ -224,6 +224,29 @@ def test_every_chapter_source_is_in_the_toc():
     assert not missing, f"chapters not in _toc.yml (run python tools/make_toc.py): {missing}"
 
 
+def test_chapters_and_their_figures_carry_the_chapter_number():
+    """Chapter NN's title reads "NN. ..." and its figures "Fig. NN.k", k = 1, 2, ... in order, so a
+    figure number names one figure in the whole book; the preface and glossary go unnumbered."""
+    numbered = 0
+    for page in sorted((SITE / "book").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        title = re.search(r'<h1>(.*?)<a class="headerlink"', text, re.S)  # the page's own title
+        assert title, f"{page.name}: no title"
+        figures = re.findall(r'caption-number">Fig\. ([0-9.]+) ', text)
+        match = re.match(r"(\d\d)-", page.name)
+        if match is None or match.group(1) == "00":
+            assert "section-number" not in title.group(1), f"{page.name} should not be numbered"
+            assert all("." not in f for f in figures)
+            continue
+        chapter = int(match.group(1))
+        assert f'section-number">{chapter}. </span>' in title.group(1), page.name
+        assert figures == [f"{chapter}.{k}" for k in range(1, len(figures) + 1)], page.name
+        images = [tag for tag, _ in parse(page).tags if tag == "img"]
+        assert len(images) == len(figures), f"{page.name}: an image without a numbered caption"
+        numbered += len(figures)
+    assert numbered > 0, "no numbered figure found in any chapter"
+
+
 @pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(SITE).as_posix())
 def test_page_loads_nothing_remote(page):
     """Scripts, styles, fonts, images, frames, media: all local. Plain <a> links may leave."""

@@ -27,6 +27,9 @@ def entries(root: Path = ROOT) -> list[str]:
 
 
 def render(docs: list[str]) -> str:
+    """The toc: the first page as root, the numbered chapters as one part, the back matter
+    (glossary) as another, unnumbered. Numbering the chapters gives each figure a number that
+    is unique in the book (Fig. 3.2 is chapter 3's second) and agrees with the file's NN."""
     if not docs:
         raise SystemExit("make_toc: no book/NN-*.md chapter found")
     lines = [
@@ -34,9 +37,19 @@ def render(docs: list[str]) -> str:
         "format: jb-book",
         f"root: {docs[0]}",
     ]
-    if len(docs) > 1:
-        lines.append("chapters:")
-        lines += [f"  - file: {doc}" for doc in docs[1:]]
+    back = [doc for doc in docs[1:] if doc.removeprefix("book/") in EXTRA]
+    chapters = [doc for doc in docs[1:] if doc not in back]
+    parts = [("Chapters", True, chapters), ("Back matter", False, back)]
+    if chapters or back:
+        lines.append("parts:")
+    for caption, numbered, files in parts:
+        if not files:
+            continue
+        lines.append(f"  - caption: {caption}")
+        if numbered:
+            lines.append("    numbered: true")
+        lines.append("    chapters:")
+        lines += [f"      - file: {doc}" for doc in files]
     return "\n".join(lines) + "\n"
 
 
