@@ -97,17 +97,37 @@ def _tiled_or_none(a: np.ndarray | None, like: np.ndarray) -> np.ndarray | None:
     return None if a is None else _tiled(a, like)
 
 
+def _inner_run(shape: tuple[int, ...], kept: list[tuple[int, ...]]) -> int:
+    """How many values numpy can run through in one inner loop when every array shaped as in
+    `kept` (1 where it broadcasts; missing leading axes count as 1) meets a block of `shape`: the
+    trailing axes over which each array stays either whole or broadcast, multiplied together."""
+    ndim = len(shape)
+    kept = [(1,) * (ndim - len(k)) + tuple(k[-ndim:] if ndim else ()) for k in kept]
+    run, pattern = 1, None
+    for i in reversed(range(ndim)):
+        if shape[i] == 1:
+            continue
+        here = tuple(k[i] == 1 for k in kept)
+        if pattern is not None and here != pattern:
+            break
+        pattern = here
+        run *= shape[i]
+    return run
+
+
 @contextmanager
 def _row_buffers(n: int, dtype: np.dtype) -> Iterator[None]:
-    """Run the block inside with numpy's ufunc buffer no longer than a row of `n` values.
+    """Run the block inside with numpy's ufunc buffer no longer than `n`, the values one inner
+    loop covers (`_inner_run`: a row of layer norm, an image of instance norm).
 
-    With a buffer longer than a row, numpy 2 copies an operand that broadcasts along the rows
-    (one value a row, as a row's mean or inverse deviation) into the buffer, a row at a time,
-    before every multiply (numpy issue 13307). With the buffer cut to a row, nothing is copied:
-    measured here, a per-row multiply of 64 rows of 1024 float32 goes from about 10 to 5 us,
-    the time of a plain two-block multiply. Rows under 2 KiB keep the default: there the
-    shorter loops cost more than the copy. The setting is numpy's context-local error state,
-    restored on leaving, and changes no figure: the operations inside are elementwise.
+    With a buffer longer than that, numpy 2 copies an operand that broadcasts (one value a row,
+    as a row's mean or inverse deviation, or one a column, as a scale) into the buffer, one run
+    at a time, before every operation (numpy issue 13307). With the buffer cut to the run,
+    nothing is copied: measured here, a per-row multiply of 64 rows of 1024 float32 goes from
+    about 10 to 5 us, the time of a plain two-block multiply. Runs under 2 KiB keep the default:
+    there the shorter loops cost more than the copy. The setting is numpy's context-local error
+    state, restored on leaving, and changes no figure (``tests/test_fused.py`` holds every path
+    to the default buffer bit for bit).
     """
     with np.errstate():
         if 2048 <= n * dtype.itemsize and n < np.getbufsize():
@@ -194,14 +214,16 @@ def standardise_affine(
     z = _blocks.empty_like(x)
     out = z if scale is None else _blocks.empty_like(x)
     job = _Pass(x, axes, n, epsilon, centre, scale, shift, z, out)
-    if x.ndim == 0 or x.size <= CHUNK:
-        mean, variance, deviation = _forward_into(job)
-    elif _rows(x.shape, axes, scale, shift):
-        mean, variance, deviation = _forward_rows(job)
-    elif 0 not in axes:
-        mean, variance, deviation = _forward_slab_by_slab(job)
-    else:
-        mean, variance, deviation = _forward_down_slabs(job)
+    kept = [_kept(x.shape, axes)] + [p.shape for p in (scale, shift) if p is not None]
+    with _row_buffers(_inner_run(x.shape, kept), x.dtype):
+        if x.ndim == 0 or x.size <= CHUNK:
+            mean, variance, deviation = _forward_into(job)
+        elif _rows(x.shape, axes, scale, shift):
+            mean, variance, deviation = _forward_rows(job)
+        elif 0 not in axes:
+            mean, variance, deviation = _forward_slab_by_slab(job)
+        else:
+            mean, variance, deviation = _forward_down_slabs(job)
     st = Standardised(
         z=z, mean=mean, variance=variance, deviation=deviation, axes=axes, count=n, from_block=True
     )
@@ -296,25 +318,24 @@ def _forward_rows(job: _Pass) -> Stats:
     per = _slabs(x2.shape)[0].stop  # rows a slab
     s2 = None if job.scale is None else _tiled(job.scale.reshape(1, n), x2[:per])
     b2 = None if job.shift is None else _tiled(job.shift.reshape(1, n), x2[:per])
-    with _row_buffers(n, dtype):
-        for i in range(0, rows, per):
-            j = min(i + per, rows)
-            zc, inv = z2[i:j], inverse[i:j]
-            if mean is not None:
-                np.subtract(x2[i:j], mean[i:j], out=zc)
-            else:
-                np.copyto(zc, x2[i:j])
-            np.vecdot(zc, zc, out=squares[i:j])  # a BLAS dot a row: twice einsum's speed here
-            np.multiply(squares[i:j, None], 1.0 / n, out=inv)  # variance, deviation, 1 / it
-            inv += job.epsilon
-            np.sqrt(inv, out=inv)
-            np.divide(1.0, inv, out=inv)
-            zc *= inv
-            if s2 is not None:
-                oc = out2[i:j]
-                np.multiply(zc, s2[: j - i], out=oc)
-                if b2 is not None:
-                    oc += b2[: j - i]
+    for i in range(0, rows, per):
+        j = min(i + per, rows)
+        zc, inv = z2[i:j], inverse[i:j]
+        if mean is not None:
+            np.subtract(x2[i:j], mean[i:j], out=zc)
+        else:
+            np.copyto(zc, x2[i:j])
+        np.vecdot(zc, zc, out=squares[i:j])  # a BLAS dot a row: twice einsum's speed here
+        np.multiply(squares[i:j, None], 1.0 / n, out=inv)  # variance, deviation, 1 / it
+        inv += job.epsilon
+        np.sqrt(inv, out=inv)
+        np.divide(1.0, inv, out=inv)
+        zc *= inv
+        if s2 is not None:
+            oc = out2[i:j]
+            np.multiply(zc, s2[: j - i], out=oc)
+            if b2 is not None:
+                oc += b2[: j - i]
     variance = squares.reshape(rows, 1) * (1.0 / n)
     deviation = np.sqrt(variance + job.epsilon)
     stat = _kept(job.x.shape, job.axes)
@@ -367,16 +388,18 @@ def standardise_affine_backward(
     """
     out = _blocks.empty_like(d)
     job = _Back(st, d, scale, param_axes, out)
-    if not st.from_block or d.ndim == 0 or d.size <= CHUNK:
-        sums = _backward_into(job)
-    elif _rows(d.shape, st.axes, scale, None):
-        sums = _backward_rows(job)
-    elif 0 not in st.axes:
-        sums = _backward_slab_by_slab(job)
-    elif scale is None or all(scale.shape[a] == 1 for a in st.axes):
-        sums = _backward_down_slabs(job)
-    else:  # a scale that varies down the statistic's first axis: no layer has one; whole block
-        sums = _backward_into(job)
+    kept = [st.deviation.shape] + ([] if scale is None else [scale.shape])
+    with _row_buffers(_inner_run(d.shape, kept), d.dtype):
+        if not st.from_block or d.ndim == 0 or d.size <= CHUNK:
+            sums = _backward_into(job)
+        elif _rows(d.shape, st.axes, scale, None):
+            sums = _backward_rows(job)
+        elif 0 not in st.axes:
+            sums = _backward_slab_by_slab(job)
+        elif scale is None or all(scale.shape[a] == 1 for a in st.axes):
+            sums = _backward_down_slabs(job)
+        else:  # a scale varying down the statistic's first axis: no layer has one; whole block
+            sums = _backward_into(job)
     return out, *sums
 
 
@@ -437,20 +460,19 @@ def _backward_rows(job: _Back) -> Sums:
     mean_gz = np.empty(rows, d.dtype)  # minus the row means of g z
     # every row's mean of g = d * scale at once, by BLAS
     mean_g = (d2 @ s).reshape(rows, 1) * (1.0 / n) if st.mean is not None else None
-    with _row_buffers(n, d.dtype):
-        for i in range(0, rows, per):
-            j = min(i + per, rows)
-            dc, zc, oc = d2[i:j], z2[i:j], out2[i:j]
-            dz = np.multiply(dc, zc, out=oc)  # oc holds d z until its row sums are read
-            np.matmul(dz, s_over_n, out=mean_gz[i:j])
-            if d_scale is not None:
-                d_scale += ones[: j - i] @ dz
-            # passed = (g - mean(g) - z * mean(g z)) / s, g = d * scale: -z mean(gz), +g, -mean(g)
-            np.multiply(zc, mean_gz[i:j, None], out=oc)
-            oc += np.multiply(dc, s_t[: j - i], out=spare[: j - i])
-            if mean_g is not None:
-                oc -= mean_g[i:j]
-            oc *= inverse[i:j]
+    for i in range(0, rows, per):
+        j = min(i + per, rows)
+        dc, zc, oc = d2[i:j], z2[i:j], out2[i:j]
+        dz = np.multiply(dc, zc, out=oc)  # oc holds d z until its row sums are read
+        np.matmul(dz, s_over_n, out=mean_gz[i:j])
+        if d_scale is not None:
+            d_scale += ones[: j - i] @ dz
+        # passed = (g - mean(g) - z * mean(g z)) / s, g = d * scale: -z mean(gz), +g, -mean(g)
+        np.multiply(zc, mean_gz[i:j, None], out=oc)
+        oc += np.multiply(dc, s_t[: j - i], out=spare[: j - i])
+        if mean_g is not None:
+            oc -= mean_g[i:j]
+        oc *= inverse[i:j]
     if param_axes is None or d_scale is None:
         return None, None
     d_shift = np.ones(rows, d.dtype) @ d2

@@ -153,39 +153,69 @@ def test_values_near_the_limit_pass_when_only_their_sum_of_squares_overflows() -
         check_values(x, 64, "x")
 
 
-@pytest.mark.parametrize(
-    ("dtype", "n"), [(np.float32, 512), (np.float32, 1000), (np.float64, 256), (np.float64, 300)]
+WIDE = {
+    # name: (shape given rows r and run m, statistic axes, axes the scale varies along)
+    "row": (lambda r, m: (r, m), (1,), (1,)),
+    "batch": (lambda r, m: (r, m), (0,), (1,)),
+    "instance": (lambda r, m: (r, 3, 2, m // 2), (2, 3), (1,)),
+    "group": (lambda r, m: (r, 2, 2, 2, m // 2), (2, 3, 4), (1, 2)),
+    "image batch": (lambda r, m: (r, 3, 2, m // 2), (0, 2, 3), (1,)),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    layout=st.sampled_from(sorted(WIDE)),
+    r=st.integers(1, 5),
+    m=st.sampled_from([256, 300, 512, 1000, 1024]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    slabs=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
 )
 def test_the_short_ufunc_buffer_changes_no_bit(
-    monkeypatch: pytest.MonkeyPatch, dtype: type, n: int
+    layout: str, r: int, m: int, dtype: type, slabs: bool, seed: int
 ) -> None:
-    """Rows of 2 KiB or more run with numpy's ufunc buffer cut to a row, for speed only: every
-    figure matches the default buffer bit for bit and the readable arithmetic to rounding, and
-    the buffer size is back to what it was afterwards."""
-    rng = np.random.default_rng(n)
-    x = (rng.standard_normal((9, n)) * 2.0 + 3.0).astype(dtype)
-    d = rng.standard_normal((9, n)).astype(dtype)
-    scale = rng.standard_normal((1, n)).astype(dtype)
-    shift = rng.standard_normal((1, n)).astype(dtype)
-    monkeypatch.setattr(fused, "CHUNK", 2 * n)  # the rows path, two rows a slab
+    """Runs of 2 KiB or more go through numpy with its ufunc buffer cut to the run, for speed
+    only: every figure matches the default buffer bit for bit, on every path, and the buffer
+    size is back to what it was afterwards."""
+    make, axes, along = WIDE[layout]
+    shape = make(r, m)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 2.0 + 3.0).astype(dtype)
+    d = rng.standard_normal(shape).astype(dtype)
+    scale = _param(rng, shape, along).astype(dtype)
+    shift = _param(rng, shape, along).astype(dtype)
+    shared = tuple(i for i, size in enumerate(scale.shape) if size == 1)
 
     def run() -> list[np.ndarray]:
-        st_, out = fused.standardise_affine(x, (1,), 1e-5, True, scale, shift)
-        passed, d_scale, d_shift = fused.standardise_affine_backward(st_, d, scale, (0,))
+        st_, out = fused.standardise_affine(x, axes, 1e-5, True, scale, shift)
+        passed, d_scale, d_shift = fused.standardise_affine_backward(st_, d, scale, shared)
         assert d_scale is not None and d_shift is not None
-        return [st_.z, out, st_.variance, st_.deviation, passed, d_scale, d_shift]
+        return [st_.z, out, st_.mean, st_.variance, st_.deviation, passed, d_scale, d_shift]
 
     before = np.getbufsize()
-    short = run()
-    assert np.getbufsize() == before
-    monkeypatch.setattr(fused, "_row_buffers", lambda n, dtype: contextlib.nullcontext())
-    default = run()
+    with pytest.MonkeyPatch.context() as patch:
+        if slabs:
+            patch.setattr(fused, "CHUNK", x.size // 3)
+        short = run()
+        assert np.getbufsize() == before
+        patch.setattr(fused, "_row_buffers", lambda n, dtype: contextlib.nullcontext())
+        default = run()
     for a, b in zip(short, default, strict=True):
         assert a.dtype == b.dtype == dtype
         assert np.array_equal(a, b)
-    slow = standardise(x.astype(np.float64), (1,), 1e-5)
-    tol = 2e-5 if dtype == np.float32 else 1e-12
-    np.testing.assert_allclose(short[0], slow.z, rtol=tol, atol=tol * np.abs(slow.z).max())
+
+
+def test_the_inner_run_is_where_every_operand_keeps_its_layout() -> None:
+    run = fused._inner_run
+    assert run((64, 1024), [(64, 1), (1, 1024)]) == 1024  # layer norm: stats and scale
+    assert run((64, 1024), [(1, 1024)]) == 1024  # batch norm
+    assert run((8, 16, 64, 64), [(8, 16, 1, 1), (1, 16, 1, 1)]) == 64 * 64  # instance norm
+    assert run((8, 4, 4, 64, 64), [(8, 4, 1, 1, 1), (1, 4, 4, 1, 1)]) == 64 * 64  # group norm
+    assert run((8, 1, 5), [(8, 1, 1)]) == 5  # size-1 axes do not cut the run
+    assert run((7,), []) == 7
+    assert run((2, 1, 3), [(3,), (2, 1, 1)]) == 3  # missing leading axes count as 1
+    assert run((), [()]) == 1
 
 
 def test_the_short_ufunc_buffer_is_undone_when_the_work_inside_fails() -> None:
