@@ -26,7 +26,7 @@ from ._checks import (
     renewed,
 )
 from .errors import ShapeError
-from .fused import standardise_affine, standardise_affine_backward
+from .fused import standardise_affine, standardise_affine_backward, standardise_by_affine
 from .responses import (
     Gradient,
     Response,
@@ -35,7 +35,7 @@ from .responses import (
     check_response,
     check_slope,
 )
-from .standardise import Standardised, standardise_by
+from .standardise import Standardised
 
 #: answers provably below this share of the float type's largest value skip the overflow scan
 _SAFE = 0.25
@@ -132,8 +132,7 @@ class Normaliser:
             # of the float range.
             bound = math.sqrt(count) * _largest(scale, 1.0) + _largest(shift, 0.0)
         else:
-            st = standardise_by(view, given[0], given[1], axes)
-            out = st.z if scale is None else st.z * scale + shift
+            st, out = standardise_by_affine(view, given[0], given[1], axes, scale, shift)
             bound = math.inf
         if not bound < _SAFE * float(np.finfo(x.dtype).max):
             check_finite_result(out, f"{type(self).__name__}.forward")

@@ -7,7 +7,8 @@ Four measurements, side by side in one process, each the median of several repea
    (timed as ``np.copyto`` of one block), backward reads x and the slope and writes the slope
    passed down (timed as a copy of one and a half blocks, the same byte volume). The ratio is the
    layer's time over that floor. The readable `standardise` pair the book shows is timed beside
-   the fast kernels the layers use;
+   the fast kernels the layers use, and batch norm's forward pass by its running figures
+   (predicting) against the forward floor;
 2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
 3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
 4. the time to run every chapter under nbval, kernel start included (``--no-chapters`` skips it).
@@ -94,6 +95,8 @@ def _time_layer(
         "readable": lambda: standardise_backward(standardise(x, axes, 1e-5), d),
         "fast": lambda: standardise_backward_fast(standardise_fast(x, axes, 1e-5), d),
     }
+    if hasattr(layer, "running_mean"):  # a layer that predicts by its running figures
+        work["predicting"] = lambda: layer.forward(x, "predicting")
     for call in work.values():  # warm up
         call()
     def timed(key: str, call: Callable[[], Any]) -> float:
@@ -106,6 +109,10 @@ def _time_layer(
     row: dict[str, Any] = {key: float(np.median([r[key] for r in rounds])) for key in work}
     for key, floor in (("forward", "floor_forward"), ("backward", "floor_backward")):
         row[f"{key}_ratio"] = float(np.median([r[key] / r[floor] for r in rounds]))
+    if "predicting" in work:
+        row["predicting_ratio"] = float(
+            np.median([r["predicting"] / r["floor_forward"] for r in rounds])
+        )
     row["total_ratio"] = float(np.median([
         (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
         for r in rounds
@@ -114,10 +121,13 @@ def _time_layer(
 
 
 def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, int]) -> None:
-    print(f"Layers, training purpose, block {shape[0]} x {shape[1]} (median ms; ratio to floor)")
+    print(
+        f"Layers on a {shape[0]} x {shape[1]} block, training purpose; predict: by the running "
+        "figures (median ms; ratio to floor)"
+    )
     header = (
         f"{'dtype':8} {'layer':6} {'fwd':>7} {'floor':>6} {'x':>5}  {'bwd':>7} {'floor':>6} "
-        f"{'x':>5}  {'total x':>7}  {'kernel: readable':>16} {'fast':>6}"
+        f"{'x':>5}  {'total x':>7}  {'kernel: readable':>16} {'fast':>6}  {'predict':>7} {'x':>5}"
     )
     print(header)
     print("-" * len(header))
@@ -126,12 +136,15 @@ def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, int]) -> Non
             f"{r['dtype']:8} {r['layer']:6} {r['forward']:7.2f} {r['floor_forward']:6.2f} "
             f"{r['forward_ratio']:5.1f}  {r['backward']:7.2f} "
             f"{r['floor_backward']:6.2f} {r['backward_ratio']:5.1f}  "
-            f"{r['total_ratio']:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}"
+            f"{r['total_ratio']:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}  "
+            + (f"{r['predicting']:7.2f} {r['predicting_ratio']:5.1f}" if "predicting" in r
+               else f"{'-':>7} {'-':>5}")
         )
     print(
         "floor: forward = copy one block (read x, write y); backward = copy 1.5 blocks "
         "(read x and the slope, write the slope passed down). kernel: standardise + its "
-        "backward alone, the book's readable pair vs the fast pair the layers call. Ratios: "
+        "backward alone, the book's readable pair vs the fast pair the layers call. predict: "
+        "the forward pass by the running figures, against the forward floor. Ratios: "
         "medians over rounds that time the floor and the layer side by side."
     )
 

@@ -513,6 +513,72 @@ def _backward_down_slabs(job: _Back) -> Sums:
     )
 
 
+# -- predicting: statistics handed in ---------------------------------------------------------
+
+
+def standardise_by_affine(
+    x: np.ndarray,
+    mean: np.ndarray | None,
+    deviation: np.ndarray,
+    axes: tuple[int, ...],
+    scale: np.ndarray | None = None,
+    shift: np.ndarray | None = None,
+) -> tuple[Standardised, np.ndarray]:
+    """`normcore.standardise.standardise_by` followed by ``z * scale + shift``.
+
+    The same operations in the same order as the readable form (subtract, divide, multiply, add),
+    so the same bits, but into recycled blocks, a slab at a time when the block is larger than
+    `CHUNK`, and with the ufunc buffer cut to the inner run. `mean`, `deviation`, `scale` and
+    `shift` broadcast against `x` (running figures, per feature); shift goes with scale.
+    """
+    axes = tuple(a % x.ndim for a in axes)
+
+    def lined_up(p: np.ndarray) -> np.ndarray:
+        """p with x's rank, so that a slab's share of it is a slice of its first axis."""
+        return p.reshape((1,) * (x.ndim - p.ndim) + p.shape)
+
+    s = lined_up(deviation)
+    m, a, b = (None if p is None else lined_up(p) for p in (mean, scale, shift))
+    z = _blocks.empty_like(x)
+    out = z if a is None else _blocks.empty_like(x)
+    kept = [p.shape for p in (m, s, a, b) if p is not None]
+    with _row_buffers(_inner_run(x.shape, kept), x.dtype):
+        if x.ndim == 0 or x.size <= CHUNK:
+            _by_into(x, m, s, a, b, z, out)
+        else:
+            for cut in _slabs(x.shape):
+                _by_into(
+                    x[cut], _part(m, cut), s[cut] if s.shape[0] > 1 else s, _part(a, cut),
+                    _part(b, cut), z[cut], out[cut],
+                )
+    st = Standardised(
+        z=z, mean=mean, variance=None, deviation=deviation, axes=axes,
+        count=_count(x.shape, axes), from_block=False,
+    )
+    return st, out
+
+
+def _by_into(
+    x: np.ndarray,
+    mean: np.ndarray | None,
+    deviation: np.ndarray,
+    scale: np.ndarray | None,
+    shift: np.ndarray | None,
+    z: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """z = (x - mean) / deviation and out = z * scale + shift, written in place."""
+    if mean is None:
+        np.divide(x, deviation, out=z)
+    else:
+        np.subtract(x, mean, out=z)
+        np.divide(z, deviation, out=z)
+    if scale is not None:
+        np.multiply(z, scale, out=out)
+        if shift is not None:
+            out += shift
+
+
 # -- the plain pair, for the benchmark and the tests ------------------------------------------
 
 

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import normcore as nc
 from normcore import fused
-from normcore._checks import _magnitude_limit, check_values
+from normcore._checks import _magnitude_limit, all_finite, check_values
 from normcore.errors import MagnitudeError, NonFiniteError
-from normcore.standardise import standardise, standardise_backward
+from normcore.standardise import standardise, standardise_backward, standardise_by
 
 LAYOUTS = {
     # name: (shape given the drawn size r, statistic axes, axes the scale varies along)
@@ -226,3 +226,63 @@ def test_the_short_ufunc_buffer_is_undone_when_the_work_inside_fails() -> None:
     assert np.getbufsize() == before
     with fused._row_buffers(100, np.dtype(np.float32)):  # 400 bytes a row: left as it was
         assert np.getbufsize() == before
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_quick_finite_test_agrees_with_the_exact_one(dtype: type) -> None:
+    """Blocks of 64 Ki values and more are first read by one dot product; a NaN or infinity
+    anywhere is still found, and finite values whose squares overflow still pass."""
+    big = np.ones((300, 300), dtype)  # 90,000 values: the quick path
+    assert all_finite(big) and all_finite(big[:, ::2])
+    huge = np.full((300, 300), np.finfo(dtype).max / 2, dtype)  # finite, the sum of squares not
+    assert all_finite(huge)
+    for bad in (np.nan, np.inf, -np.inf):
+        y = big.copy()
+        y[123, 45] = bad
+        assert not all_finite(y) and not all_finite(y[:, 1::2])
+        assert not all_finite(y[120:125])  # under 64 Ki values: the exact test
+
+
+IMAGE_STATS = {
+    # name: (shape given r, shape of the handed-in statistics, shape of scale and shift)
+    "batch": (lambda r: (r, 7), (7,), (1, 7)),
+    "wide batch": (lambda r: (r, 600), (1, 600), (1, 600)),
+    "image batch": (lambda r: (r, 3, 4, 5), (3, 1, 1), (1, 3, 1, 1)),
+    "stacked batch": (lambda r: (2, r, 6), (2, 1, 6), (2, 1, 6)),
+}
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    layout=st.sampled_from(sorted(IMAGE_STATS)),
+    r=st.integers(1, 9),
+    slabs=st.booleans(),
+    centred=st.booleans(),
+    affine=st.booleans(),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_predicting_by_given_figures_matches_the_readable_form_bit_for_bit(
+    layout: str, r: int, slabs: bool, centred: bool, affine: bool, dtype: type, seed: int
+) -> None:
+    """`standardise_by_affine` (the layers' predicting path) makes the same operations as
+    `standardise_by` and ``z * scale + shift`` in the same order: the same bits, whole or in
+    slabs, whatever the statistics' rank."""
+    make, stat_shape, param_shape = IMAGE_STATS[layout]
+    shape = make(r)
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 3.0 + 1.0).astype(dtype)
+    mean = rng.standard_normal(stat_shape).astype(dtype) if centred else None
+    deviation = (rng.random(stat_shape) + 0.5).astype(dtype)
+    scale = rng.standard_normal(param_shape).astype(dtype) if affine else None
+    shift = rng.standard_normal(param_shape).astype(dtype) if affine else None
+    axes = (0,) if layout != "image batch" else (0, 2, 3)
+    with pytest.MonkeyPatch.context() as patch:
+        if slabs:
+            patch.setattr(fused, "CHUNK", max(1, x.size // 4))
+        st_fast, out = fused.standardise_by_affine(x, mean, deviation, axes, scale, shift)
+    slow = standardise_by(x, mean, deviation, axes)
+    want = slow.z if scale is None else slow.z * scale + shift
+    assert st_fast.z.dtype == out.dtype == dtype
+    assert np.array_equal(st_fast.z, slow.z) and np.array_equal(out, want)
+    assert not st_fast.from_block and st_fast.count == slow.count
