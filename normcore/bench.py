@@ -8,7 +8,8 @@ Four measurements, side by side in one process, each the median of several repea
    passed down (timed as a copy of one and a half blocks, the same byte volume). The ratio is the
    layer's time over that floor. The readable `standardise` pair the book shows is timed beside
    the fast kernels the layers use, and batch norm's forward pass by its running figures
-   (predicting) against the forward floor;
+   (predicting) against the forward floor; and the same for instance norm on 64 x 16 x 64 x 64
+   images (as many values as the 4096 x 1024 block), one figure a channel over 64 x 64 values;
 2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
 3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
 4. the time to run every chapter under nbval, kernel start included (``--no-chapters`` skips it).
@@ -33,6 +34,7 @@ import numpy as np
 
 from .batch import BatchNorm
 from .fused import standardise_backward_fast, standardise_fast
+from .image import InstanceNorm
 from .layer import LayerNorm
 from .standardise import standardise, standardise_backward
 
@@ -70,6 +72,25 @@ def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
             row = _time_layer(layer, axes, x, d, repeats)
             row.update(dtype=np.dtype(dtype).name, layer=name)
             out.append(row)
+    return out
+
+
+def image_rows(shape: tuple[int, int, int, int], repeats: int) -> list[dict[str, Any]]:
+    """Instance norm's forward and backward on a block of images (N, C, H, W), as `layer_rows`:
+    one figure a channel of an image, broadcast over its H x W values."""
+    out = []
+    for dtype in (np.float32, np.float64):
+        rng = np.random.default_rng(7)
+        x = rng.standard_normal(shape).astype(dtype)
+        d = rng.standard_normal(shape).astype(dtype)
+        channels = shape[1]
+        layer = dataclasses.replace(
+            InstanceNorm.create(channels), scale=1.0 + 0.1 * rng.standard_normal(channels),
+            shift=0.1 * rng.standard_normal(channels),
+        )
+        row = _time_layer(layer, (2, 3), x, d, repeats)
+        row.update(dtype=np.dtype(dtype).name, layer="inst.")
+        out.append(row)
     return out
 
 
@@ -120,10 +141,10 @@ def _time_layer(
     return row
 
 
-def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, int]) -> None:
+def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, ...]) -> None:
     print(
-        f"Layers on a {shape[0]} x {shape[1]} block, training purpose; predict: by the running "
-        "figures (median ms; ratio to floor)"
+        f"Layers on a {' x '.join(map(str, shape))} block, training purpose; predict: by the "
+        "running figures (median ms; ratio to floor)"
     )
     header = (
         f"{'dtype':8} {'layer':6} {'fwd':>7} {'floor':>6} {'x':>5}  {'bwd':>7} {'floor':>6} "
@@ -236,6 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     shape = (256, 128) if args.quick else (4096, 1024)
     repeats = args.repeats or (3 if args.quick else 9)
     print_layer_table(layer_rows(*shape, repeats), shape)
+    images = (2, 4, 8, 8) if args.quick else (64, 16, 64, 64)
+    print()
+    print_layer_table(image_rows(images, repeats), images)
     if not args.quick:
         comparison()
     playground(3 if args.quick else 15)

@@ -11,4 +11,4 @@ def test_bench_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "float32" in out and "float64" in out and "batch" in out and "layer" in out
-    assert "predict" in out
+    assert "predict" in out and "inst." in out
