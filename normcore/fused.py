@@ -153,17 +153,33 @@ def _rows(
     axes: tuple[int, ...],
     scale: np.ndarray | None,
     shift: np.ndarray | None,
-) -> bool:
-    """True when the block is a stack of rows, each one statistic (trailing axes, as layer and RMS
-    norm), and the parameters are one value per position in the row (as layer and RMS norm; not
-    group norm, whose scale is one per channel): then the row sums that involve the scale are
-    matrix-vector products."""
+) -> str | None:
+    """How the block is a stack of rows, each one statistic (the trailing axes), or None.
+
+    "position": the parameters hold one value per position in a row (layer and RMS norm), so
+    the row sums that involve the scale are matrix-vector products with it. "row": they hold one
+    value per row (instance norm's per-channel scale over an image's H x W), so they are one
+    more figure a row. Anything else (group norm's scale, one per channel inside a row) is None.
+    """
     lead = len(shape) - len(axes)
     if lead < 1 or axes != tuple(range(lead, len(shape))):
-        return False
-    return all(
-        p is None or (all(size == 1 for size in p.shape[:lead]) and p.shape[lead:] == shape[lead:])
-        for p in (scale, shift)
+        return None
+    given = [p for p in (scale, shift) if p is not None]
+    if all(
+        all(size == 1 for size in p.shape[:lead]) and p.shape[lead:] == shape[lead:] for p in given
+    ):
+        return "position"
+    if all(all(size == 1 for size in p.shape[lead:]) for p in given):
+        return "row"
+    return None
+
+
+def _per_row(p: np.ndarray | None, shape: tuple[int, ...], lead: int) -> np.ndarray | None:
+    """A parameter that is one value a row (trailing axes of size 1), as a column: one a row."""
+    if p is None:
+        return None
+    return np.ascontiguousarray(np.broadcast_to(p.reshape(p.shape[:lead]), shape[:lead])).reshape(
+        -1, 1
     )
 
 
@@ -218,7 +234,7 @@ def standardise_affine(
     with _row_buffers(_inner_run(x.shape, kept), x.dtype):
         if x.ndim == 0 or x.size <= CHUNK:
             mean, variance, deviation = _forward_into(job)
-        elif _rows(x.shape, axes, scale, shift):
+        elif _rows(x.shape, axes, scale, shift) is not None:
             mean, variance, deviation = _forward_rows(job)
         elif 0 not in axes:
             mean, variance, deviation = _forward_slab_by_slab(job)
@@ -316,8 +332,15 @@ def _forward_rows(job: _Pass) -> Stats:
         mean /= n
     squares, inverse = np.empty(rows, dtype), np.empty((rows, 1), dtype)
     per = _slabs(x2.shape)[0].stop  # rows a slab
-    s2 = None if job.scale is None else _tiled(job.scale.reshape(1, n), x2[:per])
-    b2 = None if job.shift is None else _tiled(job.shift.reshape(1, n), x2[:per])
+    if _rows(job.x.shape, job.axes, job.scale, job.shift) == "position":
+        # one value a position: written out to a whole slab once, sliced for each slab
+        s2 = None if job.scale is None else _tiled(job.scale.reshape(1, n), x2[:per])
+        b2 = None if job.shift is None else _tiled(job.shift.reshape(1, n), x2[:per])
+        slab_of = _same_tile
+    else:  # one value a row: a column, sliced with the rows
+        lead = job.x.ndim - len(job.axes)
+        s2, b2 = (_per_row(p, job.x.shape, lead) for p in (job.scale, job.shift))
+        slab_of = _rows_of
     for i in range(0, rows, per):
         j = min(i + per, rows)
         zc, inv = z2[i:j], inverse[i:j]
@@ -333,9 +356,9 @@ def _forward_rows(job: _Pass) -> Stats:
         zc *= inv
         if s2 is not None:
             oc = out2[i:j]
-            np.multiply(zc, s2[: j - i], out=oc)
+            np.multiply(zc, slab_of(s2, i, j), out=oc)
             if b2 is not None:
-                oc += b2[: j - i]
+                oc += slab_of(b2, i, j)
     variance = squares.reshape(rows, 1) * (1.0 / n)
     deviation = np.sqrt(variance + job.epsilon)
     stat = _kept(job.x.shape, job.axes)
@@ -392,8 +415,10 @@ def standardise_affine_backward(
     with _row_buffers(_inner_run(d.shape, kept), d.dtype):
         if not st.from_block or d.ndim == 0 or d.size <= CHUNK:
             sums = _backward_into(job)
-        elif _rows(d.shape, st.axes, scale, None):
+        elif _rows(d.shape, st.axes, scale, None) == "position":
             sums = _backward_rows(job)
+        elif _rows(d.shape, st.axes, scale, None) == "row":
+            sums = _backward_rows_per_row(job)
         elif 0 not in st.axes:
             sums = _backward_slab_by_slab(job)
         elif scale is None or all(scale.shape[a] == 1 for a in st.axes):
@@ -478,6 +503,60 @@ def _backward_rows(job: _Back) -> Sums:
     d_shift = np.ones(rows, d.dtype) @ d2
     shape = _kept(d.shape, param_axes)
     return d_scale.reshape(shape), d_shift.reshape(shape)
+
+
+def _backward_rows_per_row(job: _Back) -> Sums:
+    """A stack of rows, each one statistic, with one scale a row (instance norm on large blocks).
+
+    With g = d * s_r, passed = (s_r / dev_r) * (d - mean(d) - z * mean(d z)) row by row: the
+    row sums of d and of d z come from BLAS (a matrix-vector product, a dot a row), and the
+    answer is ``d * k + z * a + c`` with one k, a and c a row. The parameter slopes are the same
+    row sums, added over the rows that share a parameter.
+    """
+    st, d, scale, param_axes, out = job.st, job.d, job.scale, job.param_axes, job.out
+    n, dtype = st.count, d.dtype
+    d2, z2, out2 = d.reshape(-1, n), st.z.reshape(-1, n), out.reshape(-1, n)
+    rows = d2.shape[0]
+    lead = d.ndim - len(st.axes)
+    k = (1.0 / st.deviation).reshape(rows, 1)
+    s = _per_row(scale, d.shape, lead)
+    if s is not None:
+        k = k * s
+    sum_d = (d2 @ np.ones(n, dtype)).reshape(rows, 1)
+    sum_dz = np.empty((rows, 1), dtype)
+    c = None if st.mean is None else k * sum_d * (-1.0 / n)
+    a = np.empty((rows, 1), dtype)
+    per = _slabs(d2.shape)[0].stop
+    spare = _blocks.empty_like(d2[:per])
+    for i in range(0, rows, per):
+        j = min(i + per, rows)
+        dc, zc, oc, ac = d2[i:j], z2[i:j], out2[i:j], a[i:j]
+        np.vecdot(dc, zc, out=sum_dz[i:j, 0])
+        np.multiply(sum_dz[i:j], -1.0 / n, out=ac)
+        ac *= k[i:j]
+        np.multiply(zc, ac, out=oc)
+        oc += np.multiply(dc, k[i:j], out=spare[: j - i])
+        if c is not None:
+            oc += c[i:j]
+    if param_axes is None:
+        return None, None
+    shared = tuple(i for i in param_axes if i < lead)  # the trailing axes are summed already
+
+    def gathered(total: np.ndarray) -> np.ndarray:
+        by_row = total.reshape(d.shape[:lead])
+        return np.add.reduce(by_row, axis=shared, keepdims=True).reshape(_kept(d.shape, param_axes))
+
+    return gathered(sum_dz), gathered(sum_d)
+
+
+def _same_tile(tile: np.ndarray, i: int, j: int) -> np.ndarray:
+    """A slab's share of a tile that is the same for every slab: its first j - i rows."""
+    return tile[: j - i]
+
+
+def _rows_of(column: np.ndarray, i: int, j: int) -> np.ndarray:
+    """A slab's share of a column with one value a row: rows i to j."""
+    return column[i:j]
 
 
 def _backward_down_slabs(job: _Back) -> Sums:

@@ -125,6 +125,30 @@ def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, make,
         np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_instance_norm_on_images_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, dtype) -> None:
+    """Instance norm's scale is one value a row (a channel of an image): the rows path takes it
+    as a column, and answers as the whole-block path does, to rounding."""
+    rng = np.random.default_rng(5)
+    layer = nc.InstanceNorm.create(3)
+    layer = type(layer)(**{**layer.__dict__, "scale": rng.standard_normal(3) + 1.0,
+                           "shift": rng.standard_normal(3)})
+    x = (rng.standard_normal((5, 3, 4, 6)) * 3.0 + 1.0).astype(dtype)
+    d = rng.standard_normal(x.shape).astype(dtype)
+    whole = layer.forward(x, "training")
+    whole_g = layer.backward(whole, d)
+    monkeypatch.setattr(fused, "CHUNK", 48)  # slabs of two rows of 24
+    assert fused._rows(x.shape, (2, 3), layer.scale[None, :, None, None], None) == "row"
+    cut = layer.forward(x, "training")
+    cut_g = layer.backward(cut, d)
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    for a, b in [(whole.output, cut.output), (whole_g.passed_down, cut_g.passed_down),
+                 (whole_g.slopes["scale"], cut_g.slopes["scale"]),
+                 (whole_g.slopes["shift"], cut_g.slopes["shift"])]:
+        assert b.dtype == a.dtype == dtype and b.shape == a.shape
+        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+
+
 def test_the_quick_value_check_refuses_what_the_exact_one_does() -> None:
     """One BLAS dot decides the common case; NaN, inf and large values still get their own error,
     contiguous or not."""
