@@ -101,44 +101,30 @@ def test_every_path_agrees_with_the_readable_arithmetic(
         )
 
 
+SLABBED = {
+    # name: (the layer, its block's shape, CHUNK that cuts the block into slabs of two rows)
+    "batch": (lambda: nc.BatchNorm.create(6), (40, 6), 12),
+    "layer": (lambda: nc.LayerNorm.create(6), (40, 6), 12),
+    "RMS": (lambda: nc.RMSNorm.create(6), (40, 6), 12),
+    # one scale a row (a channel of an image): the rows path takes it as a column
+    "instance": (lambda: nc.InstanceNorm.create(6), (5, 6, 4, 6), 48),
+}
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("make", [lambda: nc.BatchNorm.create(6), lambda: nc.LayerNorm.create(6),
-                                  lambda: nc.RMSNorm.create(6)], ids=["batch", "layer", "RMS"])
-def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, make, dtype) -> None:
+@pytest.mark.parametrize("name", sorted(SLABBED))
+def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, name, dtype) -> None:
     """A layer gives the same answer (to rounding) whether its block is one slab or many."""
+    make, shape, chunk = SLABBED[name]
     rng = np.random.default_rng(3)
     layer = make()
     layer = type(layer)(**{**layer.__dict__, "scale": rng.standard_normal(6) + 1.0,
                            "shift": rng.standard_normal(6)})
-    x = (rng.standard_normal((40, 6)) * 3.0 + 1.0).astype(dtype)
-    d = rng.standard_normal((40, 6)).astype(dtype)
+    x = (rng.standard_normal(shape) * 3.0 + 1.0).astype(dtype)
+    d = rng.standard_normal(shape).astype(dtype)
     whole = layer.forward(x, "training")
     whole_g = layer.backward(whole, d)
-    monkeypatch.setattr(fused, "CHUNK", 12)  # slabs of two rows
-    cut = layer.forward(x, "training")
-    cut_g = layer.backward(cut, d)
-    tol = 1e-12 if dtype == np.float64 else 2e-5
-    for a, b in [(whole.output, cut.output), (whole_g.passed_down, cut_g.passed_down),
-                 (whole_g.slopes["scale"], cut_g.slopes["scale"]),
-                 (whole_g.slopes["shift"], cut_g.slopes["shift"])]:
-        assert b.dtype == a.dtype == dtype
-        np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
-
-
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_instance_norm_on_images_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, dtype) -> None:
-    """Instance norm's scale is one value a row (a channel of an image): the rows path takes it
-    as a column, and answers as the whole-block path does, to rounding."""
-    rng = np.random.default_rng(5)
-    layer = nc.InstanceNorm.create(3)
-    layer = type(layer)(**{**layer.__dict__, "scale": rng.standard_normal(3) + 1.0,
-                           "shift": rng.standard_normal(3)})
-    x = (rng.standard_normal((5, 3, 4, 6)) * 3.0 + 1.0).astype(dtype)
-    d = rng.standard_normal(x.shape).astype(dtype)
-    whole = layer.forward(x, "training")
-    whole_g = layer.backward(whole, d)
-    monkeypatch.setattr(fused, "CHUNK", 48)  # slabs of two rows of 24
-    assert fused._rows(x.shape, (2, 3), layer.scale[None, :, None, None], None) == "row"
+    monkeypatch.setattr(fused, "CHUNK", chunk)
     cut = layer.forward(x, "training")
     cut_g = layer.backward(cut, d)
     tol = 1e-12 if dtype == np.float64 else 2e-5
@@ -147,6 +133,13 @@ def test_instance_norm_on_images_cut_into_slabs(monkeypatch: pytest.MonkeyPatch,
                  (whole_g.slopes["shift"], cut_g.slopes["shift"])]:
         assert b.dtype == a.dtype == dtype and b.shape == a.shape
         np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
+
+
+def test_instance_norm_scale_is_one_value_a_row() -> None:
+    scale = np.ones((1, 6, 1, 1))
+    assert fused._rows((5, 6, 4, 6), (2, 3), scale, scale) == "row"
+    assert fused._rows((5, 6, 4, 6), (2, 3), np.ones((1, 1, 4, 6)), None) == "position"
+    assert fused._rows((5, 2, 3, 4), (2, 3), np.ones((1, 2, 3, 1)), None) is None  # group-like
 
 
 def test_the_quick_value_check_refuses_what_the_exact_one_does() -> None:
