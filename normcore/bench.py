@@ -8,8 +8,8 @@ Four measurements, side by side in one process, each the median of several repea
    passed down (timed as a copy of one and a half blocks, the same byte volume). The ratio is the
    layer's time over that floor. The readable `standardise` pair the book shows is timed beside
    the fast kernels the layers use, and batch norm's forward pass by its running figures
-   (predicting) against the forward floor; and the same for instance norm on 64 x 16 x 64 x 64
-   images (as many values as the 4096 x 1024 block), one figure a channel over 64 x 64 values;
+   (predicting) against the forward floor; and the same for instance and group norm on
+   64 x 16 x 64 x 64 images (as many values as the 4096 x 1024 block);
 2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
 3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
 4. the time to run every chapter under nbval, kernel start included (``--no-chapters`` skips it).
@@ -34,7 +34,7 @@ import numpy as np
 
 from .batch import BatchNorm
 from .fused import standardise_backward_fast, standardise_fast
-from .image import InstanceNorm
+from .image import GroupNorm, InstanceNorm
 from .layer import LayerNorm
 from .standardise import standardise, standardise_backward
 
@@ -76,8 +76,10 @@ def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
 
 
 def image_rows(shape: tuple[int, int, int, int], repeats: int) -> list[dict[str, Any]]:
-    """Instance norm's forward and backward on a block of images (N, C, H, W), as `layer_rows`:
-    one figure a channel of an image, broadcast over its H x W values."""
+    """Instance norm's and group norm's (4 groups) forward and backward on a block of images
+    (N, C, H, W), as `layer_rows`: one figure a channel of an image (or a group of channels),
+    broadcast over its values. The kernel columns time one statistic an image (axes 1, 2, 3)
+    for group norm, whose own statistics run over a view of the block."""
     out = []
     for dtype in (np.float32, np.float64):
         rng = np.random.default_rng(7)
@@ -90,6 +92,12 @@ def image_rows(shape: tuple[int, int, int, int], repeats: int) -> list[dict[str,
         )
         row = _time_layer(layer, (2, 3), x, d, repeats)
         row.update(dtype=np.dtype(dtype).name, layer="inst.")
+        out.append(row)
+        groups = dataclasses.replace(
+            GroupNorm.create(channels, 4), scale=layer.scale, shift=layer.shift
+        )
+        row = _time_layer(groups, (1, 2, 3), x, d, repeats)  # kernels: one statistic an image
+        row.update(dtype=np.dtype(dtype).name, layer="group")
         out.append(row)
     return out
 

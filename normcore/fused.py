@@ -29,6 +29,7 @@ the whole-block path (``tests/test_fused.py`` shrinks `CHUNK` to force them on s
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -144,8 +145,30 @@ def _down_sum(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     the block once at full speed (a vector of ones times the block)."""
     if axes == (0,) and a.flags.c_contiguous:
         flat = a.reshape(a.shape[0], -1)
-        return (np.ones(a.shape[0], a.dtype) @ flat).reshape(_kept(a.shape, axes))
+        return _column_sums(flat).reshape(_kept(a.shape, axes))
     return np.add.reduce(a, axis=axes, keepdims=True)
+
+
+def _column_sums(a: np.ndarray) -> np.ndarray:
+    """The sums down the columns of the 2-D block `a`, by BLAS (a vector of ones times it). One
+    row is its own sum: numpy runs a one-row product as a slow loop (75 us for 64 Ki values)."""
+    return a[0].copy() if len(a) == 1 else np.ones(len(a), a.dtype) @ a
+
+
+@dataclass(frozen=True)
+class _RowPlan:
+    """How a block is a stack of rows, each one statistic (the trailing axes).
+
+    kind "position": the parameters hold one value a position in the row, the same for every
+    row (layer and RMS norm: `cycle` is 1) or repeating every `cycle` rows, the product of the
+    leading axes from `cycle_from` on (group norm: one scale a channel, repeating every G rows,
+    one row a group). kind "row": they hold one value a row (instance norm: one a channel).
+    """
+
+    kind: str
+    lead: int
+    cycle_from: int
+    cycle: int
 
 
 def _rows(
@@ -153,25 +176,43 @@ def _rows(
     axes: tuple[int, ...],
     scale: np.ndarray | None,
     shift: np.ndarray | None,
-) -> str | None:
-    """How the block is a stack of rows, each one statistic (the trailing axes), or None.
-
-    "position": the parameters hold one value per position in a row (layer and RMS norm), so
-    the row sums that involve the scale are matrix-vector products with it. "row": they hold one
-    value per row (instance norm's per-channel scale over an image's H x W), so they are one
-    more figure a row. Anything else (group norm's scale, one per channel inside a row) is None.
-    """
+) -> _RowPlan | None:
+    """The plan for a stack of rows (see `_RowPlan`), or None when the block is not one or the
+    parameters fit neither kind. Row sums that involve a parameter held a position are then
+    dot products with it (BLAS); a parameter held a row is one more figure a row."""
     lead = len(shape) - len(axes)
     if lead < 1 or axes != tuple(range(lead, len(shape))):
         return None
-    given = [p for p in (scale, shift) if p is not None]
-    if all(
-        all(size == 1 for size in p.shape[:lead]) and p.shape[lead:] == shape[lead:] for p in given
-    ):
-        return "position"
+    given = [p.reshape((1,) * (len(shape) - p.ndim) + p.shape) for p in (scale, shift)
+             if p is not None]
+    varying = [i for i in range(lead) if any(p.shape[i] != 1 for p in given)]
+    if not varying:  # the same for every row
+        return _RowPlan("position", lead, lead, 1)
     if all(all(size == 1 for size in p.shape[lead:]) for p in given):
-        return "row"
-    return None
+        return _RowPlan("row", lead, lead, 1)
+    # the leading axes a parameter varies along must come last, so that it repeats with the rows
+    start = varying[0]
+    cycle = math.prod(shape[start:lead])
+    rows_in_chunk = max(1, CHUNK // math.prod(shape[lead:]))
+    if varying != list(range(start, lead)) or cycle > 4 * rows_in_chunk:
+        return None  # a cycle so long that its tile would not stay in cache
+    return _RowPlan("position", lead, start, cycle)
+
+
+def _slab_rows(plan: _RowPlan, n: int) -> int:
+    """Rows a slab: about `CHUNK` values, and a whole number of cycles."""
+    rows = max(1, CHUNK // n)
+    return max(plan.cycle, rows - rows % plan.cycle)
+
+
+def _cycle_tile(p: np.ndarray, shape: tuple[int, ...], plan: _RowPlan, per: int) -> np.ndarray:
+    """A parameter held a position, written out for `per` rows (a whole number of cycles)."""
+    p = p.reshape((1,) * (len(shape) - p.ndim) + p.shape)
+    one_cycle = np.broadcast_to(p[(0,) * plan.cycle_from], shape[plan.cycle_from:])
+    n = math.prod(shape[plan.lead:])
+    tile = _blocks.empty((per, n), p.dtype)
+    np.copyto(tile.reshape(per // plan.cycle, plan.cycle, n), one_cycle.reshape(plan.cycle, n))
+    return tile
 
 
 def _per_row(p: np.ndarray | None, shape: tuple[int, ...], lead: int) -> np.ndarray | None:
@@ -234,8 +275,8 @@ def standardise_affine(
     with _row_buffers(_inner_run(x.shape, kept), x.dtype):
         if x.ndim == 0 or x.size <= CHUNK:
             mean, variance, deviation = _forward_into(job)
-        elif _rows(x.shape, axes, scale, shift) is not None:
-            mean, variance, deviation = _forward_rows(job)
+        elif (plan := _rows(x.shape, axes, scale, shift)) is not None:
+            mean, variance, deviation = _forward_rows(job, plan)
         elif 0 not in axes:
             mean, variance, deviation = _forward_slab_by_slab(job)
         else:
@@ -315,7 +356,7 @@ def _forward_down_slabs(job: _Pass) -> Stats:
     return mean, variance, deviation
 
 
-def _forward_rows(job: _Pass) -> Stats:
+def _forward_rows(job: _Pass, plan: _RowPlan) -> Stats:
     """A stack of rows, each one statistic: each slab of rows is finished in one visit.
 
     The slab loop holds as few numpy calls as it can (each costs about a microsecond, and a
@@ -331,15 +372,14 @@ def _forward_rows(job: _Pass) -> Stats:
         mean = (x2 @ np.ones(n, dtype)).reshape(rows, 1)
         mean /= n
     squares, inverse = np.empty(rows, dtype), np.empty((rows, 1), dtype)
-    per = _slabs(x2.shape)[0].stop  # rows a slab
-    if _rows(job.x.shape, job.axes, job.scale, job.shift) == "position":
+    per = _slab_rows(plan, n)
+    if plan.kind == "position":
         # one value a position: written out to a whole slab once, sliced for each slab
-        s2 = None if job.scale is None else _tiled(job.scale.reshape(1, n), x2[:per])
-        b2 = None if job.shift is None else _tiled(job.shift.reshape(1, n), x2[:per])
+        s2, b2 = (None if p is None else _cycle_tile(p, job.x.shape, plan, per)
+                  for p in (job.scale, job.shift))
         slab_of = _same_tile
     else:  # one value a row: a column, sliced with the rows
-        lead = job.x.ndim - len(job.axes)
-        s2, b2 = (_per_row(p, job.x.shape, lead) for p in (job.scale, job.shift))
+        s2, b2 = (_per_row(p, job.x.shape, plan.lead) for p in (job.scale, job.shift))
         slab_of = _rows_of
     for i in range(0, rows, per):
         j = min(i + per, rows)
@@ -415,10 +455,9 @@ def standardise_affine_backward(
     with _row_buffers(_inner_run(d.shape, kept), d.dtype):
         if not st.from_block or d.ndim == 0 or d.size <= CHUNK:
             sums = _backward_into(job)
-        elif _rows(d.shape, st.axes, scale, None) == "position":
-            sums = _backward_rows(job)
-        elif _rows(d.shape, st.axes, scale, None) == "row":
-            sums = _backward_rows_per_row(job)
+        elif (plan := _rows(d.shape, st.axes, scale, None)) is not None:
+            rows_pass = _backward_rows if plan.kind == "position" else _backward_rows_per_row
+            sums = rows_pass(job, plan)
         elif 0 not in st.axes:
             sums = _backward_slab_by_slab(job)
         elif scale is None or all(scale.shape[a] == 1 for a in st.axes):
@@ -467,31 +506,40 @@ def _backward_slab_by_slab(job: _Back) -> Sums:
     return (totals[0], totals[1]) if totals else (None, None)
 
 
-def _backward_rows(job: _Back) -> Sums:
-    """A stack of rows, each one statistic (layer, RMS norm): the row sums of ``d * scale`` and
-    ``d * scale * z`` are matrix-vector products with the scale, slab by slab."""
+def _backward_rows(job: _Back, plan: _RowPlan) -> Sums:
+    """A stack of rows, each one statistic, with the scale held a position (layer and RMS norm;
+    group norm, whose scale repeats every `plan.cycle` rows): the row sums of ``d * scale`` and
+    ``d * scale * z`` are dot products with the scale (BLAS), slab by slab."""
     st, d, scale, param_axes, out = job.st, job.d, job.scale, job.param_axes, job.out
-    n = st.count
+    n, dtype, cycle = st.count, d.dtype, plan.cycle
     d2, z2, out2 = d.reshape(-1, n), st.z.reshape(-1, n), out.reshape(-1, n)
-    s = np.ones(n, d.dtype) if scale is None else scale.reshape(n)
     rows = d2.shape[0]
     inverse = (1.0 / st.deviation).reshape(rows, 1)
-    per = _slabs(d2.shape)[0].stop  # rows a slab
+    per = _slab_rows(plan, n)
     spare = _blocks.empty_like(d2[:per])
-    s_t = _tiled(s.reshape(1, n), spare)
-    d_scale = np.zeros(n, d.dtype) if param_axes is not None else None
-    ones = np.ones(per, d.dtype)
-    s_over_n = s * d.dtype.type(-1.0 / n)
-    mean_gz = np.empty(rows, d.dtype)  # minus the row means of g z
-    # every row's mean of g = d * scale at once, by BLAS
-    mean_g = (d2 @ s).reshape(rows, 1) * (1.0 / n) if st.mean is not None else None
+    if scale is None:
+        s_cycle = np.ones((1, n), dtype)
+        s_t = _tiled(s_cycle, spare)
+    else:  # the scale for one cycle of rows, and for a slab
+        s_cycle = _cycle_tile(scale, d.shape, plan, cycle)
+        s_t = _cycle_tile(scale, d.shape, plan, per)
+    s_over_n = s_cycle * dtype.type(-1.0 / n)
+    d_scale = np.zeros(cycle * n, dtype) if param_axes is not None else None
+    mean_gz = np.empty(rows, dtype)  # minus the row means of g z
+    mean_g = None  # every row's mean of g = d * scale at once, by BLAS
+    if st.mean is not None:
+        by_cycle = d2 @ s_cycle[0] if cycle == 1 else np.vecdot(d2.reshape(-1, cycle, n), s_cycle)
+        mean_g = by_cycle.reshape(rows, 1) * (1.0 / n)
     for i in range(0, rows, per):
         j = min(i + per, rows)
         dc, zc, oc = d2[i:j], z2[i:j], out2[i:j]
         dz = np.multiply(dc, zc, out=oc)  # oc holds d z until its row sums are read
-        np.matmul(dz, s_over_n, out=mean_gz[i:j])
+        if cycle == 1:
+            np.matmul(dz, s_over_n[0], out=mean_gz[i:j])
+        else:
+            np.vecdot(dz.reshape(-1, cycle, n), s_over_n, out=mean_gz[i:j].reshape(-1, cycle))
         if d_scale is not None:
-            d_scale += ones[: j - i] @ dz
+            d_scale += _column_sums(dz.reshape(-1, cycle * n))
         # passed = (g - mean(g) - z * mean(g z)) / s, g = d * scale: -z mean(gz), +g, -mean(g)
         np.multiply(zc, mean_gz[i:j, None], out=oc)
         oc += np.multiply(dc, s_t[: j - i], out=spare[: j - i])
@@ -500,12 +548,21 @@ def _backward_rows(job: _Back) -> Sums:
         oc *= inverse[i:j]
     if param_axes is None or d_scale is None:
         return None, None
-    d_shift = np.ones(rows, d.dtype) @ d2
+    d_shift = _column_sums(d2.reshape(-1, cycle * n))
+    # from one cycle of rows to the parameter's shape: add what it shares inside the cycle
+    inside = d.shape[plan.cycle_from:]
+    shared = tuple(a - plan.cycle_from for a in param_axes if a >= plan.cycle_from)
     shape = _kept(d.shape, param_axes)
-    return d_scale.reshape(shape), d_shift.reshape(shape)
+
+    def gathered(total: np.ndarray) -> np.ndarray:
+        if not shared:
+            return total.reshape(shape)
+        return np.add.reduce(total.reshape(inside), axis=shared, keepdims=True).reshape(shape)
+
+    return gathered(d_scale), gathered(d_shift)
 
 
-def _backward_rows_per_row(job: _Back) -> Sums:
+def _backward_rows_per_row(job: _Back, plan: _RowPlan) -> Sums:
     """A stack of rows, each one statistic, with one scale a row (instance norm on large blocks).
 
     With g = d * s_r, passed = (s_r / dev_r) * (d - mean(d) - z * mean(d z)) row by row: the
@@ -517,7 +574,7 @@ def _backward_rows_per_row(job: _Back) -> Sums:
     n, dtype = st.count, d.dtype
     d2, z2, out2 = d.reshape(-1, n), st.z.reshape(-1, n), out.reshape(-1, n)
     rows = d2.shape[0]
-    lead = d.ndim - len(st.axes)
+    lead = plan.lead
     k = (1.0 / st.deviation).reshape(rows, 1)
     s = _per_row(scale, d.shape, lead)
     if s is not None:

@@ -108,6 +108,8 @@ SLABBED = {
     "RMS": (lambda: nc.RMSNorm.create(6), (40, 6), 12),
     # one scale a row (a channel of an image): the rows path takes it as a column
     "instance": (lambda: nc.InstanceNorm.create(6), (5, 6, 4, 6), 48),
+    # one scale a channel, three channels a row, repeating every two rows (the groups)
+    "group": (lambda: nc.GroupNorm.create(6, 2), (5, 6, 4, 6), 144),
 }
 
 
@@ -135,11 +137,17 @@ def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, name,
         np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
 
 
-def test_instance_norm_scale_is_one_value_a_row() -> None:
-    scale = np.ones((1, 6, 1, 1))
-    assert fused._rows((5, 6, 4, 6), (2, 3), scale, scale) == "row"
-    assert fused._rows((5, 6, 4, 6), (2, 3), np.ones((1, 1, 4, 6)), None) == "position"
-    assert fused._rows((5, 2, 3, 4), (2, 3), np.ones((1, 2, 3, 1)), None) is None  # group-like
+def test_the_rows_plan_tells_the_layers_apart() -> None:
+    plan = fused._rows
+    instance = np.ones((1, 6, 1, 1))
+    assert plan((5, 6, 4, 6), (2, 3), instance, instance) == fused._RowPlan("row", 2, 2, 1)
+    assert plan((5, 6, 4, 6), (2, 3), np.ones((1, 1, 4, 6)), None) == fused._RowPlan(
+        "position", 2, 2, 1)  # layer norm over the last two axes
+    group = np.ones((1, 2, 3, 1, 1))  # two groups of three channels: one scale a channel
+    assert plan((5, 2, 3, 4, 4), (2, 3, 4), group, group) == fused._RowPlan("position", 2, 1, 2)
+    assert plan((5, 4), (0,), None, None) is None  # batch norm: not rows
+    stacked = np.ones((3, 1, 6))  # one scale a model and position: varies before the rows' axis
+    assert plan((3, 5, 6), (2,), stacked, None) is None
 
 
 def test_the_quick_value_check_refuses_what_the_exact_one_does() -> None:
