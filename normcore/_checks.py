@@ -36,6 +36,14 @@ PURPOSES = (TRAINING, PREDICTING)
 _QUICK_FROM = 1 << 16
 
 
+def _sum_of_squares(a: np.ndarray) -> float:
+    """sum(a ** 2) of a C-contiguous float block, read once by BLAS: NaN or inf when an entry is
+    not finite (squares cannot cancel one) or when the sum overflows, and no warning either way."""
+    flat = a.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.dot(flat, flat))
+
+
 def all_finite(a: np.ndarray) -> bool:
     """True when every entry of the float array `a` is finite.
 
@@ -45,11 +53,9 @@ def all_finite(a: np.ndarray) -> bool:
     entry. Measured here on 4096 x 1024: 0.20 ms against 0.33 ms in float32, 0.48 against 1.1
     ms in float64; below 64 Ki values the plain test is quicker.
     """
-    if a.size >= _QUICK_FROM and a.flags.c_contiguous and a.dtype in (_F32, _F64):
-        flat = a.reshape(-1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            if math.isfinite(float(np.dot(flat, flat))):
-                return True
+    quick = a.size >= _QUICK_FROM and a.flags.c_contiguous and a.dtype in (_F32, _F64)
+    if quick and math.isfinite(_sum_of_squares(a)):
+        return True
     return bool(_AND(np.isfinite(a), axis=None))
 
 
@@ -105,9 +111,7 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> float:
         return 0.0
     limit = _magnitude_limit(a.dtype, max(count, 1))
     if a.flags.c_contiguous:
-        flat = a.reshape(-1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            root = math.sqrt(float(np.dot(flat, flat)))
+        root = math.sqrt(_sum_of_squares(a))
         if root <= limit:  # False for NaN and inf too
             return root
     lo, hi = float(_SMALLEST(a, axis=None)), float(_LARGEST(a, axis=None))

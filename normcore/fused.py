@@ -33,6 +33,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import overload
 
 import numpy as np
 
@@ -64,6 +65,10 @@ def _slabs(shape: tuple[int, ...]) -> list[slice]:
     return [slice(i, min(i + rows, shape[0])) for i in range(0, shape[0], rows)]
 
 
+@overload
+def _part(a: np.ndarray, cut: slice) -> np.ndarray: ...
+@overload
+def _part(a: None, cut: slice) -> None: ...
 def _part(a: np.ndarray | None, cut: slice) -> np.ndarray | None:
     """The slab `cut` of `a` (same rank as the block), or `a` itself where it broadcasts."""
     if a is None or a.shape[0] == 1:
@@ -684,8 +689,8 @@ def standardise_by_affine(
         else:
             for cut in _slabs(x.shape):
                 _by_into(
-                    x[cut], _part(m, cut), s[cut] if s.shape[0] > 1 else s, _part(a, cut),
-                    _part(b, cut), z[cut], out[cut],
+                    x[cut], _part(m, cut), _part(s, cut), _part(a, cut), _part(b, cut), z[cut],
+                    out[cut],
                 )
     st = Standardised(
         z=z, mean=mean, variance=None, deviation=deviation, axes=axes,

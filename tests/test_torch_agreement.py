@@ -47,6 +47,12 @@ def affine(r: np.random.Generator, shape) -> tuple[np.ndarray, np.ndarray]:
     return r.normal(size=shape) + 1.0, r.normal(size=shape)
 
 
+def block(r: np.random.Generator, shape, spread: float, offset: float = 0.0):
+    """A block x drawn with this spread and offset, and a slope d arriving at its output."""
+    x = r.normal(size=shape) * spread + offset
+    return x, r.normal(size=x.shape)
+
+
 @pytest.fixture(autouse=True, params=["whole", "slabs"])
 def blocks_worked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     if request.param == "slabs":
@@ -73,8 +79,7 @@ def check_layer(layer, x, d, reference, purpose="training", params=("scale", "sh
 def test_batch_norm_training_agrees(seed: int) -> None:
     r = rng(seed)
     rows, features = int(r.integers(2, 9)), int(r.integers(1, 5))
-    x = r.normal(size=(rows, features)) * 3 + 2
-    d = r.normal(size=x.shape)
+    x, d = block(r, (rows, features), 3, 2)
     scale, shift = affine(r, features)
     check_layer(
         nc.BatchNorm(scale=scale, shift=shift), x, d,
@@ -129,8 +134,7 @@ def test_pytorch_momentum_point_nine_is_not_ours() -> None:
 def test_predicting_agrees_with_eval_mode(seed: int) -> None:
     r = rng(seed)
     rows, features = int(r.integers(1, 6)), int(r.integers(1, 5))
-    x = r.normal(size=(rows, features)) * 2
-    d = r.normal(size=x.shape)
+    x, d = block(r, (rows, features), 2)
     scale, shift = affine(r, features)
     mean, var = r.normal(size=features), r.uniform(0.2, 3.0, size=features)
     layer = nc.BatchNorm(scale=scale, shift=shift, running_mean=mean, running_variance=var)
@@ -147,8 +151,7 @@ def test_image_batch_norm_agrees_with_batchnorm2d(seed: int) -> None:
     r = rng(seed)
     n, c, h, w = (int(v) for v in r.integers(1, 4, size=4))
     n += 1
-    x = r.normal(size=(n, c, h, w)) * 2 + 1
-    d = r.normal(size=x.shape)
+    x, d = block(r, (n, c, h, w), 2, 1)
     scale, shift = affine(r, c)
     layer = nc.ImageBatchNorm(scale=scale, shift=shift)
     response = layer.forward(x, "training")
@@ -191,8 +194,7 @@ def test_image_batch_norm_agrees_with_batchnorm2d(seed: int) -> None:
 def test_layer_norm_agrees(seed: int) -> None:
     r = rng(seed)
     rows, features = int(r.integers(1, 6)), int(r.integers(2, 6))
-    x = r.normal(size=(rows, features)) * 3
-    d = r.normal(size=x.shape)
+    x, d = block(r, (rows, features), 3)
     scale, shift = affine(r, features)
     layer = nc.LayerNorm(scale=scale, shift=shift)
     for purpose in ("training", "predicting"):
@@ -207,8 +209,7 @@ def test_layer_norm_trailing_normalized_shape_agrees(seed: int) -> None:
     r = rng(seed)
     a, b, c, e = (int(v) for v in r.integers(1, 4, size=4))
     e += 1
-    x = r.normal(size=(a, b, c, e)) * 2 + 0.5
-    d = r.normal(size=x.shape)
+    x, d = block(r, (a, b, c, e), 2, 0.5)
     scale, shift = affine(r, (c, e))
     check_layer(
         nc.LayerNorm(scale=scale, shift=shift, normalized_shape=(c, e)), x, d,
@@ -220,8 +221,7 @@ def test_layer_norm_trailing_normalized_shape_agrees(seed: int) -> None:
 def test_rms_norm_agrees(seed: int) -> None:
     r = rng(seed)
     rows, features = int(r.integers(1, 6)), int(r.integers(1, 6))
-    x = r.normal(size=(rows, features)) * 2
-    d = r.normal(size=x.shape)
+    x, d = block(r, (rows, features), 2)
     scale = r.normal(size=features) + 1.0
     layer = nc.RMSNorm(scale=scale, shift=np.zeros(features))  # shift 0: the conventional model
     check_layer(
@@ -248,8 +248,7 @@ def test_group_norm_agrees(seed: int) -> None:
     groups, per_group = int(r.integers(1, 4)), int(r.integers(1, 3))
     c = groups * per_group
     n, h, w = int(r.integers(1, 3)), int(r.integers(1, 4)), int(r.integers(2, 4))
-    x = r.normal(size=(n, c, h, w)) * 2 - 1
-    d = r.normal(size=x.shape)
+    x, d = block(r, (n, c, h, w), 2, -1)
     scale, shift = affine(r, c)
     check_layer(
         nc.GroupNorm(scale=scale, shift=shift, groups=groups), x, d,
@@ -262,8 +261,7 @@ def test_instance_norm_agrees(seed: int) -> None:
     r = rng(seed)
     n, c = int(r.integers(1, 4)), int(r.integers(1, 4))
     h, w = int(r.integers(1, 4)), int(r.integers(2, 4))
-    x = r.normal(size=(n, c, h, w)) * 2 + 3
-    d = r.normal(size=x.shape)
+    x, d = block(r, (n, c, h, w), 2, 3)
     scale, shift = affine(r, c)
     layer = nc.InstanceNorm(scale=scale, shift=shift)
     for purpose in ("training", "predicting"):
