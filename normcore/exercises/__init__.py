@@ -1,31 +1,88 @@
 """Exercise checks: tell the reader whether an answer is right without printing the answer.
 
 Each chapter's module (``normcore.exercises.ch02`` and so on) computes its answers with normcore
-and exposes one checking function per exercise built on `verdict`.
+and exposes one checking function per exercise built on `verdict`. Every chapter lays an exercise
+out the same way: the question, a cell that starts ``answer = None`` and calls the checker, and a
+collapsed worked solution. So the checker's first reply, to ``None``, is a prompt, not a failure.
+
+A reply is a `Verdict`: a string that prints without quotes, and compares equal to ``"right"``
+exactly when the answer is right.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+#: What a checker says before the reader has answered (the answer is still ``None``).
+PROMPT = "waiting for your answer: put it in place of None and run this cell"
 
-def verdict(given: Any, expected: Any, tolerance: float = 5e-4) -> str:
-    """'right' when `given` matches `expected` (same shape, every entry within `tolerance`,
-    absolute or relative to the entry's size), otherwise a hint that names only what is off
-    (shape, or how many entries), never the expected value itself."""
+#: An answer whose worst entry is within this many tolerances of the expected one, and within
+#: CLOSE_LIMIT (relative), is "close".
+CLOSE_FACTOR = 1000.0
+CLOSE_LIMIT = 5e-3
+
+
+class Verdict(str):
+    """A checker's reply: plain text that shows without quotes in a notebook."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    @property
+    def right(self) -> bool:
+        """True when the answer was right."""
+        return self == "right"
+
+
+def _digits(error: float) -> int:
+    """How many decimal digits an answer with this relative error gets right (0 at least)."""
+    if error <= 0:
+        return 16
+    return max(0, math.floor(-math.log10(2.0 * error)))
+
+
+def verdict(given: Any, expected: Any, tolerance: float = 5e-4) -> Verdict:
+    """Compare a reader's answer with the expected one, without revealing the expected one.
+
+    Args:
+        given: the reader's answer: a number, a nested list or an array; ``None`` (or a list
+            holding ``None``) means "not answered yet".
+        expected: the right answer, same shape as `given` should be.
+        tolerance: how far an entry may be from the expected one, absolute or relative to the
+            entry's size, whichever is larger (``0`` for whole-number answers).
+
+    Returns:
+        ``"right"``; a prompt while `given` is ``None``; ``"close: ..."`` when every entry is
+        within ``CLOSE_FACTOR`` tolerances and ``CLOSE_LIMIT`` (with how many digits agree and how many are asked
+        for); otherwise ``"not yet: ..."`` naming only what is off (the shape, or how many
+        entries), never the expected value itself.
+    """
+    if given is None or (isinstance(given, (list, tuple)) and any(g is None for g in given)):
+        return Verdict(PROMPT)
     try:
         g = np.asarray(given, dtype=np.float64)
     except (TypeError, ValueError):
-        return "not yet: the answer should be a number or an array of numbers"
+        return Verdict("not yet: the answer should be a number or an array of numbers")
     e = np.asarray(expected, dtype=np.float64)
     if g.shape != e.shape:
-        return f"not yet: expected an answer of shape {e.shape}, got {g.shape}"
+        return Verdict(f"not yet: expected an answer of shape {e.shape}, got {g.shape}")
     if not np.all(np.isfinite(g)):
-        return "not yet: the answer holds NaN or infinity"
-    close = np.abs(g - e) <= tolerance * np.maximum(1.0, np.abs(e))
-    if np.all(close):
-        return "right"
-    wrong = int(np.size(close) - np.count_nonzero(close))
-    return f"not yet: {wrong} of {np.size(close)} entries are off"
+        return Verdict("not yet: the answer holds NaN or infinity")
+    with np.errstate(all="ignore"):
+        error = np.abs(g - e) / np.maximum(1.0, np.abs(e))
+    if np.all(error <= tolerance):
+        return Verdict("right")
+    worst = float(np.max(error))
+    if tolerance > 0 and worst <= min(CLOSE_FACTOR * tolerance, CLOSE_LIMIT):
+        have, want = _digits(worst), _digits(tolerance)
+        if have < want:
+            return Verdict(f"close: right to about {have} digits, but this answer needs "
+                           f"{want}; keep more digits in the working")
+        return Verdict("close: nearly right, but not within the tolerance; check the rounding")
+    wrong = int(np.count_nonzero(error > tolerance))
+    if e.size == 1:
+        return Verdict("not yet: that is not the answer")
+    return Verdict(f"not yet: {wrong} of {e.size} entries are off")

@@ -7,19 +7,19 @@ from typing import Any
 import numpy as np
 
 from normcore.batch import BatchNorm
-from normcore.exercises import verdict
+from normcore.exercises import Verdict, verdict
 from normcore.experiments.shift import fold_in
 
 WORKED = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
 
 
-def check_standardised_23(value: Any) -> str:
+def check_standardised_23(value: Any) -> Verdict:
     """Exercise 1: what the 23 of the first column standardises to while training."""
     answer = BatchNorm.create(2).forward(WORKED, "training").output[3, 0]
     return verdict(value, answer, tolerance=1e-6)
 
 
-def check_running_after_three(mean: Any, variance: Any) -> str:
+def check_running_after_three(mean: Any, variance: Any) -> Verdict:
     """Exercise 2: the running mean and running variance (two features each) after three
     zero-slope steps on the worked block, as two arrays."""
     layer = BatchNorm.create(2)
@@ -28,7 +28,7 @@ def check_running_after_three(mean: Any, variance: Any) -> str:
     return verdict([mean, variance], [layer.running_mean, layer.running_variance])
 
 
-def check_steps_to_one_percent(steps: Any) -> str:
+def check_steps_to_one_percent(steps: Any) -> Verdict:
     """Exercise 3: the fewest zero-slope steps after which the running mean of feature 2 is
     within one per cent of the batch mean (6)."""
     layer, count = BatchNorm.create(2), 0
@@ -38,7 +38,7 @@ def check_steps_to_one_percent(steps: Any) -> str:
     return verdict(steps, count, tolerance=0.0)
 
 
-def check_pytorch_running_variance(value: Any) -> str:
+def check_pytorch_running_variance(value: Any) -> Verdict:
     """Exercise 4: the running variance of feature 2 after one step if, as PyTorch does, the
     unbiased variance were folded in (momentum 0.1 in PyTorch's naming)."""
     response = BatchNorm.create(2).forward(WORKED, "training")

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from normcore.dense import WeightNormDense
-from normcore.exercises import verdict
+from normcore.exercises import Verdict, verdict
 
 #: Exercise 1: a dense slope and a stored direction for one neuron (two inputs).
 DENSE_SLOPE = np.array([[0.6], [-0.2]])
@@ -20,17 +20,17 @@ def _slopes(project: bool) -> dict[str, np.ndarray]:
     return layer.slopes_from_dense(DENSE_SLOPE, project=project)
 
 
-def check_magnitude_slope(answer: Any) -> str:
+def check_magnitude_slope(answer: Any) -> Verdict:
     """Exercise 1a: the magnitude's slope for DENSE_SLOPE, DIRECTION and MAGNITUDE (a number)."""
-    return verdict(np.ravel(answer), _slopes(True)["magnitude"])
+    return verdict(answer if answer is None else np.ravel(answer), _slopes(True)["magnitude"])
 
 
-def check_direction_slope(answer: Any) -> str:
+def check_direction_slope(answer: Any) -> Verdict:
     """Exercise 1b: the (projected) direction slope, as a 2 x 1 array."""
     return verdict(answer, _slopes(True)["weights"])
 
 
-def check_unprojected_dot(answer: Any) -> str:
+def check_unprojected_dot(answer: Any) -> Verdict:
     """Exercise 2: the unprojected direction slope dotted with DIRECTION (a number)."""
     unprojected = _slopes(False)["weights"]
     return verdict(answer, float(np.sum(unprojected * DIRECTION)))

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from normcore.exercises import verdict
+from normcore.exercises import Verdict, verdict
 from normcore.experiments import comparison
 
 
-def check_held_out_people(answer: Any) -> str:
-    """Exercise 1: how many of the 25 people the plain network (seed 0, stride 1, 400 epochs)
+def check_held_out_people(answer: Any) -> Verdict:
+    """Exercise 1: how many of the 25 people the plain network (seed 0, learning rate 1, 400 epochs)
     classifies right when each is held out (a whole number)."""
     scores = comparison.compare(["none"], [0])["none"]
     return verdict(answer, round(float(scores.held_accuracy[0]) * 25), 0.0)
 
 
-def check_first_under_half_stride(answer: Any) -> str:
+def check_first_under_half_rate(answer: Any) -> Verdict:
     """Exercise 2: the first epoch (counted from 1) whose loss is under 0.3 for the plain
-    network's whole-crowd run at stride 0.5 (a whole number)."""
+    network's whole-crowd run at learning rate 0.5 (a whole number)."""
     curve = comparison.curves(["none"], rate=0.5)["none"]
     return verdict(answer, -1 if curve.first_under is None else curve.first_under, 0.0)

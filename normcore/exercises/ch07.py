@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from normcore.exercises import verdict
+from normcore.exercises import Verdict, verdict
 from normcore.experiments import rates as R
 
 
-def check_clip_loss(answer: Any) -> str:
+def check_clip_loss(answer: Any) -> Verdict:
     """Exercise 1: the loss a network reports when every probability is clipped to 1e-12 and
     every row labelled 1 is therefore wrong: share of 1s in y_train times -ln(1e-12)."""
     import math
@@ -17,12 +17,12 @@ def check_clip_loss(answer: Any) -> str:
     return verdict(answer, share * -math.log(R.CLIP))
 
 
-def check_rate_ten(answer: Any) -> str:
+def check_rate_ten(answer: Any) -> Verdict:
     """Exercise 2: the final training loss of the normalised network, first seed, rate 10."""
     return verdict(answer, R.train(R.RUN_SEEDS[0], 10.0, True).loss, tolerance=5e-5)
 
 
-def check_batch_of_ten(answer: Any) -> str:
+def check_batch_of_ten(answer: Any) -> Verdict:
     """Exercise 3: test accuracy of the rate-0.05 normalised network (first seed) asked with
     the batch's own statistics in batches of 10 rather than 20."""
     data = R._data()

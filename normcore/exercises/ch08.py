@@ -7,19 +7,19 @@ from typing import Any
 import numpy as np
 
 from normcore import BatchNorm
-from normcore.exercises import verdict
+from normcore.exercises import Verdict, verdict
 
 COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]])
 
 
-def check_pytorch_variance(answer: Any) -> str:
+def check_pytorch_variance(answer: Any) -> Verdict:
     """Exercise 1: PyTorch's running variance (momentum 0.1, unbiased variance, start 1) after
     one training batch COLUMN."""
     n = COLUMN.shape[0]
     return verdict(answer, 0.9 * 1.0 + 0.1 * float(COLUMN.var()) * n / (n - 1))
 
 
-def check_two_steps(answer: Any) -> str:
+def check_two_steps(answer: Any) -> Verdict:
     """Exercise 2: normcore's running mean after two steps on COLUMN (momentum 0.9, start 0)."""
     layer = BatchNorm.create(1)
     for _ in range(2):
@@ -28,7 +28,7 @@ def check_two_steps(answer: Any) -> str:
     return verdict(answer, float(layer.running_mean[0]))
 
 
-def check_tiny_scale(answer: Any) -> str:
+def check_tiny_scale(answer: Any) -> Verdict:
     """Exercise 3: the smallest power of ten s for which COLUMN * s, standardised while
     training with epsilon 1e-5, keeps its last entry above 1.5 (answer the exponent)."""
     for exponent in range(-10, 5):

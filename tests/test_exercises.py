@@ -1,0 +1,65 @@
+"""The exercise checkers' replies: a prompt before any answer, "right", "close" with how many
+digits agree, and "not yet" that never reveals the answer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from normcore.exercises import PROMPT, Verdict, ch02, ch03, ch04, ch05, ch08, verdict
+
+
+def test_none_is_a_prompt_not_a_failure():
+    reply = verdict(None, 1.2345)
+    assert reply == PROMPT and not reply.startswith("not yet") and not reply.right
+    assert verdict([None, None], [1.0, 2.0]) == PROMPT
+
+
+@pytest.mark.parametrize("check", [
+    ch02.check_standardised_23, ch02.check_steps_to_one_percent, ch03.check_passed_down,
+    ch03.check_step_gap, ch04.check_statistics_shape, ch04.check_group_count,
+    ch05.check_magnitude_slope, ch08.check_tiny_scale,
+])
+def test_every_checker_prompts_before_an_answer(check):
+    assert check(None) == PROMPT
+
+
+def test_right_and_wrong():
+    assert verdict(2.0, 2.0) == "right" and verdict(2.0, 2.0).right
+    assert verdict([1.0, 2.0], [1.0, 2.5]) == "not yet: 1 of 2 entries are off"
+    assert verdict(3.0, 2.0) == "not yet: that is not the answer"
+    assert verdict([1.0], [[1.0]]).startswith("not yet: expected an answer of shape")
+    assert verdict("abc", 1.0).startswith("not yet: the answer should be a number")
+    assert verdict(np.nan, 1.0) == "not yet: the answer holds NaN or infinity"
+
+
+def test_close_says_how_many_digits_agree():
+    expected = 1.23456789
+    # right to four digits but not six, checked at 1e-7
+    reply = verdict(1.2346, expected, tolerance=1e-7)
+    assert reply.startswith("close: right to about 4 digits, but this answer needs 6"), reply
+    assert verdict(1.234568, expected, tolerance=1e-7) == "right"
+    # far off is not close
+    assert verdict(1.3, expected, tolerance=1e-7).startswith("not yet")
+    # whole-number answers (tolerance 0) are never "close"
+    assert verdict(5, 6, tolerance=0).startswith("not yet")
+
+
+def test_reply_never_shows_the_expected_value():
+    expected = 0.7071067
+    for given in (0.7, 0.70711, 3.0, [0.7, 0.7]):
+        reply = verdict(given, expected, tolerance=1e-7)
+        assert "0.707" not in reply and "7071" not in reply
+
+
+def test_verdict_prints_without_quotes():
+    assert repr(Verdict("right")) == "right"
+
+
+def test_real_checker_close_and_right():
+    from normcore import BatchNorm
+
+    exact = BatchNorm.create(2).forward(ch02.WORKED, "training").output[3, 0]
+    assert ch02.check_standardised_23(exact) == "right"
+    assert ch02.check_standardised_23(round(exact, 3)).startswith("close:")
+    assert ch02.check_standardised_23(-exact).startswith("not yet")
