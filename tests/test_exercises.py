@@ -63,3 +63,23 @@ def test_real_checker_close_and_right():
     assert ch02.check_standardised_23(exact) == "right"
     assert ch02.check_standardised_23(round(exact, 3)).startswith("close:")
     assert ch02.check_standardised_23(-exact).startswith("not yet")
+
+
+def test_write_it_yourself_is_judged_by_the_oracle():
+    def right(x, d, epsilon):
+        n = x.shape[0]
+        z = (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + epsilon)
+        s = np.sqrt(x.var(axis=0) + epsilon)
+        return (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
+
+    def naive(x, d, epsilon):
+        return d / np.sqrt(x.var(axis=0) + epsilon)
+
+    def broken(x, d, epsilon):
+        raise ValueError("oops")
+
+    assert ch03.check_backward_function(None) == PROMPT
+    assert ch03.check_backward_function(right).startswith("right")
+    assert ch03.check_backward_function(naive).startswith("not yet")
+    assert "ValueError" in ch03.check_backward_function(broken)
+    assert ch03.check_backward_function(lambda x, d, e: d[:1]).startswith("not yet: for a block")

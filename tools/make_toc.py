@@ -1,4 +1,5 @@
-"""Write _toc.yml from the chapters present: book/NN-*.md in order, then book/glossary.md.
+"""Write _toc.yml from the chapters present: book/NN-*.md in order, then the back matter
+(book/glossary.md, book/bibliography.md).
 
 Jupyter Book fails on a toc entry whose file is missing, so the toc lists only what exists.
 The first chapter found (normally book/00-preface) is the root page.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = re.compile(r"^\d\d-[a-z0-9-]+\.md$")
-EXTRA = ("glossary",)  # pages listed after the chapters, when present
+EXTRA = ("glossary", "bibliography")  # pages listed after the chapters, when present
 
 
 def entries(root: Path = ROOT) -> list[str]:

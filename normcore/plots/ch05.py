@@ -1,4 +1,4 @@
-"""Chapter 5's figure: each neuron's length before and after one step, under both layers."""
+"""Chapter 5's figure: how one step changes each neuron's length under both layers."""
 
 from __future__ import annotations
 
@@ -9,25 +9,34 @@ import numpy as np
 from .style import use_book_style
 
 
-def step_lengths(step: Any, ax: Any = None) -> Any:
-    """Bars: length before, after a weight-normalised step and after a dense step, per neuron.
-    `step` is a `normcore.experiments.weightnorm.StepComparison`. Returns the figure."""
+def step_lengths(step: Any) -> Any:
+    """Two panels per neuron. Left: the change in the length of the effective weights over one
+    step, under weight normalisation and under a dense layer. Right: how much longer the dense
+    step leaves each neuron than the weight-normalised one, in units of 1e-4, so that
+    differences far smaller than the lengths themselves can be seen. `step` is a
+    `normcore.experiments.weightnorm.StepComparison`. Returns the figure."""
     import matplotlib.pyplot as plt
 
     use_book_style()
-    if ax is None:
-        fig, ax = plt.subplots()
-    else:
-        fig = ax.figure
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.2))
     n = len(step.length_before)
     at = np.arange(n)
-    width = 0.27
-    ax.bar(at - width, step.length_before, width, label="before", color="#5f6368")
-    ax.bar(at, step.length_weightnorm, width, label="after, weight norm", color="#d1495b")
-    ax.bar(at + width, step.length_dense, width, label="after, dense", color="#1f6fb2",
-           hatch="//")
-    ax.set_xticks(at, [f"neuron {i + 1}" for i in range(n)])
-    ax.set_ylabel("length of effective weights")
-    ax.set_title(f"one step at stride {step.stride:g}")
-    ax.legend()
+    names = [f"neuron {i + 1}" for i in range(n)]
+    width = 0.38
+    left.bar(at - width / 2, step.length_weightnorm - step.length_before, width,
+             label="weight norm", color="#d1495b")
+    left.bar(at + width / 2, step.length_dense - step.length_before, width,
+             label="dense", color="#1f6fb2", hatch="//")
+    left.axhline(0.0, color="black", linewidth=0.8)
+    left.set_xticks(at, names)
+    left.set_ylabel("change in length over the step")
+    left.set_title(f"one step at learning rate {step.stride:g}")
+    left.legend()
+    gap = (step.length_dense - step.length_weightnorm) / 1e-4
+    right.bar(at, gap, 0.5, color="#5f6368")
+    right.axhline(0.0, color="black", linewidth=0.8)
+    right.set_xticks(at, names)
+    right.set_ylabel("dense minus weight norm (× 1e-4)")
+    right.set_title("how much longer under dense")
+    fig.tight_layout()
     return fig

@@ -1,0 +1,38 @@
+"""Sphinx extension: every image in a figure gets its caption as alt text.
+
+myst-nb writes a code cell's plot as an image named by a hash of its bytes, with that name as
+its alt text, which tells a screen-reader user nothing. A chapter's figure cell already carries
+a caption that says what the plot shows (``mystnb: figure: caption:``); this copies it onto the
+image, unless the cell gave its own alt text (``mystnb: image: alt:``). An image outside any
+figure keeps what it has; tests/test_site.py fails the build's site if any image is left with a
+file name, or nothing, as its alt text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docutils import nodes
+
+FILE_NAME = re.compile(r"^[\w./-]*\.(png|svg|jpg|jpeg|gif)$|^[0-9a-f]{16,}", re.IGNORECASE)
+
+
+def _needs_alt(image: nodes.image) -> bool:
+    alt = image.get("alt", "").strip()
+    return not alt or bool(FILE_NAME.match(alt)) or alt == image.get("uri", "")
+
+
+def add_alt_from_caption(app, doctree) -> None:
+    for figure in doctree.findall(nodes.figure):
+        captions = list(figure.findall(nodes.caption))
+        if not captions:
+            continue
+        text = " ".join(captions[0].astext().split())
+        for image in figure.findall(nodes.image):
+            if _needs_alt(image):
+                image["alt"] = text
+
+
+def setup(app):
+    app.connect("doctree-read", add_alt_from_caption)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
