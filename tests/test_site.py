@@ -475,3 +475,58 @@ def test_pages_show_images():
                 f"{page.relative_to(SITE)}: image {src} is missing or empty")
             shown += 1
     assert shown, "no page shows an image"
+
+
+# --- readable on its own: no private notes named, every image described ---------------------
+
+NOTE_MENTION = re.compile(r"\bseeds?\s+00\d\b", re.IGNORECASE)
+FILE_LIKE_ALT = re.compile(r"(\.(png|svg|jpe?g|gif)$)|(^[0-9a-f]{16,})", re.IGNORECASE)
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in SITE.rglob("*.html") if "_static" not in p.parts)
+
+
+def _visible_text(html: str) -> str:
+    """The page without scripts and style (widget state and search data are not prose)."""
+    html = re.sub(r"<script\b.*?</script>", " ", html, flags=re.DOTALL | re.IGNORECASE)
+    return re.sub(r"<style\b.*?</style>", " ", html, flags=re.DOTALL | re.IGNORECASE)
+
+
+def test_no_page_names_the_private_notes():
+    """The book was written from private notes ("seed 000" to "seed 004"); a reader never sees
+    them named. Experiments are the book's own; printed figures live in tests/data."""
+    found = []
+    for page in _pages():
+        for m in NOTE_MENTION.finditer(_visible_text(page.read_text(encoding="utf-8"))):
+            found.append(f"{page.relative_to(SITE)}: {m.group(0)!r}")
+    assert not found, "\n".join(found)
+
+
+class _Images(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images: list[dict[str, str | None]] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "img":
+            self.images.append(dict(attrs))
+
+
+def test_every_image_has_alt_text_that_is_not_a_file_name():
+    """Every <img> on every page carries alt text that says something: not empty, not the
+    file's name or hash (myst-nb's default), so a screen reader can tell what a figure shows."""
+    bad = []
+    count = 0
+    for page in _pages():
+        parser = _Images()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for img in parser.images:
+            count += 1
+            alt = (img.get("alt") or "").strip()
+            src = img.get("src") or ""
+            name = src.rsplit("/", 1)[-1]
+            if not alt or FILE_LIKE_ALT.search(alt) or alt == name or alt == src:
+                bad.append(f"{page.relative_to(SITE)}: {src} alt={alt!r}")
+    assert count > 0, "no images found: is the site built?"
+    assert not bad, "\n".join(bad)
