@@ -57,8 +57,8 @@ def verdict(given: Any, expected: Any, tolerance: float = 5e-4) -> Verdict:
     Returns:
         ``"right"``; a prompt while `given` is ``None``; ``"close: ..."`` when every entry is
         within ``CLOSE_FACTOR`` tolerances and ``CLOSE_LIMIT`` (with how many digits agree and
-        how many are asked for); otherwise ``"not yet: ..."`` naming only what is off (the shape, or how many
-        entries), never the expected value itself.
+        how many are asked for); otherwise ``"not yet: ..."`` naming only what is off (the
+        shape, or how many entries), never the expected value itself.
     """
     if given is None or (isinstance(given, (list, tuple)) and any(g is None for g in given)):
         return Verdict(PROMPT)
