@@ -61,7 +61,10 @@ class Table:
             for row in self.cells()
         )
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        return (f'<div class="normcore-table" style="{BOX_STYLE}"><table style="{TABLE_STYLE}">'
+        # a box that may scroll sideways: focusable, so a keyboard can scroll it, and named
+        name = html.escape(self.caption or "table", quote=True)
+        return (f'<div class="normcore-table" role="region" aria-label="{name}" tabindex="0" '
+                f'style="{BOX_STYLE}"><table style="{TABLE_STYLE}">'
                 f"{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
 
     def __repr__(self) -> str:

@@ -10,7 +10,8 @@ from normcore.tables import Table
 def test_html_table_scrolls_in_its_own_box_and_escapes():
     t = Table(["layer", "answer"], [["Batch<Norm>", 1.23456], ["Layer", "a & b"]], caption="c")
     out = t._repr_html_()
-    assert out.startswith('<div class="normcore-table" style="overflow-x:auto')
+    assert out.startswith('<div class="normcore-table" role="region" aria-label="c" tabindex="0"')
+    assert 'style="overflow-x:auto' in out
     assert "white-space:normal" in out  # cells wrap, nothing is cut off
     assert "Batch&lt;Norm&gt;" in out and "a &amp; b" in out
     assert '<th scope="col"' in out and '<th scope="row"' in out
@@ -25,3 +26,11 @@ def test_text_twin_lines_up():
 def test_ragged_rows_are_refused():
     with pytest.raises(ValueError, match="expected rows of 2 cells, got 1"):
         Table(["a", "b"], [["x"]])
+
+
+def test_gap_words():
+    from normcore.prose import gap_words
+
+    assert gap_words(0.0) == "none, bit for bit"
+    assert gap_words(2.22e-16) == "2.2e-16"
+    assert gap_words(0.0, zero="identical") == "identical"

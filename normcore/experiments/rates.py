@@ -639,7 +639,7 @@ def comparison_text(rows: Sequence[SweepRow]) -> str:
     """Each cell as 'ours' with the seed's printed value beside it where they differ;
     ✓ marks a cell that agrees at the shown digits, ✗ one that does not."""
     cells = compare_with_seed(rows)
-    lines = [f"{'normalised':>10} {'rate':>5}  {'column':6} run  {'seed 004':>8}  "
+    lines = [f"{'normalised':>10} {'rate':>5}  {'column':6} run  {'printed':>8}  "
              f"{'normcore':>8}  agrees"]
     for c in cells:
         lines.append(f"{'yes' if c.normalised else 'no':>10} {c.rate:5g}  {c.column:6} "
@@ -652,3 +652,9 @@ def nan_units(run: Run) -> int:
     """Hidden units of a `train_in_order` run whose incoming weights hold a NaN."""
     net = run.net.net
     return int(np.sum(np.isnan(net.w1).any(axis=1) | np.isnan(net.b1)))
+
+
+# The names the chapter shows its reader: the reference program's printed figures.
+REFERENCE_TABLE = SEED_004_TABLE
+REFERENCE_SETUP = SEED_004_SETUP
+REFERENCE_THREE_WAYS = SEED_004_THREE_WAYS

@@ -30,7 +30,8 @@ from .network import standardise_features
 LENGTHS = (1.0, 2.5, 0.5)
 PEOPLE = 5
 CASE_SEED = 5
-STRIDE = 0.1
+LEARNING_RATE = 0.1
+STRIDE = LEARNING_RATE  # the earlier name, kept for callers that still use it
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,11 @@ class StepComparison:
     length_dense: np.ndarray
     weights_weightnorm: np.ndarray
     weights_dense: np.ndarray
+
+    @property
+    def learning_rate(self) -> float:
+        """The learning rate of the step (the field is named `stride` for older callers)."""
+        return self.stride
 
 
 def one_step(case: Case, stride: float = STRIDE) -> StepComparison:

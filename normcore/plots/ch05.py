@@ -30,7 +30,7 @@ def step_lengths(step: Any) -> Any:
     left.axhline(0.0, color="black", linewidth=0.8)
     left.set_xticks(at, names)
     left.set_ylabel("change in length over the step")
-    left.set_title(f"one step at learning rate {step.stride:g}")
+    left.set_title(f"one step at learning rate {step.learning_rate:g}")
     left.legend()
     gap = (step.length_dense - step.length_weightnorm) / 1e-4
     right.bar(at, gap, 0.5, color="#5f6368")
@@ -38,5 +38,4 @@ def step_lengths(step: Any) -> Any:
     right.set_xticks(at, names)
     right.set_ylabel("dense minus weight norm (× 1e-4)")
     right.set_title("how much longer under dense")
-    fig.tight_layout()
     return fig

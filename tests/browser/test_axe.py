@@ -3,8 +3,8 @@
 axe-core (the engine behind most accessibility checkers) ships inside the axe-playwright-python
 package as ``axe.min.js``; it is injected into each page from that local file, so nothing is
 fetched. A page passes when axe reports no violation of serious or critical impact, apart from
-the ones listed in ``KNOWN``, each with the reason it is tolerated for now. A listed exclusion
-that no longer occurs fails the test too, so the list cannot go stale silently.
+the ones listed in ``KNOWN``, each with the reason it is tolerated for now; every tolerated
+node is printed (pytest -rP shows it), so an exclusion is never silent.
 """
 
 from __future__ import annotations
@@ -19,7 +19,15 @@ from .test_site import HTML, site  # noqa: F401  (the fixture that serves _build
 BLOCKING = {"serious", "critical"}
 
 #: (axe rule id, CSS fragment of the offending element) -> why it is tolerated, and until when.
-KNOWN: dict[tuple[str, str], str] = {}
+KNOWN: dict[tuple[str, str], str] = {
+    ("aria-input-field-name", "noUi-handle"):
+        "ipywidgets 8 draws a slider's handle (noUiSlider) without an accessible name; the "
+        "widgets are being rebuilt with named sliders under the widget issue (helper 13), after "
+        "which this line goes",
+    ("color-contrast", ".mod-info"):
+        "the chapter 2 playground's info-styled ipywidgets button (white on light blue); the "
+        "widget rebuild (helper 13) restyles it, after which this line goes",
+}
 
 
 def axe_script() -> Path | None:
@@ -74,7 +82,10 @@ def test_page_has_no_serious_accessibility_violation(browser: Any, site: str,  #
             continue
         for node in violation["nodes"]:
             target = " ".join(map(str, node.get("target", [])))
-            if tolerated(violation["id"], target) is None:
-                problems.append(f"{violation['impact']} {violation['id']}: {target} "
-                                f"({violation['help']})")
+            reason = tolerated(violation["id"], target)
+            said = f"{violation['impact']} {violation['id']}: {target} ({violation['help']})"
+            if reason is None:
+                problems.append(said)
+            else:
+                print(f"tolerated: {said}; because {reason}")
     assert not problems, "\n".join(problems)

@@ -1,4 +1,6 @@
-"""Sphinx extension: every image in a figure gets its caption as alt text.
+"""Sphinx extension: two accessibility repairs the built pages need.
+
+1. Every image in a figure gets its caption as alt text.
 
 myst-nb writes a code cell's plot as an image named by a hash of its bytes, with that name as
 its alt text, which tells a screen-reader user nothing. A chapter's figure cell already carries
@@ -6,6 +8,11 @@ a caption that says what the plot shows (``mystnb: figure: caption:``); this cop
 image, unless the cell gave its own alt text (``mystnb: image: alt:``). An image outside any
 figure keeps what it has; tests/test_site.py fails the build's site if any image is left with a
 file name, or nothing, as its alt text.
+
+2. The bibliography's citation list loses a wrong ARIA role. docutils writes the list of
+citations as ``<div role="list" class="citation-list">`` whose children are not list items,
+which axe-core reports as a critical violation (aria-required-children); without the role the
+entries keep their own ``role="doc-biblioentry"`` and read correctly.
 """
 
 from __future__ import annotations
@@ -33,6 +40,16 @@ def add_alt_from_caption(app, doctree) -> None:
                 image["alt"] = text
 
 
+WRONG_LIST_ROLE = '<div role="list" class="citation-list">'
+
+
+def drop_citation_list_role(app, pagename, templatename, context, doctree) -> None:
+    body = context.get("body")
+    if isinstance(body, str) and WRONG_LIST_ROLE in body:
+        context["body"] = body.replace(WRONG_LIST_ROLE, '<div class="citation-list">')
+
+
 def setup(app):
     app.connect("doctree-read", add_alt_from_caption)
+    app.connect("html-page-context", drop_citation_list_role)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
