@@ -143,8 +143,10 @@ def local_response_normalisation(
 ) -> np.ndarray:
     """Each activation of `a` (N, C, H, W) divided by (k + alpha / size * sum of squares of the
     `size` channels centred on it, at the same pixel) ** beta. The channel window is cut at the
-    edges. Defaults are AlexNet's; PyTorch's ``LocalResponseNorm`` uses the same alpha / size
-    convention but k = 1 by default."""
+    edges. The alpha / size form is PyTorch's ``LocalResponseNorm`` convention (which defaults
+    to k = 1). Krizhevsky et al. (2012) write plain alpha, with no division by size: their
+    n = 5, alpha = 1e-4, beta = 0.75, k = 2 is size=5, alpha=5e-4 here. The defaults (alpha
+    1e-4 over size 5) are therefore PyTorch's alpha with AlexNet's k."""
     a = as_block(a, "a")
     check_rank(a, 4, "a", "(images, channels, height, width)")
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
