@@ -25,7 +25,24 @@ import numbers
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["Table", "below", "glue", "keep", "shown", "table"]
+__all__ = ["GLUE_PREFIX", "Table", "below", "glue", "keep", "shown", "table"]
+
+# myst-nb reads a glued figure from a display output whose mime types carry this prefix and whose
+# metadata names it ("scrapbook"), exactly what `myst_nb.glue(name, value, display=False)` emits.
+# The output is written here with IPython alone: importing myst_nb inside a kernel pulls in
+# nbformat, jsonschema and docutils, over a second of a chapter's run for nothing (tested to give
+# the same output as myst_nb.glue).
+GLUE_PREFIX = "application/papermill.record/"
+
+
+def _emit(name: str, value: Any) -> None:
+    """Display `value` as a glued, undisplayed figure named `name` (myst-nb's glue format)."""
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+
+    bundle, metadata = format_display_data(value)
+    metadata["scrapbook"] = {"name": name, "mime_prefix": GLUE_PREFIX}
+    display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
 
 
 def shown(value: float, spec: str) -> float:
@@ -48,15 +65,13 @@ def glue(name: str, value: Any, spec: str | None = None) -> None:
     uses for it (``{glue:text}`name:.4f``` is glued with ``".4f"``); a float with no `spec`
     raises TypeError. Integers (numpy's too) are glued as Python ints, strings as they are.
     """
-    from myst_nb import glue as myst_glue  # imported here: the package does not need myst-nb
-
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         value = int(value)
     elif _is_float(value):
         if spec is None:
             raise TypeError(f"glue {name!r}: a float needs the format spec the prose shows it in")
         value = shown(value, spec)
-    myst_glue(name, value, display=False)
+    _emit(name, value)
 
 
 def keep(name: str, value: float, digits: int = 9) -> None:
@@ -66,9 +81,7 @@ def keep(name: str, value: float, digits: int = 9) -> None:
 
 def below(name: str, value: float, floor: float = 1e-16) -> None:
     """Glue the power of ten just above `value` (at least `floor`) under `name`."""
-    from myst_nb import glue as myst_glue
-
-    myst_glue(name, 10.0 ** math.ceil(math.log10(max(float(value), floor))), display=False)
+    _emit(name, 10.0 ** math.ceil(math.log10(max(float(value), floor))))
 
 
 class Table:

@@ -7,10 +7,10 @@ import math
 import re
 from pathlib import Path
 
-import myst_nb
 import numpy as np
 import pytest
 
+import normcore.book
 from normcore.book import below, glue, keep, shown, table
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
@@ -22,12 +22,28 @@ GLUED = "application/papermill.record/text/plain"
 def glued(monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
     seen: dict[str, object] = {}
 
-    def fake_glue(name: str, value: object, display: bool = True) -> None:
-        assert display is False  # figures go into the prose, never shown where computed
+    def fake_emit(name: str, value: object) -> None:
         seen[name] = value
 
-    monkeypatch.setattr(myst_nb, "glue", fake_glue)
+    monkeypatch.setattr(normcore.book, "_emit", fake_emit)
     return seen
+
+
+def test_glue_emits_what_myst_nb_glue_emits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output normcore.book writes is the one myst-nb's own glue writes (display=False)."""
+    import IPython.display
+    import myst_nb.ext.glue
+
+    shown_outputs: list[tuple] = []
+
+    def fake_display(*args, **kwargs) -> None:
+        shown_outputs.append((args, kwargs))
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    monkeypatch.setattr(myst_nb.ext.glue, "ipy_display", fake_display)
+    myst_nb.ext.glue.glue("x", 0.25, display=False)
+    glue("x", 0.25, ".2f")
+    assert len(shown_outputs) == 2 and shown_outputs[0] == shown_outputs[1]
 
 
 def test_shown_is_the_value_as_the_prose_shows_it() -> None:
