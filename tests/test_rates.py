@@ -66,14 +66,15 @@ def test_cells_are_refused_or_chaotic_only_where_the_chapter_says(rows):
 def test_the_chaotic_row_is_chaotic_and_its_stable_facts_hold(rows):
     """A one-ulp nudge of the starting weights moves the rate-60 normalised losses (so the
     chapter prints no digit of them), while the facts it does print hold for every version:
-    above the loss-1 line, no dead unit. The rows the chapter prints survive the same nudge."""
+    one of the two runs above the loss-1 line, no dead unit. The rows the chapter prints
+    survive the same nudge."""
     by = {(r.normalised, r.rate): r for r in rows}
-    for seed in R.RUN_SEEDS:
-        versions = [R.train(seed, 60.0, True, nudge=k) for k in (-1, 0, 1)]
-        losses = [v.loss for v in versions]
-        assert len({round(v, 4) for v in losses}) == 3
-        assert min(losses) > 1.0
-        assert all(R.dead_units(v.net) == 0 for v in versions)
+    versions = {k: [R.train(seed, 60.0, True, nudge=k) for seed in R.RUN_SEEDS] for k in (-1, 0, 1)}
+    for seed in range(2):
+        assert len({round(versions[k][seed].loss, 4) for k in versions}) == 3
+    for pair in versions.values():
+        assert max(run.loss for run in pair) > 1.0  # the fact the chapter prints
+        assert all(R.dead_units(run.net) == 0 for run in pair)
     for seed, built in zip(R.RUN_SEEDS, by[(True, 20.0)].runs, strict=True):
         moved = R.train(seed, 20.0, True, nudge=1)
         assert moved.loss != built.loss and round(moved.loss, 4) == round(built.loss, 4)
