@@ -36,8 +36,12 @@ NO_AVX2 = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 #                        left out: it adds nothing on this machine)
 #   Haswell / Zen        AVX2 BLAS kernels: nothing failed (the stored outputs were made with
 #                        AVX2 kernels); Zen changed exactly what Haswell changed (left out)
-#   numpy without AVX-512 loops: 14 failures, some in other cells (a rounding-level gap)
-#   numpy with SSE loops only, and that with Haswell's BLAS: the last two corners of the square
+#   numpy without AVX-512 loops: 14 failures, some in cells the BLAS kernels left alone (a
+#                        rounding-level gap, other digits of the rate-60 row)
+#   numpy with SSE loops only: the same 14 as without AVX-512 on these chapters; kept because
+#                        it is what a processor without AVX2 runs, float32 loops included
+#   Haswell's BLAS with SSE-only numpy: the two knobs act on different code (matrix products
+#                        against sums and elementwise loops), so one run turns both at once
 CONFIGS: list[tuple[str, dict[str, str], str]] = [
     ("default", {}, "the machine's own kernels and loops"),
     ("haswell", {"OPENBLAS_CORETYPE": "Haswell"}, "AVX2 BLAS kernels (a common laptop)"),
