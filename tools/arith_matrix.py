@@ -77,7 +77,7 @@ def numpy_features() -> set[str]:
 def run(name: str, env: dict[str, str], workers: int) -> tuple[bool, float, str]:
     """Run nbval over every chapter and the numeric tests under `env`; (passed, seconds, tail)."""
     chapters = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval",
+    command = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "--nbval",
                "-n", str(workers), "--dist", "loadfile", *chapters, *NUMERIC_TESTS]
     start = time.perf_counter()
     proc = subprocess.run(command, cwd=ROOT, env={**os.environ, **env}, capture_output=True,
