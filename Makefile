@@ -4,15 +4,32 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install book site lab test lint notebooks clean
+LOCK   := constraints.txt
 
-$(STAMP): pyproject.toml
+.PHONY: install lock book site lab test test-arith lint notebooks clean
+
+# Install the package and its book and test extras at the exact versions in $(LOCK), the ones the
+# stored outputs were made with.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test]"
+	$(BIN)/python -m pip install --quiet -e ".[test]" -c $(LOCK)
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Regenerate $(LOCK) from pyproject's extras: the newest versions pip resolves today, installed
+# into a scratch venv and frozen. Then `make notebooks` and commit both (see README).
+LOCK_VENV := .lock-venv
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install --quiet -e ".[test]"
+	{ echo "# Exact versions of every dependency of normcore[test] (make install uses this file)."; \
+	  echo "# Made by \`make lock\` with $$($(LOCK_VENV)/bin/python --version); do not edit by hand."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable --exclude normcore; } > $(LOCK)
+	rm -rf $(LOCK_VENV)
 
 # Build the static site: refresh _toc.yml from the chapters present, then run every chapter and
 # rebuild every page (--all: an unchanged page's warnings must fail the build too).
@@ -42,6 +59,11 @@ lab: $(STAMP)
 test: $(STAMP) _build/html/index.html
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval tests book
+
+# The same notebooks and the numeric tests under several CPU arithmetic settings (BLAS kernels,
+# numpy's SIMD loops), with the stored outputs unchanged: `tools/arith_matrix.py --list` says which.
+test-arith: $(STAMP)
+	$(BIN)/python tools/arith_matrix.py
 
 clean:
 	rm -rf _build

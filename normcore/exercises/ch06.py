@@ -9,7 +9,8 @@ from normcore.experiments import comparison
 
 
 def check_held_out_people(answer: Any) -> Verdict:
-    """Exercise 1: how many of the 25 people the plain network (seed 0, learning rate 1, 400 epochs)
+    """Exercise 1: how many of the 25 people the plain network (seed 0, learning rate 1, the
+    chapter's `comparison.EPOCHS` epochs)
     classifies right when each is held out (a whole number)."""
     scores = comparison.compare(["none"], [0])["none"]
     return verdict(answer, round(float(scores.held_accuracy[0]) * 25), 0.0)

@@ -10,12 +10,13 @@
 * :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
 * :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
   and the tests.
+* :func:`sensitivity` trains every fold run twice in one stack, once from starting weights
+  moved by one unit in the last place, and reports how far each table figure moves.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -29,7 +30,7 @@ from . import network
 
 SEEDS = (0, 1, 2, 3, 4)
 FOLDS = 5
-EPOCHS = 400
+EPOCHS = 200
 RATE = 1.0
 TARGET_LOSS = 0.3
 CURVE_SEED = 0
@@ -247,67 +248,77 @@ def run_all(
     seeds: Sequence[int] = SEEDS,
     epochs: int = EPOCHS,
     rate: float = RATE,
-    processes: int = 2,
 ) -> Comparison:
-    """The chapter's 130 runs: len(seeds) * 5 fold runs per arrangement (one stack each), plus one
-    whole-crowd curve per arrangement.
-
-    With `processes=2` (and where the system can fork) the ten stacks are shared between this
-    process and one forked copy of it, so both cores work; each stack's arithmetic is the same
-    whichever process runs it, so the numbers are the same as with `processes=1`."""
+    """The chapter's 130 runs, in this process: len(seeds) * 5 fold runs per arrangement (one
+    stack each), plus one whole-crowd curve per arrangement."""
     blocks = fold_blocks(seeds)
-    tasks = [("fold", a) for a in arrangements] + [("curve", a) for a in arrangements]
-
-    def run(task: tuple[str, str]) -> Scores | Curve:
-        kind, arrangement = task
-        if kind == "fold":
-            return compare_arrangement(arrangement, blocks, epochs, rate)
-        return curves([arrangement], epochs=epochs, rate=rate)[arrangement]
-
-    results = _shared(tasks, run, processes)
     return Comparison(
-        scores={a: results[("fold", a)] for a in arrangements},
-        curves={a: results[("curve", a)] for a in arrangements},
+        scores={a: compare_arrangement(a, blocks, epochs, rate) for a in arrangements},
+        curves=curves(arrangements, epochs=epochs, rate=rate),
     )
 
 
-# rough relative cost of each stack (measured once), used only to share the work evenly
-_COST = {"none": 5, "batch": 12, "layer": 10, "rms": 9, "weight": 6}
+def _weight_field(layer) -> str:
+    """The field holding a hidden layer's weights (a weight-normalised layer's direction)."""
+    names = {f.name for f in dataclasses.fields(layer)}
+    return "direction" if "direction" in names else "weights"
 
 
-def _shared(tasks: list, run, processes: int) -> dict:
-    """Run `tasks` here, or share them with one forked child process (results pickled back)."""
-    if processes < 2 or not hasattr(os, "fork") or len(tasks) < 2:
-        return {t: run(t) for t in tasks}
-    mine, theirs, load = [], [], [0.0, 0.0]
-    for task in sorted(tasks, key=lambda t: -_COST.get(t[1], 8) * (1 if t[0] == "fold" else 0.5)):
-        cost = _COST.get(task[1], 8) * (1 if task[0] == "fold" else 0.5)
-        side = 0 if load[0] <= load[1] else 1
-        (mine, theirs)[side].append(task)
-        load[side] += cost
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: run its share, send it back, leave without running any cleanup
-        os.close(read_end)
-        try:
-            payload = pickle.dumps(("ok", {t: run(t) for t in theirs}))
-        except BaseException as exc:  # noqa: BLE001 - carried back and raised in the parent
-            payload = pickle.dumps(("error", repr(exc)))
-        with os.fdopen(write_end, "wb") as pipe:
-            pipe.write(payload)
-        os._exit(0)
-    os.close(write_end)
-    try:
-        results = {t: run(t) for t in mine}
-    finally:
-        with os.fdopen(read_end, "rb") as pipe:
-            payload = pipe.read()
-        os.waitpid(pid, 0)
-    status, theirs_done = pickle.loads(payload) if payload else ("error", "no answer")
-    if status != "ok":
-        raise RuntimeError(f"run_all: the second process failed: {theirs_done}")
-    results.update(theirs_done)
-    return results
+def nudged(net: network.CrowdNetwork) -> network.CrowdNetwork:
+    """The same network with every starting hidden weight moved by one unit in the last place
+    (``np.nextafter`` towards +inf): a change far below anything the prose could show."""
+    hidden = net.hidden
+    field = _weight_field(hidden)
+    moved = np.nextafter(getattr(hidden, field), np.inf)
+    return dataclasses.replace(net, hidden=dataclasses.replace(hidden, **{field: moved}))
+
+
+@dataclass(frozen=True)
+class Sensitivity:
+    """How far a last-bit nudge of the starting weights moves each table figure of one
+    arrangement: the largest change, over seeds, of each per-seed figure."""
+
+    arrangement: str
+    epochs: int
+    train_accuracy: float
+    held_accuracy: float
+    train_loss: float
+    held_loss: float
+
+    @property
+    def largest_loss_change(self) -> float:
+        return max(self.train_loss, self.held_loss)
+
+
+def sensitivity(
+    arrangement: str,
+    seeds: Sequence[int] = SEEDS,
+    epochs: int = EPOCHS,
+    rate: float = RATE,
+    built: Scores | None = None,
+) -> Sensitivity:
+    """Train every fold run of `arrangement` from nudged starting weights (see `nudged`), as one
+    stack, and report how far the nudge moves each per-seed figure of the table. `built` is the
+    same runs trained as built (from `compare_arrangement`, shared with the table); without it
+    they are trained here too."""
+    blocks = fold_blocks(seeds)
+    if built is None:
+        built = compare_arrangement(arrangement, blocks, epochs, rate)
+    net = nudged(network.build(arrangement, blocks.run_seeds))
+    net, history = network.train(net, blocks.x_train, blocks.y_train, epochs, rate)
+    moved = score(arrangement, blocks, net, history.loss)
+
+    def change(field: str) -> float:
+        return float(np.max(np.abs(getattr(built, field) - getattr(moved, field))))
+
+    return Sensitivity(
+        arrangement=arrangement,
+        epochs=epochs,
+        train_accuracy=change("train_accuracy"),
+        held_accuracy=change("held_accuracy"),
+        train_loss=change("train_loss"),
+        held_loss=change("held_loss"),
+    )
 
 
 def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[str, str]:
@@ -335,6 +346,7 @@ __all__ = [
     "Curve",
     "FoldBlocks",
     "Scores",
+    "Sensitivity",
     "compare",
     "compare_arrangement",
     "compare_one_at_a_time",
@@ -343,7 +355,9 @@ __all__ = [
     "disagreements",
     "first_under",
     "fold_blocks",
+    "nudged",
     "run_all",
     "score",
+    "sensitivity",
     "spread_verdict",
 ]
