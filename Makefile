@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install book site lab test lint notebooks clean
+.PHONY: install book site lab test lint notebooks clean pdf
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,12 +16,19 @@ install: $(STAMP)
 
 # Build the static site: refresh _toc.yml from the chapters present, then run every chapter and
 # rebuild every page (--all: an unchanged page's warnings must fail the build too).
-SITE_INPUTS := _config.yml $(wildcard book/*.md) tools/make_toc.py \
-	$(shell find normcore book/_vendor book/_site -type f -not -path '*/__pycache__/*' 2>/dev/null)
+SITE_INPUTS := _config.yml $(wildcard book/*.md) tools/make_toc.py tools/make_pdf.py \
+	$(shell find normcore book/_vendor book/_site book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
 book: $(STAMP)
 	$(BIN)/python tools/make_toc.py > /dev/null
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	$(BIN)/python tools/make_pdf.py --if-possible
+
+# The whole book as one PDF (_build/pdf/normcore.pdf, copied into the site, which links it):
+# the single-page build, printed by the browser tests' chromium. `make book` ends with it.
+pdf: $(STAMP)
+	$(BIN)/python tools/make_toc.py > /dev/null
+	$(BIN)/python tools/make_pdf.py
 
 # The same, but only when a chapter, the package, the config or a static file has changed.
 site: _build/html/index.html
