@@ -14,6 +14,7 @@ if ! command -v chromium >/dev/null 2>&1; then
         echo "ci_prepare: no apt-get (or not root); browser tests will skip without chromium"
     fi
 fi
+command -v pdftotext >/dev/null 2>&1 || { [ "$(id -u)" = "0" ] && export DEBIAN_FRONTEND=noninteractive && { apt-get install -y -qq poppler-utils || { apt-get update -qq && apt-get install -y -qq poppler-utils; }; } >/dev/null 2>&1; } || echo "ci_prepare: could not apt-get install poppler-utils (pdftotext, pdfimages); the PDF tests will skip"
 if [ -x .venv/bin/pip ]; then
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 .venv/bin/pip install --quiet "playwright>=1.50" \
         || echo "ci_prepare: could not pip install playwright; browser tests will skip"
