@@ -64,6 +64,8 @@ READY = """() => {
   const rendered = views.every(s => s.previousElementSibling &&
     s.previousElementSibling.classList.contains('widget-subarea') &&
     s.previousElementSibling.childElementCount > 0);
+  const state = {typeset, images, widgets: rendered};
+  window.__ncWaiting = Object.keys(state).filter(k => !state[k]);
   return typeset && images && rendered;
 }"""
 
@@ -119,6 +121,7 @@ def serve(directory: Path) -> Iterator[str]:
 def print_pdf(url: str, target: Path) -> list[str]:
     """Open ``url``, wait until it is ready to print, print it to ``target``. Returns the page's
     console errors and failed requests (printing goes on; the caller reports them)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     problems: list[str] = []
@@ -136,7 +139,12 @@ def print_pdf(url: str, target: Path) -> list[str]:
                        lambda route: route.fulfill(body="", content_type="text/javascript"))
             page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
             page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
-            page.wait_for_function(READY, timeout=TIMEOUT_MS, polling=250)
+            try:
+                page.wait_for_function(READY, timeout=TIMEOUT_MS, polling=250)
+            except PlaywrightTimeout:
+                waiting = page.evaluate("() => window.__ncWaiting")
+                raise SystemExit(f"make_pdf: the single page never became ready to print; "
+                                 f"still waiting for {waiting}; it reported {problems}") from None
             # the theme's print-only heading above the contents names the first page; the
             # book's title belongs there; and every exercise's worked solution is opened
             page.evaluate("""title => {
