@@ -1,4 +1,4 @@
-"""Every edge-case row of chapter 8, checked by calling the layers directly (not via the table).
+"""Every edge-case row of chapter 9, checked by calling the layers directly (not via the table).
 
 EXPECTED lists each case's kind and, for refusals, the error type; the direct checks below
 re-run a selection of behaviours by hand, so a change in the layers fails here independently
@@ -112,8 +112,8 @@ def test_pytorch_numbers():
 
 
 def test_exercise_checks():
-    from normcore.exercises import ch08
+    from normcore.exercises import ch09
 
-    assert ch08.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
-    assert ch08.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
-    assert ch08.check_tiny_scale(-2) == "right"
+    assert ch09.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
+    assert ch09.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
+    assert ch09.check_tiny_scale(-2) == "right"

@@ -1,4 +1,4 @@
-"""Checks for chapter 8's exercises. Answers are computed with normcore and never printed."""
+"""Checks for chapter 9's exercises. Answers are computed with normcore and never printed."""
 
 from __future__ import annotations
 
