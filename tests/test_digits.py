@@ -34,7 +34,7 @@ def test_first_image_is_a_zero() -> None:
     d = load_digits()
     assert d.labels[0] == 0
     image = d.images[0].reshape(8, 8)
-    assert image[2:5, 3:5].sum() == 0 and image[:, 0].sum() == 0 and image[:, 2].sum() > 0
+    assert image[3:5, 3:5].sum() == 0 and image[:, 0].sum() == 0 and image[:, 2].sum() > 0
 
 
 def _line(pixels: list[str], label: str = "3") -> str:
