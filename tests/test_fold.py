@@ -87,7 +87,7 @@ def test_pytorch_folds_the_same_way() -> None:
     from torch.nn.utils.fusion import fuse_linear_bn_eval
 
     dense, batch, x = pair(3)
-    linear = torch.nn.Linear(6, 4).double()
+    linear = torch.nn.Linear(6, 4).double().eval()
     bn = torch.nn.BatchNorm1d(4, eps=batch.epsilon).double().eval()
     with torch.no_grad():
         linear.weight.copy_(torch.tensor(dense.weights.T))

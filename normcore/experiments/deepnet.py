@@ -88,30 +88,37 @@ class DeepNet:
         return int(self.output.weights.shape[0])
 
 
-def pick(net: DeepNet, index: int) -> DeepNet:
-    """The stacked network number `index` alone, as a stack of one (its own copy)."""
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not (
+def pick(net: DeepNet, index: Any) -> DeepNet:
+    """The stacked network number `index` alone (a stack of one), or the networks a slice
+    selects; parameters and running figures are copied."""
+    if isinstance(index, slice):
+        chosen = np.arange(net.size)[index]
+    elif isinstance(index, (int, np.integer)) and not isinstance(index, bool) and (
         0 <= index < net.size
     ):
+        chosen = np.array([int(index)])
+    else:
         raise SettingError(
-            f"index: expected a whole number from 0 to {net.size - 1}, got {index!r}"
+            f"index: expected a whole number from 0 to {net.size - 1} or a slice, got {index!r}"
         )
+    if chosen.size == 0:
+        raise SettingError(f"index: {index!r} selects no network of {net.size}")
 
-    def one(layer: Any) -> Any:
+    def some(layer: Any) -> Any:
         if layer is None:
             return None
         fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
         sliced = {
-            k: v[index : index + 1].copy()
+            k: v[chosen].copy()
             for k, v in fields.items()
             if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == net.size
         }
         return dataclasses.replace(layer, **sliced)
 
     return DeepNet(
-        dense=tuple(one(d) for d in net.dense),
-        norms=tuple(one(n) for n in net.norms),
-        output=one(net.output),
+        dense=tuple(some(d) for d in net.dense),
+        norms=tuple(some(n) for n in net.norms),
+        output=some(net.output),
         relu=net.relu,
     )
 
