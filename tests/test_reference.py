@@ -27,6 +27,7 @@ EXPECTED = {
     "relu-dense-gradient": (R, "ForeignResponseError"), "ln-trailing": (R, "ShapeError"),
     "gn-groups": (R, "SettingError"), "in-rank": (R, "ShapeError"),
     "wn-zero": (R, "ZeroDirectionError"), "dense-features": (R, "ShapeError"),
+    "fold-layer-norm": (R, "FoldError"),
     "bn-constant": (A, ""), "bn-1e150": (A, ""), "bn-float32": (A, ""), "bn-int": (A, ""),
     "ln-constant": (A, ""), "in-constant": (A, ""), "bn-momentum-0": (A, ""),
     "bn-one-row": (W, ""), "bn-one-row-predict": (W, ""), "ln-two-numbers": (W, ""),
