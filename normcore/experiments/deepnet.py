@@ -267,7 +267,7 @@ def train(
 ) -> Training:
     """Mini-batch gradient descent on ``data = (x_train, y_train, x_held, y_held)``.
 
-    Every stacked network sees the same batches in the same order (a shuffle a epoch from
+    Every stacked network sees the same batches in the same order (one shuffle per epoch, from
     ``order_seed``); a partial last batch is dropped. `rates` is one rate or one per stacked
     network. A network whose loss passes DIVERGED (or is not finite) stops moving from that step.
     """
