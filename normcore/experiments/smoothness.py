@@ -1,7 +1,7 @@
 """Santurkar et al. (2018)'s two measurements on the deep digits network, plain and batch.
 
 At a few moments of training (probes), take the batch in hand, its gradient g at the weights w,
-and look along the gradient step at several stride multiples m * rate:
+and look along the gradient step at several multiples m * rate of the learning rate:
 
 - loss variation: the largest minus the smallest loss L(w - m * rate * g) over the multiples,
   on the same batch (how much the loss changes along the step: a smooth landscape changes little);
