@@ -15,6 +15,7 @@ from .errors import (
     DtypeError,
     EmptyBatchError,
     EpsilonError,
+    FoldError,
     ForeignResponseError,
     MagnitudeError,
     MomentumError,
@@ -26,6 +27,7 @@ from .errors import (
     ShapeError,
     ZeroDirectionError,
 )
+from .fold import fold_batch_norm
 from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy
@@ -41,6 +43,7 @@ __all__ = [
     "DtypeError",
     "EmptyBatchError",
     "EpsilonError",
+    "FoldError",
     "ForeignResponseError",
     "Gradient",
     "GroupNorm",
@@ -70,6 +73,7 @@ __all__ = [
     "binary_cross_entropy",
     "check_slope",
     "finite_difference",
+    "fold_batch_norm",
     "local_response_normalisation",
     "naive_backward",
     "sigmoid",

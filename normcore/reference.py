@@ -32,6 +32,7 @@ from . import (
     RMSNorm,
     WeightNormDense,
 )
+from .fold import fold_batch_norm
 from .oracle import finite_difference
 
 __all__ = [
@@ -377,6 +378,9 @@ def _cases() -> list[EdgeCase]:
                  lambda: WeightNormDense(weights=np.array([[1.0, 0.0], [2.0, 0.0]]))),
         EdgeCase("dense-features", "Dense", "three inputs for a two-input layer",
                  lambda: Dense(np.eye(2)).forward(np.ones((4, 3)))),
+        EdgeCase("fold-layer-norm", "fold_batch_norm",
+                 "folding a layer norm into the dense layer before it",
+                 lambda: fold_batch_norm(Dense(np.eye(2)), LayerNorm.create(2))),
         # answered as the arithmetic says
         EdgeCase("bn-constant", "BatchNorm", "a constant column while training",
                  lambda: _train_out(_bn(), col)[:, 0]),

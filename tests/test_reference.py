@@ -1,4 +1,4 @@
-"""Every edge-case row of chapter 8, checked by calling the layers directly (not via the table).
+"""Every edge-case row of chapter 9, checked by calling the layers directly (not via the table).
 
 EXPECTED lists each case's kind and, for refusals, the error type; the direct checks below
 re-run a selection of behaviours by hand, so a change in the layers fails here independently
@@ -27,6 +27,7 @@ EXPECTED = {
     "relu-dense-gradient": (R, "ForeignResponseError"), "ln-trailing": (R, "ShapeError"),
     "gn-groups": (R, "SettingError"), "in-rank": (R, "ShapeError"),
     "wn-zero": (R, "ZeroDirectionError"), "dense-features": (R, "ShapeError"),
+    "fold-layer-norm": (R, "FoldError"),
     "bn-constant": (A, ""), "bn-1e150": (A, ""), "bn-float32": (A, ""), "bn-int": (A, ""),
     "ln-constant": (A, ""), "in-constant": (A, ""), "bn-momentum-0": (A, ""),
     "bn-one-row": (W, ""), "bn-one-row-predict": (W, ""), "ln-two-numbers": (W, ""),
@@ -112,8 +113,8 @@ def test_pytorch_numbers():
 
 
 def test_exercise_checks():
-    from normcore.exercises import ch08
+    from normcore.exercises import ch09
 
-    assert ch08.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
-    assert ch08.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
-    assert ch08.check_tiny_scale(-2) == "right"
+    assert ch09.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
+    assert ch09.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
+    assert ch09.check_tiny_scale(-2) == "right"
