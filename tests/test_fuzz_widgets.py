@@ -134,7 +134,6 @@ def test_playground_all_rows_off_and_back() -> None:
 # ------------------------------------------------------------------------- the other widgets
 BUILDERS = {
     "axes": "axes_widget",
-    "routes": "routes_widget",
     "shift_chart": "shift_chart",
     "rates": "rate_explorer",
 }
@@ -189,3 +188,56 @@ def test_widget_random_events(name: str, data: st.DataObject) -> None:
             warnings.simplefilter("error")
             poke(target, data)
     assert SENTINEL not in sys.modules, "typed text was evaluated as code"
+
+
+# ------------------------------------------------------------- the page-computed widgets' models
+@WIDGET_SETTINGS
+@given(choices=st.lists(st.tuples(
+    st.sampled_from(["source", "rows", "columns", "seed", "typed", "slope", "typed_slope"]),
+    st.one_of(st.sampled_from(TEXTS + ["worked", "random", "typed", "counting", "ones"]),
+              st.integers(-3, 20).map(str))), max_size=8))
+def test_routes_model_answers_or_says_why(choices: list[tuple[str, str]]) -> None:
+    from normcore.errors import NormcoreError
+    from normcore.widgets import routes_model as rm
+
+    state = rm.initial()
+    for key, value in choices:
+        state = rm.choose(state, key, value)
+    try:
+        f = rm.figures(state)
+    except NormcoreError as error:
+        assert str(error)  # a sentence, never a bare exception
+    else:
+        assert np.all(np.isfinite(f["true"])) and np.all(np.isfinite(f["oracle"]))
+    assert SENTINEL not in sys.modules, "typed text was evaluated as code"
+
+
+@WIDGET_SETTINGS
+@given(rows=st.integers(1, 12), columns=st.integers(1, 6), data=st.data())
+def test_routes_model_takes_every_valid_block(rows: int, columns: int, data) -> None:
+    from normcore.widgets import routes_model as rm
+
+    block = data.draw(st.lists(st.lists(st.floats(-1e3, 1e3), min_size=columns,
+                                        max_size=columns), min_size=rows, max_size=rows))
+    typed = "\n".join(", ".join(repr(v) for v in row) for row in block)
+    f = rm.figures(rm.choose(rm.choose(rm.initial(), "source", "typed"), "typed", typed))
+    assert np.array(f["true"]).shape == (rows, columns)
+
+
+@WIDGET_SETTINGS
+@given(lengths=st.lists(st.one_of(st.sampled_from(TEXTS), st.floats(-1e3, 1e3).map(repr)),
+                        min_size=3, max_size=3),
+       stride=st.one_of(st.sampled_from(TEXTS), st.floats(-10, 10).map(repr)))
+def test_weightnorm_model_answers_or_says_why(lengths: list[str], stride: str) -> None:
+    from normcore.errors import NormcoreError
+    from normcore.widgets import weightnorm_model as wm
+
+    state = {"lengths": lengths, "stride": stride}
+    valid = all(usable(t) is not None and usable(t) != 0 for t in lengths) and \
+        usable(stride) is not None and all(abs(usable(t)) <= 1e3 for t in (*lengths, stride))
+    try:
+        f = wm.figures(state, wm.case_data())
+    except NormcoreError:
+        assert not valid, f"valid input refused: {state}"
+    else:
+        assert valid and np.isfinite(f["distance"])

@@ -15,44 +15,28 @@ normcore's own layers, and the page shows the largest difference between the two
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
-
-import anywidget
-import traitlets
 
 from normcore._checks import TRAINING
 from normcore.widgets import playground_model as model
 from normcore.widgets._esm import bundle, source
+from normcore.widgets._page import PageWidget
 
 # names the chapter and older code import from here
 LIMIT, MAX_ROWS, MAX_FEATURES, EPSILON = model.LIMIT, model.MAX_ROWS, model.MAX_FEATURES, \
     model.EPSILON
 
 
-class Playground(anywidget.AnyWidget):
-    """The playground widget: `state` is synced with the page; `kernel` is normcore's answer.
-
-    `request` is set by the page when it shows the widget (a token); from then on, every state
-    change is answered in `kernel` as ``{"token", "state", "figures"}``. Before a page asks, no
-    figures are stored, so a saved notebook holds only the state.
-    """
+class Playground(PageWidget):
+    """The playground widget (see `normcore.widgets._page` for what it syncs)."""
 
     _esm = bundle("playground.js")
     _css = source("playground.css")
-    state = traitlets.Dict().tag(sync=True)
-    request = traitlets.Unicode("").tag(sync=True)
-    kernel = traitlets.Dict().tag(sync=True)
+    compute = staticmethod(model.figures)
 
     def __init__(self, block: Any = None, *, kind: str = "batch", purpose: str = TRAINING,
                  **kwargs: Any) -> None:
         super().__init__(state=model.initial(block, kind, purpose), **kwargs)
-
-    @traitlets.observe("state", "request")
-    def _answer(self, _change: object) -> None:
-        if self.request:
-            self.kernel = {"token": self.request, "state": self.state,
-                           "figures": model.figures(self.state)}
 
     def __repr__(self) -> str:
         s = self.state
@@ -60,10 +44,6 @@ class Playground(anywidget.AnyWidget):
                 f"{s['purpose']}): display it to use it")
 
     # ---------------------------------------------------------------- driving it from code
-    def act(self, action: Callable[..., model.State], *args: Any) -> None:
-        """Apply one of playground_model's actions, as a reader's click would."""
-        self.state = action(self.state, *args)
-
     def set_cell(self, row: int, feature: int, text: str) -> None:
         """Type `text` into a cell (as the reader would)."""
         self.act(model.set_cell, row, feature, text)

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
+from normcore.errors import NormcoreError
 from normcore.widgets import playground_model as pm
 from normcore.widgets._input import friendly
 
@@ -226,5 +227,184 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
     print(f"\nplayground on the site: one update for the default block "
           f"{statistics.median(times):.2f} ms (median of {len(times)}; "
           f"min {min(times):.2f}, max {max(times):.2f})")
+    assert not errors, f"console errors: {errors}"
+    assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
+
+# --------------------------------------------------------------------------- chapter 3's explorer
+READ_KEYED = """root => {
+  const box = document.querySelector(root);
+  const figures = {};
+  for (const e of box.querySelectorAll('.nc-readout [data-key]')) {
+    figures[e.dataset.key] = [Number(e.dataset.value), e.textContent.trim()];
+  }
+  const error = box.querySelector('.nc-message .nc-error');
+  return {figures, where: box.querySelector('.nc-where').dataset.runs,
+          error: error ? error.textContent.trim() : null,
+          fields: Object.fromEntries(Array.from(box.querySelectorAll('.nc-form [data-key]'),
+                                                e => [e.dataset.key, e.value]))};
+}"""
+# the oracle is a central difference with step 1e-6: its last digits are rounding, different
+# between any two implementations of the same arithmetic (numpy's and the page's)
+ORACLE_NOISE = 1e-7
+
+
+def routes_expected(f: dict[str, Any]) -> dict[str, tuple[float, float, str]]:
+    """key -> (normcore's value, the tolerance it is held to, how it is shown)."""
+    scale = max(1.0, float(np.abs(np.asarray(f["naive"])).max()),
+                float(np.abs(np.asarray(f["true"])).max()))
+    out: dict[str, tuple[float, float, str]] = {}
+    for name, key, tol in (("true", "collected", 1e-12), ("naive", "naive", 1e-12),
+                           ("oracle", "oracle", ORACLE_NOISE)):
+        for (i, j), v in np.ndenumerate(np.asarray(f[name])):
+            out[f"{key}:{i},{j}"] = (float(v), tol * scale, ".4f")
+    n = len(f["true"])
+    for name in ("true_sums", "naive_sums"):
+        for j, v in enumerate(f[name]):
+            out[f"{name}:{j}"] = (v, 1e-12 * scale * n, "sum")
+    out["true_gap"] = (f["true_gap"], ORACLE_NOISE * scale, "noise")
+    out["naive_error"] = (f["naive_error"], ORACLE_NOISE * scale, ".4f")
+    out["largest_true"] = (f["largest_true"], 1e-12 * scale, ".4f")
+    out["wrong_sign"] = (f["wrong_sign"], 0.0, "int")
+    out["cells"] = (f["cells"], 0.0, "int")
+    return out
+
+
+def routes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
+    want = routes_expected(f)
+    assert sorted(got["figures"]) == sorted(want), f"{where}: the page shows other figures"
+    for key, (value, tol, shown_as) in want.items():
+        page_value, text = got["figures"][key]
+        assert abs(page_value - value) <= tol, (
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+        if shown_as == ".4f":  # shown to 4 decimals: within half a unit (and the noise allowed)
+            assert abs(float(text) - value) <= 5e-5 + tol + 1e-12, f"{where}: {key} {text!r}"
+        elif shown_as == "sum":
+            assert abs(float(text) - (0.0 if abs(value) < 5e-5 else value)) <= 5e-5 + tol
+        elif shown_as == "int":
+            assert int(text) == value, f"{where}: {key} shows {text!r}"
+        else:  # the oracle's rounding, shown as it is: both far below the slopes' scale
+            assert float(text) <= tol and value <= tol, f"{where}: {key} {text!r}"
+
+
+def test_routes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
+    from normcore.widgets import routes_model as rm
+
+    page_or_skip("03-backward.html")
+    watched = Watched(browser, f"{site}/book/03-backward.html")
+    page, root = watched.page, ".nc-routes"
+    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
+    read = lambda: page.evaluate(READ_KEYED, root)  # noqa: E731
+    state = rm.initial()
+    good = rm.figures(state)
+    routes_compare(read(), good, "the opening view")
+    assert read()["where"] == "page"
+
+    rng = np.random.default_rng(3)
+    numbers = lambda k: " ".join(f"{v:.2f}" for v in rng.normal(0, 5, k))  # noqa: E731
+    opening = [("source", "random"), ("seed", "abc"), ("seed", "1e400"), ("seed", "nan"),
+               ("seed", ""), ("seed", "5"), ("source", "typed"), ("typed", "1, x\n2, 3"),
+               ("typed", "")]
+    for n in range(ACTIONS):
+        if n < len(opening):
+            key, value = opening[n]
+        else:
+            key = str(rng.choice(["source", "slope", "rows", "columns", "seed", "typed",
+                                  "typed_slope"]))
+            if key == "source":
+                value = str(rng.choice(["worked", "random", "typed"]))
+            elif key == "slope":
+                value = str(rng.choice(["counting", "ones", "random", "typed"]))
+            elif key in ("rows", "columns", "seed"):
+                value = (str(rng.choice(BAD_TEXTS + ["13", "0", "2.5"])) if rng.random() < 0.2
+                         else str(int(rng.integers(1, 7 if key != "seed" else 1000))))
+            else:
+                r, c = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+                value = ("\n".join(numbers(c) for _ in range(r)) if rng.random() > 0.2
+                         else str(rng.choice(BAD_TEXTS)))
+        field = page.locator(f"{root} .nc-form [data-key={key}]")
+        if key in ("source", "slope"):
+            field.select_option(value)
+        else:
+            field.fill(value)
+            field.press("Tab")  # leaving the box commits it
+        if value != state[key]:
+            state = rm.choose(state, key, value)
+        where = f"action {n + 1} ({key} = {value!r})"
+        got = read()
+        try:
+            figures = rm.figures(state)
+        except NormcoreError as error:
+            assert got["error"] == (f"{friendly(error)} The figures below are for the last "
+                                    "block that could be used."), where
+            routes_compare(got, good, where)
+        else:
+            good = figures
+            assert got["error"] is None, where
+            routes_compare(got, good, where)
+        assert got["fields"] == {k: v for k, v in state.items()}, where
+    errors, outside = watched.errors, watched.outside
+    watched.close()
+    assert not errors, f"console errors: {errors}"
+    assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
+
+# ------------------------------------------------------------------------- chapter 5's widget
+def test_weightnorm_step_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
+    from normcore.widgets import weightnorm_model as wm
+
+    page_or_skip("05-weight-norm.html")
+    watched = Watched(browser, f"{site}/book/05-weight-norm.html")
+    page, root = watched.page, ".nc-weightnorm"
+    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
+    read = lambda: page.evaluate(READ_KEYED, root)  # noqa: E731
+    case = wm.case_data()
+    state = wm.initial()
+    good = wm.figures(state, case)
+
+    def check(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
+        want = {f"{k}:{i}": v for k in ("before", "weightnorm", "dense")
+                for i, v in enumerate(f[k])}
+        want["distance"] = f["distance"]
+        assert sorted(got["figures"]) == sorted(want), where
+        for key, value in want.items():
+            page_value, text = got["figures"][key]
+            assert abs(page_value - value) <= 1e-12 * max(abs(value), 1.0), (
+                f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            assert abs(float(text) - value) <= 5e-5 + 1e-12, f"{where}: {key} shows {text!r}"
+
+    check(read(), good, "the opening view")
+    rng = np.random.default_rng(5)
+    opening = [("length:1", "abc"), ("length:1", "1e400"), ("length:1", "nan"),
+               ("length:1", ""), ("length:1", "0"), ("length:1", "4"), ("stride", "abc")]
+    for n in range(ACTIONS):
+        if n < len(opening):
+            key, value = opening[n]
+        else:
+            key = str(rng.choice(["length:0", "length:1", "length:2", "stride"]))
+            value = (str(rng.choice(BAD_TEXTS + ["0", "2000"])) if rng.random() < 0.15
+                     else f"{rng.uniform(-5, 5):.3f}" if key != "stride"
+                     else f"{rng.uniform(-0.5, 2):.3g}")
+        box = page.locator(f"{root} .nc-form [data-key='{key}']")
+        box.fill(value)
+        box.press("Enter")
+        current = state["stride"] if key == "stride" else state["lengths"][int(key[-1])]
+        if value != current:
+            state = (wm.set_stride(state, value) if key == "stride"
+                     else wm.set_length(state, int(key[-1]), value))
+        where = f"action {n + 1} ({key} = {value!r})"
+        got = read()
+        try:
+            f = wm.figures(state, case)
+        except NormcoreError as error:
+            assert got["error"] == (f"{friendly(error)} The table shows the last step that "
+                                    "could be taken."), where
+            check(got, good, where)
+        else:
+            good = f
+            assert got["error"] is None, where
+            check(got, good, where)
+    errors, outside = watched.errors, watched.outside
+    watched.close()
     assert not errors, f"console errors: {errors}"
     assert not outside, f"requests leaving 127.0.0.1: {outside}"

@@ -6,6 +6,7 @@
 
 import * as pm from "./playground-model.js";
 import {friendly} from "./input.js";
+import {ask, element, escape, showWhere} from "./page.js";
 
 const KINDS = [["Batch", "batch"], ["Layer", "layer"], ["RMS", "rms"]];
 const PURPOSES = [["training", "training"], ["predicting", "predicting"]];
@@ -34,10 +35,6 @@ const NOTES = {
 export function fmt(value) {
   const shown = Number(value.toPrecision(7));
   return Object.is(shown, -0) ? "0" : String(shown);
-}
-
-function escape(text) {
-  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 function td(value, key) {
@@ -97,33 +94,7 @@ export function readout(state, f) {
   return parts.join("");
 }
 
-/** The largest difference between two figure dictionaries (null if they differ in shape). */
-export function largestDifference(a, b) {
-  let largest = 0;
-  const walk = (x, y) => {
-    if (Array.isArray(x) && Array.isArray(y) && x.length === y.length) {
-      return x.every((v, i) => walk(v, y[i]));
-    }
-    if (typeof x === "number" && typeof y === "number") {
-      largest = Math.max(largest, Math.abs(x - y));
-      return true;
-    }
-    return x === y;
-  };
-  const keys = Object.keys(a);
-  const same = keys.length === Object.keys(b).length && keys.every((k) => walk(a[k], b[k]));
-  return same ? largest : null;
-}
-
-function element(tag, attributes = {}, text = "") {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
-  if (text) node.textContent = text;
-  return node;
-}
-
 function render({model, el}) {
-  const token = Math.random().toString(36).slice(2);
   const root = element("div", {class: "nc-playground normcore-playground"});
   const where = element("p", {class: "nc-where"});
   const controls = element("div", {class: "nc-controls"});
@@ -259,26 +230,13 @@ function render({model, el}) {
     if (s.note) lines.push(`<i>${NOTES[s.note].replace("{steps}", s.steps)}</i>`);
     message.innerHTML = lines.join("<br>");
 
-    const kernel = model.get("kernel") || {};
-    if (kernel.token === token && JSON.stringify(kernel.state) === JSON.stringify(s)) {
-      const gap = largestDifference(f, kernel.figures);
-      where.innerHTML = "Runs in this page and on the kernel: normcore's Python answer " +
-        (gap === null ? "<b>differs in shape</b> from the page's."
-          : `and the page's differ by at most <b data-key="kernel-gap" data-value="${gap}">` +
-            `${gap.toExponential(1)}</b>.`);
-      where.dataset.runs = "kernel";
-    } else {
-      where.textContent = "Runs in this page: your browser computes every figure " +
-        "(normcore's arithmetic in JavaScript), no kernel needed.";
-      where.dataset.runs = "page";
-    }
+    showWhere(where, model, token, f);
   }
 
   model.on("change:state", update);
   model.on("change:kernel", update);
+  const token = ask(model);   // a kernel answers with its own figures; a static page cannot
   update();
-  model.set("request", token);   // a kernel answers with its own figures; a static page cannot
-  model.save_changes();
   return () => {
     model.off("change:state", update);
     model.off("change:kernel", update);
