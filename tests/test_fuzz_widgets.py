@@ -133,8 +133,6 @@ def test_playground_all_rows_off_and_back() -> None:
 
 # ------------------------------------------------------------------------- the other widgets
 BUILDERS = {
-    "axes": "axes_widget",
-    "shift_chart": "shift_chart",
     "rates": "rate_explorer",
 }
 
@@ -241,3 +239,24 @@ def test_weightnorm_model_answers_or_says_why(lengths: list[str], stride: str) -
         assert not valid, f"valid input refused: {state}"
     else:
         assert valid and np.isfinite(f["distance"])
+
+
+@WIDGET_SETTINGS
+@given(data=st.sampled_from(["block", "images"]),
+       axis=st.sampled_from(["batch", "layer", "rms", "instance", "group"]),
+       groups=st.one_of(st.sampled_from(TEXTS), st.integers(-2, 9).map(str)))
+def test_axes_model_answers_or_says_why(data: str, axis: str, groups: str) -> None:
+    from normcore.errors import NormcoreError
+    from normcore.widgets import axes_model as am
+
+    state = {"data": data, "axis": axis, "groups": groups}
+    count = usable(groups)
+    valid = not (data == "block" and axis in ("instance", "group")) and (
+        axis != "group" or (count is not None and count == int(count) and count >= 1
+                            and 4 % int(count) == 0))
+    try:
+        f = am.figures(state, am.data_values())
+    except NormcoreError:
+        assert not valid, f"valid choice refused: {state}"
+    else:
+        assert valid and np.all(np.isfinite(f["output"]))

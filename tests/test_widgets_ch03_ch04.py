@@ -1,5 +1,5 @@
-"""The widgets of chapters 3 and 4, driven without a browser: build, set values, read the
-readout. Bad input must appear inside the readout, never as an exception."""
+"""The widgets of chapters 3 and 4, driven without a browser: build, choose, read normcore's
+figures. Input that cannot be used is a typed error, shown as one sentence, never raised."""
 
 from __future__ import annotations
 
@@ -8,13 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normcore.widgets import routes_model
-from normcore.widgets.axes import axes_readout, axes_widget
+from normcore.widgets import axes_model, routes_model
+from normcore.widgets.axes import axes_widget
 from normcore.widgets.routes import parse_block, routes_widget
-
-
-def is_error(readout: str) -> bool:
-    return "Cannot compute" in readout
 
 
 # -- chapter 3 ------------------------------------------------------------------------------
@@ -111,49 +107,56 @@ def test_parse_block_only_ever_raises_value_error(text):
 # -- chapter 4 ------------------------------------------------------------------------------
 
 
+def axes_state(**choices: str) -> dict:
+    state = axes_model.initial()
+    for key, value in choices.items():
+        state = axes_model.choose(state, key, value)
+    return state
+
+
 def test_axes_widget_opens_on_layer_norm_over_the_block():
-    w = axes_widget()
-    text = w.readout.value
-    assert not is_error(text)
-    assert "statistics' shape <b>(4,)</b>, 3 values each" in text
+    f = axes_widget().answer()
+    assert (f["statistics_shape"], f["count"]) == ([4], 3)
     # first row 1, 7, 4: mean 4, variance 6 -> -3 / sqrt(6 + 1e-5)
-    assert f"{-3 / np.sqrt(6 + 1e-5):.4f}" in text
+    assert f["output"][0][0] == pytest.approx(-3 / np.sqrt(6 + 1e-5), rel=1e-12)
 
 
 @pytest.mark.parametrize(
     ("data", "axis", "shape", "count"),
     [
-        ("block", "batch", "(3,)", 4),
-        ("block", "rms", "(4,)", 3),
-        ("images", "batch", "(4,)", 18),
-        ("images", "layer", "(2,)", 36),
-        ("images", "instance", "(2, 4)", 9),
-        ("images", "group", "(2, 2)", 18),
+        ("block", "batch", [3], 4),
+        ("block", "rms", [4], 3),
+        ("images", "batch", [4], 18),
+        ("images", "layer", [2], 36),
+        ("images", "instance", [2, 4], 9),
+        ("images", "group", [2, 2], 18),
     ],
 )
 def test_axes_widget_statistics(data, axis, shape, count):
+    f = axes_model.figures(axes_state(data=data, axis=axis), axes_model.data_values())
+    assert (f["statistics_shape"], f["count"]) == (shape, count)
+    assert f["centred"] == (axis != "rms")
+    assert f["true_gap"] < 1e-7 * max(1.0, f["largest_true"])
+
+
+@pytest.mark.parametrize(("choices", "sentence"), [
+    ({"axis": "instance"}, "Instance norm reads image axes: it needs an image batch (N, C, H, W), "
+                           "not a block of rows."),
+    ({"data": "images", "axis": "group", "groups": "3"},
+     "Groups: expected a whole number >= 1 that divides the 4 channels, got 3."),
+    ({"data": "images", "axis": "group", "groups": "2.5"},
+     "Groups: expected a whole number >= 1 that divides the 4 channels, got 2.5."),
+    ({"data": "images", "axis": "group", "groups": "abc"}, "Groups: 'abc' is not a number."),
+])
+def test_axes_widget_says_what_is_wrong_in_a_sentence(choices, sentence):
     w = axes_widget()
-    w.data.value = data
-    w.axis.value = axis
-    text = w.readout.value
-    assert not is_error(text)
-    assert f"statistics' shape <b>{shape}</b>, {count} values each" in text
-    assert ("no centring" in text) == (axis == "rms")
+    for key, value in choices.items():
+        w.act(axes_model.choose, key, value)
+    assert w.answer() == {"error": sentence}
 
 
-def test_axes_widget_shows_its_errors_inside():
-    w = axes_widget()
-    w.axis.value = "instance"
-    assert is_error(w.readout.value) and "image batch" in w.readout.value
-    w.data.value = "images"
-    assert not is_error(w.readout.value)
-    w.axis.value = "group"
-    w.groups.value = 3
-    assert is_error(w.readout.value) and "divides the 4 channels" in w.readout.value
-    w.groups.value = 4  # one channel per group: instance norm's statistics
-    assert "statistics' shape <b>(2, 4)</b>" in w.readout.value
+def test_axes_widget_images_are_chapter_4s_to_12_figures():
+    from normcore.experiments.axes import image_batch
 
-
-def test_axes_readout_refuses_an_unknown_axis():
-    with pytest.raises(ValueError):
-        axes_readout("diagonal", np.ones((2, 2)))
+    np.testing.assert_allclose(axes_model.data_values()["images"], image_batch((2, 4, 3, 3)),
+                               rtol=1e-11)

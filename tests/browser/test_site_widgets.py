@@ -408,3 +408,117 @@ def test_weightnorm_step_answers_in_the_page(browser: Any, site: str) -> None:  
     watched.close()
     assert not errors, f"console errors: {errors}"
     assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
+
+# ------------------------------------------------------------------------- chapter 4's explorer
+def test_axes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
+    from normcore.widgets import axes_model as am
+
+    page_or_skip("04-rows-columns.html")
+    watched = Watched(browser, f"{site}/book/04-rows-columns.html")
+    page, root = watched.page, ".nc-axes"
+    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
+    read = lambda: page.evaluate(READ_KEYED, root)  # noqa: E731
+    values = am.data_values()
+    state = am.initial()
+    good = am.figures(state, values)
+
+    def check(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
+        scale = max(1.0, f["largest_true"])
+        want = {f"output:{i},{j}": (v, 1e-12 * scale, ".4f")
+                for (i, j), v in np.ndenumerate(np.asarray(f["output"]))}
+        want["count"] = (f["count"], 0.0, "int")
+        want["largest_true"] = (f["largest_true"], 1e-12 * scale, ".4f")
+        # the oracle's gap and a centred block's sums are rounding: held to its size only
+        want["true_gap"] = (f["true_gap"], ORACLE_NOISE * scale, "noise")
+        want["largest_sum"] = ((f["largest_sum"], 1e-12 * scale * f["count"], ".4f")
+                               if not f["centred"] else
+                               (f["largest_sum"], 1e-12 * scale * f["count"], "noise"))
+        figures = dict(got["figures"])
+        shape_value, shape_text = figures.pop("statistics_shape")
+        shape = f["statistics_shape"]
+        assert shape_text == f"({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+        assert sorted(figures) == sorted(want), where
+        for key, (value, tol, shown_as) in want.items():
+            page_value, text = figures[key]
+            assert abs(page_value - value) <= tol, (
+                f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            if shown_as == ".4f":
+                assert abs(float(text) - value) <= 5e-5 + tol, f"{where}: {key} {text!r}"
+            elif shown_as == "int":
+                assert int(text) == value, where
+            else:
+                assert float(text) <= tol and value <= tol, f"{where}: {key} {text!r}"
+
+    check(read(), good, "the opening view")
+    rng = np.random.default_rng(4)
+    opening = [("data", "images"), ("axis", "group"), ("groups", "abc"), ("groups", "1e400"),
+               ("groups", "nan"), ("groups", ""), ("groups", "3"), ("groups", "4")]
+    for n in range(ACTIONS):
+        if n < len(opening):
+            key, value = opening[n]
+        else:
+            key = str(rng.choice(["data", "axis", "axis", "groups"]))
+            value = {"data": lambda: str(rng.choice(["block", "images"])),
+                     "axis": lambda: str(rng.choice(am.AXES)),
+                     "groups": lambda: str(rng.choice(BAD_TEXTS + ["1", "2", "4", "3", "8",
+                                                                   "0", "2.0", "-2"]))}[key]()
+        field = page.locator(f"{root} .nc-form [data-key={key}]")
+        if key == "groups":
+            field.fill(value)
+            field.press("Enter")
+        else:
+            field.select_option(value)
+        if value != state[key]:
+            state = am.choose(state, key, value)
+        where = f"action {n + 1} ({key} = {value!r})"
+        got = read()
+        try:
+            f = am.figures(state, values)
+        except NormcoreError as error:
+            assert got["error"] == (f"{friendly(error)} The figures below are for the last "
+                                    "choice that could be computed."), where
+            check(got, good, where)
+        else:
+            good = f
+            assert got["error"] is None, where
+            check(got, good, where)
+        assert got["fields"] == state, where
+    errors, outside = watched.errors, watched.outside
+    watched.close()
+    assert not errors, f"console errors: {errors}"
+    assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
+
+# ----------------------------------------------------------------------- chapter 1's switch
+def test_shift_chart_switches_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
+    from normcore.experiments.shift import crowd_shift
+    from normcore.widgets.shift_chart import describe
+
+    page_or_skip("01-moving-target.html")
+    want = {key: describe(crowd_shift(key, seed=0)) for key in ("none", "batch")}
+    watched = Watched(browser, f"{site}/book/01-moving-target.html")
+    page, root = watched.page, ".nc-shift"
+    page.wait_for_selector(f"{root} .nc-readout [data-key]", timeout=30_000)
+    read = """root => { const box = document.querySelector(root);
+      return {figures: Object.fromEntries(Array.from(box.querySelectorAll('.nc-readout [data-key]'),
+                                                     e => [e.dataset.key, e.textContent])),
+              src: box.querySelector('img.nc-chart').src,
+              pressed: box.querySelector('button[aria-pressed=true]').dataset.value,
+              runs: box.querySelector('.nc-where').dataset.runs}; }"""
+    rng = np.random.default_rng(1)
+    shown, chosen = {}, "none"
+    for n in range(ACTIONS + 1):
+        if n:
+            chosen = str(rng.choice(["none", "batch"]))
+            page.locator(f"{root} button[data-value={chosen}]").click()
+        got = page.evaluate(read, root)
+        expected = {k: v for k, v in want[chosen].items() if v is not None}
+        assert got["figures"] == expected, f"action {n}: {chosen}"
+        assert got["pressed"] == chosen and got["runs"] == "page"
+        assert shown.setdefault(chosen, got["src"]) == got["src"]  # each network its own chart
+    assert shown["none"] != shown["batch"]
+    errors, outside = watched.errors, watched.outside
+    watched.close()
+    assert not errors, f"console errors: {errors}"
+    assert not outside, f"requests leaving 127.0.0.1: {outside}"
