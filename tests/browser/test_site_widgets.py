@@ -143,6 +143,16 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
     state = pm.initial()
     read = lambda: page.evaluate(READ, root)  # noqa: E731
     compare(read(), state, "the opening view")
+    # it fits a 1440 x 900 screen: the answer within one screen of the controls' top, sliders
+    # wide enough to aim at both ends, a hint on how a typed cell is used
+    fit = page.evaluate("""root => { const box = document.querySelector(root);
+      const top = box.querySelector('.nc-controls').getBoundingClientRect().top;
+      const answer = box.querySelector('.nc-readout table').getBoundingClientRect().bottom;
+      return {span: answer - top, slider: box.querySelector('input[type=range]')
+              .getBoundingClientRect().width, hint: box.querySelector('.nc-hint').textContent};
+    }""", root)
+    assert fit["span"] <= 900, f"the answer ends {fit['span']:.0f} px below the controls' top"
+    assert fit["slider"] >= 200 and "Enter" in fit["hint"], fit
 
     # the time of one update, default block: purpose away and back, each a full update
     times = []
