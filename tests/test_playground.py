@@ -326,3 +326,21 @@ def test_the_javascript_model_is_the_python_model(runs: list[list[tuple]]) -> No
 
 def test_bundle_is_cached_and_names_its_files() -> None:
     assert bundle("playground.js") is bundle("playground.js")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_javascript_reader_refuses_what_python_refuses_in_the_same_words() -> None:
+    texts = BAD_TEXTS + ["3", " -2.5 ", ".5", "1e-3", "+7.", "1E9", "2e9", "1e9", "-1e9",
+                         "2000", "1e400", "0.1e-400", "'quoted'", "é", "1" * 41, "1" * 40]
+    want = []
+    for text in texts:
+        try:
+            want.append({"value": parse_number(text, "box", pm.LIMIT)})
+        except NormcoreError as error:
+            want.append({"error": str(error)})
+    script = ('import {parseNumber} from "./input.js";'
+              f"const texts = {json.dumps(texts)};"
+              "process.stdout.write(JSON.stringify(texts.map(t => parseNumber(t, 'box', 1e9))));")
+    got = subprocess.run(["node", "--input-type=module", "-e", script], cwd=JS,
+                         capture_output=True, text=True, check=True)
+    assert json.loads(got.stdout) == want

@@ -47,7 +47,7 @@ def parse_number(text: object, name: str, limit: float = math.inf) -> float:
     if not math.isfinite(value):
         raise NonFiniteError(f"{name}: {shown!r} is too large to be a number here")
     if abs(value) > limit:
-        raise MagnitudeError(f"{name}: {shown!r} is beyond ±{limit:g}")
+        raise MagnitudeError(f"{name}: {shown!r} is beyond ±{limit:,.0f}")
     return value
 
 

@@ -32,7 +32,8 @@ export function parseNumber(text, name, limit = Infinity) {
     return {error: `${name}: ${quoted(text)} is too large to be a number here`};
   }
   if (Math.abs(value) > limit) {
-    return {error: `${name}: ${quoted(text)} is beyond ±${limit.toExponential().replace("e+", "e+0")}`};
+    const bound = limit.toLocaleString("en-US", {maximumFractionDigits: 0});  // as {:,.0f}
+    return {error: `${name}: ${quoted(text)} is beyond ±${bound}`};
   }
   return {value};
 }
