@@ -59,3 +59,20 @@ class Playground(PageWidget):
 def playground(block: Any = None, *, kind: str = "batch", purpose: str = TRAINING) -> Playground:
     """The chapter-2 playground, opening on `block` (default: the four worked rows)."""
     return Playground(block, kind=kind, purpose=purpose)
+
+
+def bench_one_change(repeats: int) -> float:
+    """The kernel's share of one reader change, in ms (median of `repeats`): a cell typed, and
+    normcore's figures for the new state (what the kernel computes for each state a page sends).
+    `python -m normcore.bench` reports it; the page's own update is timed by the browser test."""
+    import statistics
+    import time
+
+    pg = playground()
+    pg.request = "bench"
+    times = []
+    for k in range(repeats):
+        started = time.perf_counter()
+        pg.set_cell(0, 0, f"{1.0 + k / 7:.3f}")
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
