@@ -74,16 +74,24 @@ def test_zero_length_is_refused():
         weightnorm.make_case((1.0, 0.0, 0.5))
 
 
-def test_widget_shows_errors_inside():
-    from normcore.widgets.weightnorm import step_table, weightnorm_step_widget
+def test_widget_says_what_is_wrong_and_answers_as_the_experiment():
+    from normcore.widgets import weightnorm_model as wm
+    from normcore.widgets.weightnorm import weightnorm_step_widget
 
-    assert "Cannot" in step_table((1.0, 0.0, 0.5), 0.1)
     w = weightnorm_step_widget()
-    assert "distance" in w.table.value
-    w.children[0].children[0].value = "abc"
-    assert "plain numbers" in w.table.value
-    w.children[0].children[0].value = "2"
-    assert "<table>" in w.table.value
+    step = weightnorm.one_step(weightnorm.make_case())
+    f = w.answer()
+    np.testing.assert_allclose(f["weightnorm"], step.length_weightnorm, rtol=1e-9)
+    np.testing.assert_allclose(f["dense"], step.length_dense, rtol=1e-9)
+    assert f["distance"] == pytest.approx(step.distance, rel=1e-9)
+    w.act(wm.set_length, 1, "0")
+    assert w.answer()["error"].startswith("Length 2 is 0")
+    w.act(wm.set_length, 0, "abc")
+    assert w.answer()["error"] == "Length 1: 'abc' is not a number."
+    w.act(wm.set_stride, "1e400")
+    w.act(wm.set_length, 0, "2")
+    w.act(wm.set_length, 1, "2")
+    assert w.answer()["error"] == "Stride: '1e400' is too large to be a number here."
 
 
 def test_dense_and_weightnorm_answer_alike_for_random_layers():
