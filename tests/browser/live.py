@@ -7,10 +7,10 @@ failing); nothing sleeps to synchronise.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import time
@@ -31,7 +31,10 @@ ANSWER_TIMEOUT = 60_000  # ms for the kernel to answer one reader action
 
 # Every cell is kept in the page (JupyterLab otherwise renders only the cells near the view), so
 # the run can be followed cell by cell and a widget far down the page is always there.
-LAB_SETTINGS = {"@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"}}
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},  # no news pop-up
+}
 
 
 def free_port() -> int:
@@ -68,11 +71,21 @@ class Lab:
             self.api(f"sessions/{session['id']}", method="DELETE")
 
 
+def _lab_book() -> Any:
+    """tools/lab_book.py, which writes the reader's working copy that `make lab` serves."""
+    path = Path(__file__).resolve().parents[2] / "tools" / "lab_book.py"
+    spec = importlib.util.spec_from_file_location("lab_book", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @contextmanager
 def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
-    """JupyterLab on 127.0.0.1 with a token, over a copy of `book` made in `work`."""
+    """JupyterLab on 127.0.0.1 with a token, over the working copy of `book` that `make lab`
+    serves (tools/lab_book.py), written into `work`."""
     root = work / "book"
-    shutil.copytree(book, root)
+    _lab_book().build(book, root, quiet=True)
     settings = work / "settings"
     for name, values in LAB_SETTINGS.items():
         package, plugin = name.rsplit("/", 1)
@@ -87,7 +100,7 @@ def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
          f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
          f"--LabApp.workspaces_dir={work / 'workspaces'}", "--LabApp.news_url=",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly",
+         "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
          *(["--allow-root"] if os.geteuid() == 0 else [])],
         stdout=log, stderr=subprocess.STDOUT,
     )
@@ -124,11 +137,23 @@ def _menu(page: Any, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
 
 
-_PROMPTS = (
-    "() => Array.from(document.querySelectorAll("
-    "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt'))"
-    ".map(p => p.textContent.trim())"
+# The open notebook's model, read through the application object that JupyterLab exposes with
+# --LabApp.expose_app_in_browser (the page cannot tell a folded cell's run from its prompt).
+_CODE = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " const m = w && w.content && w.content.model;"
+    " return m ? Array.from(m.cells).filter(c => c.type === 'code') : null; }"
 )
+
+
+def cell_states(page: Any) -> list[dict[str, Any]]:
+    """Each code cell of the open notebook: its execution count and any error it shows."""
+    return page.evaluate(
+        f"() => ({_CODE})().map(c => ({{count: c.executionCount,"
+        " error: c.outputs.toJSON().filter(o => o.output_type === 'error')"
+        ".map(o => o.ename + ': ' + o.evalue + '\\n' + (o.traceback || []).join('\\n'))[0]"
+        " || null}))"
+    )
 
 
 @contextmanager
@@ -145,7 +170,8 @@ def chapter(browser: Any, lab: Lab, notebook: str) -> Iterator[Any]:
         page.goto(lab.url(notebook))
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=OPEN_TIMEOUT)
         page.wait_for_function(
-            f"() => ({_PROMPTS})().length === {cells}", timeout=OPEN_TIMEOUT
+            f"() => {{ const c = ({_CODE})(); return c && c.length === {cells}; }}",
+            timeout=OPEN_TIMEOUT,
         )
         page.wait_for_function(  # the kernel is up (the status bar reads Idle)
             "() => document.body.innerText.includes('Idle')", timeout=OPEN_TIMEOUT
@@ -153,21 +179,18 @@ def chapter(browser: Any, lab: Lab, notebook: str) -> Iterator[Any]:
         # Cleared first, so neither a stored output nor its saved widget can pass for a live one
         _menu(page, "Edit", "Clear Outputs of All Cells")
         page.wait_for_function(
-            f"() => ({_PROMPTS})().every(p => !/\\d/.test(p))", timeout=OPEN_TIMEOUT
+            f"() => ({_CODE})().every(c => c.executionCount === null)", timeout=OPEN_TIMEOUT
         )
         _menu(page, "Run", "Run All Cells")
-        state = page.wait_for_function(
-            "() => {"
-            " const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');"
-            " if (nb.querySelector('[data-mime-type=\"application/vnd.jupyter.error\"]'))"
-            "   return 'error';"
-            f" const done = ({_PROMPTS})().filter(p => /^\\[\\d+\\]/.test(p)).length;"
-            f" return done === {cells} ? 'done' : false; }}",
+        page.wait_for_function(  # every cell has run, or one has failed (folded cells too)
+            f"() => {{ const c = ({_CODE})();"
+            " return c.some(x => x.outputs.toJSON().some(o => o.output_type === 'error'))"
+            " || c.every(x => x.executionCount !== null); }",
             timeout=RUN_TIMEOUT,
-        ).json_value()
-        if state == "error":
-            error = page.locator("[data-mime-type='application/vnd.jupyter.error']").first
-            raise AssertionError(f"{notebook} failed in the browser:\n{error.inner_text()}")
+        )
+        failed = [s["error"] for s in cell_states(page) if s["error"]]
+        if failed:
+            raise AssertionError(f"{notebook} failed in the browser:\n{failed[0]}")
         yield page
     finally:
         context.close()
