@@ -104,3 +104,40 @@ def test_copy_is_refreshed_unless_the_reader_edited_it(small_book, tmp_path):
     copy.unlink()  # and comes back from the book once removed
     assert lab_book.build(small_book, into, quiet=True) == []
     assert copy.read_text() == fresh
+
+
+HIDES = {"remove-cell", "hide-cell", "remove-input", "hide-input"}
+MACHINERY = re.compile(r"\bglue\(|^\s*assert\b|except ImportError", re.M)
+GIVES_AWAY = re.compile(r"\bch\d\d\.check_\w+\(|\.readout\b|\bexplorer\b")
+
+
+def _code_cells(ipynb: Path):
+    import jupytext
+
+    for cell in jupytext.read(ipynb.with_suffix(".md")).cells:
+        if cell.cell_type == "code":
+            yield cell, bool(HIDES & set(cell.metadata.get("tags", [])))
+
+
+@pytest.mark.parametrize("ipynb", CHAPTERS, ids=lambda p: p.stem)
+def test_reader_cells_hold_no_machinery(ipynb):
+    cells = _code_cells(ipynb)
+    shown = [c.source for c, hidden in cells if not hidden and MACHINERY.search(c.source)]
+    assert not shown, f"{ipynb.stem}: glue, asserts or optional imports in view: {shown[0][:200]}"
+
+
+@pytest.mark.parametrize("ipynb", CHAPTERS, ids=lambda p: p.stem)
+def test_hidden_cells_give_no_answer_away_and_read_no_widget(ipynb):
+    """A folded cell can be unfolded (and re-run after the reader moved a widget): it calls no
+    exercise checker (that would show an answer) and reads no widget the reader can move; those
+    checks live in tests/ on a fresh widget."""
+    found = [c.source for c, hidden in _code_cells(ipynb) if hidden and GIVES_AWAY.search(c.source)]
+    assert not found, f"{ipynb.stem}: a hidden cell gives away or reads a widget: {found[0][:200]}"
+
+
+def test_the_machinery_checks_can_fail():
+    assert MACHINERY.search('x = 1\nglue("a", x, display=False)')
+    assert MACHINERY.search("assert x == 1")
+    assert GIVES_AWAY.search('assert ch03.check_constant_slope(np.zeros((3, 2))) == "right"')
+    assert GIVES_AWAY.search('assert "2.0370" in explorer.readout.value')
+    assert not MACHINERY.search("print(np.round(x, 4))")

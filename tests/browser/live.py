@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -191,11 +192,91 @@ def chapter(browser: Any, lab: Lab, notebook: str) -> Iterator[Any]:
         failed = [s["error"] for s in cell_states(page) if s["error"]]
         if failed:
             raise AssertionError(f"{notebook} failed in the browser:\n{failed[0]}")
+        reads_like_the_site(page, lab, notebook)
         yield page
     finally:
         context.close()
         with suppress(OSError):  # a server that is gone has no kernels left to stop
             lab.shut_down_sessions()
+
+
+# ------------------------------------------------------------------------------ reading
+BOOK = Path(__file__).resolve().parents[2] / "book"
+RAW = re.compile(r"\{(glue|numref|eval|doc|term)[:}]|^\s*(:::|```)\s*\{", re.M)
+HIDDEN = {"remove-cell", "hide-cell", "remove-input", "hide-input"}
+
+_MARKDOWN = (
+    "() => Array.from(document.querySelectorAll("
+    "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell'))"
+    ".map(c => c.innerText)"
+)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_MODEL = "() => window.jupyterapp.shell.currentWidget.content.model"
+
+
+def _cells(lab: Lab, name: str) -> list[dict[str, Any]]:
+    return json.loads((lab.root / name).read_text(encoding="utf-8"))["cells"]
+
+
+def _figures(lab: Lab, name: str) -> list[tuple[int, str]]:
+    """(index of the figure's code cell, its caption cell's text) in the working copy."""
+    cells = _cells(lab, name)
+    return [
+        (i, "".join(cells[i + 1]["source"]))
+        for i, cell in enumerate(cells)
+        if cell["cell_type"] == "code" and "caption" in cell["metadata"].get("mystnb", {}).get(
+            "figure", {})
+    ]
+
+
+def _numbers(name: str) -> list[str]:
+    """Every figure the chapter's prose glues in, as the site prints it."""
+    tool = _lab_book()
+    book = BOOK / name
+    glued = tool.glued_values(tool.nbformat.read(book, as_version=4))
+    found = []
+    for cell in json.loads(book.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            for key, _, spec in (m.partition(":") for m in re.findall(
+                    r"\{glue:text\}`([^`]*)`", "".join(cell["source"]))):
+                found.append(tool.format_glued(glued[key], spec))
+    return found
+
+
+def _words(markdown: str) -> str:
+    """The first words of a caption as the page shows them (no emphasis marks, no math)."""
+    plain = re.sub(r"\*\*|\*|`", "", markdown.split("$")[0])
+    return " ".join(plain.split()[:8])
+
+
+def reads_like_the_site(page: Any, lab: Lab, name: str) -> None:
+    """After Run All: no markdown cell shows a raw role (``{glue``, ``{numref``, ``{eval``,
+    ``{doc``, ``{term``) or an unrendered directive; every figure the site glues into the prose
+    is there; every figure has drawn an image and shows its caption; the cells the site hides
+    are folded."""
+    figures = _figures(lab, name)
+    hidden = sum(
+        c["cell_type"] == "code" and bool(HIDDEN & set(c["metadata"].get("tags", [])))
+        for c in _cells(lab, name)
+    )
+    shown = page.evaluate(_MARKDOWN)
+    raw = [m.group(0) for text in shown for m in RAW.finditer(text)]
+    assert not raw, f"{name} shows raw MyST after Run All: {raw[:5]}"
+    plain = [text.translate(_QUOTES) for text in shown]  # MyST sets typographic quotes
+    prose = "\n".join(" ".join(text.split()) for text in plain)
+    missing = [n for n in _numbers(name) if n not in prose]
+    assert not missing, f"{name}: glued figures missing from the prose: {missing[:5]}"
+    for i, caption in figures:
+        assert _words(caption) in prose, f"{name}: no caption {_words(caption)!r} on the page"
+        kinds = page.evaluate(
+            f"() => Array.from(({_MODEL})().cells)[{i}].outputs.toJSON()"
+            ".flatMap(o => Object.keys(o.data || {}))"
+        )
+        assert any(k.startswith("image/") for k in kinds), f"{name} cell {i} drew no figure"
+    folded = page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPlaceholder"
+    ).count()
+    assert folded == hidden, f"{name}: {folded} folded code cells, the site hides {hidden}"
 
 
 # ------------------------------------------------------------------------------ the readout
