@@ -41,9 +41,22 @@ notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py
 	$(BIN)/python tools/check_pairing.py
 
-# Open the chapters live in JupyterLab (open an .ipynb: saving it writes its paired .md too).
+# Open the chapters live in JupyterLab, from a working copy in lab/ (tools/lab_book.py): the
+# numbers filled into the prose, hidden cells folded away, and the book's own files untouched
+# whatever the reader runs or saves. Root (a container, a cloud VM) needs --allow-root.
+LAB_PORT ?= 8888
+LAB_FLAGS := --ServerApp.port=$(LAB_PORT) --LabApp.news_url= $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser) \
+	--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+	$(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(STAMP)
-	$(BIN)/jupyter lab book/
+	$(BIN)/python tools/lab_book.py
+	mkdir -p $(VENV)/share/jupyter/lab/settings   # no news or update pop-ups (nothing fetched)
+	cp tools/jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@echo "Point your browser at the http://127.0.0.1:PORT/lab?token=... address JupyterLab prints"
+	@echo "below (port $(LAB_PORT) unless taken). On a remote machine or in a container, forward that"
+	@echo "port first (ssh -L $(LAB_PORT):localhost:$(LAB_PORT) ..., docker run -p $(LAB_PORT):$(LAB_PORT))."
+	$(BIN)/jupyter lab --ServerApp.root_dir=lab $(LAB_FLAGS)
 
 # Every test: unit, property, notebook (nbval) and site tests (the site is rebuilt if stale).
 test: $(STAMP) _build/html/index.html
