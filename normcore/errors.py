@@ -56,3 +56,7 @@ class ForeignResponseError(NormcoreError):
 
 class SettingError(NormcoreError):
     """A layer setting that makes no sense (a group count that does not divide the channels...)."""
+
+
+class LabelError(NormcoreError):
+    """Labels outside [0, 1] for a binary cross-entropy."""

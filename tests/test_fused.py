@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import normcore as nc
-from normcore import fused
 from normcore._checks import _magnitude_limit, all_finite, check_values
 from normcore.errors import MagnitudeError, NonFiniteError
+from normcore.fast import kernels as fused
 from normcore.standardise import standardise, standardise_backward, standardise_by
 
 LAYOUTS = {
@@ -92,11 +92,15 @@ def test_every_path_agrees_with_the_readable_arithmetic(
     else:
         assert d_scale is not None and d_shift is not None
         np.testing.assert_allclose(
-            d_scale, np.sum(d * slow.z, axis=shared, keepdims=True), rtol=1e-11,
+            d_scale,
+            np.sum(d * slow.z, axis=shared, keepdims=True),
+            rtol=1e-11,
             atol=1e-11 * np.abs(d).sum(),
         )
         np.testing.assert_allclose(
-            d_shift, np.sum(d, axis=shared, keepdims=True), rtol=1e-11,
+            d_shift,
+            np.sum(d, axis=shared, keepdims=True),
+            rtol=1e-11,
             atol=1e-11 * np.abs(d).sum(),
         )
 
@@ -120,8 +124,9 @@ def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, name,
     make, shape, chunk = SLABBED[name]
     rng = np.random.default_rng(3)
     layer = make()
-    layer = type(layer)(**{**layer.__dict__, "scale": rng.standard_normal(6) + 1.0,
-                           "shift": rng.standard_normal(6)})
+    layer = type(layer)(
+        **{**layer.__dict__, "scale": rng.standard_normal(6) + 1.0, "shift": rng.standard_normal(6)}
+    )
     x = (rng.standard_normal(shape) * 3.0 + 1.0).astype(dtype)
     d = rng.standard_normal(shape).astype(dtype)
     whole = layer.forward(x, "training")
@@ -130,9 +135,12 @@ def test_layers_on_a_block_cut_into_slabs(monkeypatch: pytest.MonkeyPatch, name,
     cut = layer.forward(x, "training")
     cut_g = layer.backward(cut, d)
     tol = 1e-12 if dtype == np.float64 else 2e-5
-    for a, b in [(whole.output, cut.output), (whole_g.passed_down, cut_g.passed_down),
-                 (whole_g.slopes["scale"], cut_g.slopes["scale"]),
-                 (whole_g.slopes["shift"], cut_g.slopes["shift"])]:
+    for a, b in [
+        (whole.output, cut.output),
+        (whole_g.passed_down, cut_g.passed_down),
+        (whole_g.slopes["scale"], cut_g.slopes["scale"]),
+        (whole_g.slopes["shift"], cut_g.slopes["shift"]),
+    ]:
         assert b.dtype == a.dtype == dtype and b.shape == a.shape
         np.testing.assert_allclose(b, a, rtol=tol, atol=tol * np.abs(a).max())
 
@@ -142,7 +150,8 @@ def test_the_rows_plan_tells_the_layers_apart() -> None:
     instance = np.ones((1, 6, 1, 1))
     assert plan((5, 6, 4, 6), (2, 3), instance, instance) == fused._RowPlan("row", 2, 2, 1)
     assert plan((5, 6, 4, 6), (2, 3), np.ones((1, 1, 4, 6)), None) == fused._RowPlan(
-        "position", 2, 2, 1)  # layer norm over the last two axes
+        "position", 2, 2, 1
+    )  # layer norm over the last two axes
     group = np.ones((1, 2, 3, 1, 1))  # two groups of three channels: one scale a channel
     assert plan((5, 2, 3, 4, 4), (2, 3, 4), group, group) == fused._RowPlan("position", 2, 1, 2)
     assert plan((5, 4), (0,), None, None) is None  # batch norm: not rows
@@ -155,8 +164,12 @@ def test_the_quick_value_check_refuses_what_the_exact_one_does() -> None:
     contiguous or not."""
     x = np.ones((8, 4))
     assert check_values(x, 8, "x") >= 1.0
-    for bad, error in [(np.nan, NonFiniteError), (np.inf, NonFiniteError),
-                       (-np.inf, NonFiniteError), (1e200, MagnitudeError)]:
+    for bad, error in [
+        (np.nan, NonFiniteError),
+        (np.inf, NonFiniteError),
+        (-np.inf, NonFiniteError),
+        (1e200, MagnitudeError),
+    ]:
         y = x.copy()
         y[3, 2] = bad
         for block in (y, y[:, ::2]):  # contiguous (the dot) and not (the exact reading)

@@ -335,11 +335,11 @@ def weight_norm_case(draw, stack: tuple[int, ...] = ()):
     magnitude = draw(values((*stack, fan_out), -2.0, 2.0))
     bias = draw(values((*stack, fan_out), -2.0, 2.0))
     d = upstream(draw, (*stack, rows, fan_out))
-    layer = nc.WeightNormDense(weights=direction, magnitude=magnitude, bias=bias)
+    layer = nc.WeightNormDense(direction=direction, magnitude=magnitude, bias=bias)
     return layer, x, d
 
 
-WN_PARAMETERS = ("magnitude", "weights", "bias")
+WN_PARAMETERS = ("magnitude", "direction", "bias")
 
 
 @EXAMPLES
@@ -364,12 +364,12 @@ def test_weight_norm_unprojected_slope_is_refused_by_the_oracle(case) -> None:
     layer, x, d = case
     response = layer.forward(x, "training")
     dense_slope = np.swapaxes(x, -1, -2) @ d
-    wrong = layer.slopes_from_dense(dense_slope, project=False)["weights"]
+    wrong = layer.slopes_from_dense(dense_slope, project=False)["direction"]
     along = np.sum(dense_slope * layer.unit_direction, axis=-2)
     assume(np.max(np.abs(along * layer.magnitude)) > 0.1)
-    oracle = parameter_slope(layer, "weights", x, d, "training", 1e-5)
+    oracle = parameter_slope(layer, "direction", x, d, "training", 1e-5)
     assert relative_gap(oracle, wrong) > 1e-3
-    right = layer.backward(response, d).slopes["weights"]
+    right = layer.backward(response, d).slopes["direction"]
     assert relative_gap(oracle, right) < TOL
 
 

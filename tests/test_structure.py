@@ -100,7 +100,7 @@ def weight_norm_case(draw):
     magnitude = draw(values((fan_out,), -2.0, 2.0))
     assume(np.min(np.abs(magnitude)) > 0.1)
     d = draw(values((rows, fan_out), -2.0, 2.0))
-    return nc.WeightNormDense(weights=direction, magnitude=magnitude), x, d
+    return nc.WeightNormDense(direction=direction, magnitude=magnitude), x, d
 
 
 @EXAMPLES
@@ -108,7 +108,7 @@ def weight_norm_case(draw):
 def test_weight_norm_direction_slope_is_orthogonal_to_direction(case) -> None:
     layer, x, d = case
     gradient = layer.backward(layer.forward(x, "training"), d)
-    slope = gradient.slopes["weights"]
+    slope = gradient.slopes["direction"]
     lengths = np.linalg.norm(layer.direction, axis=0) * np.linalg.norm(slope, axis=0)
     dots = np.sum(slope * layer.direction, axis=0)
     np.testing.assert_allclose(dots, 0.0, rtol=0, atol=1e-13 * max(1.0, float(lengths.max())))
@@ -118,7 +118,7 @@ def test_weight_norm_direction_slope_is_orthogonal_to_direction(case) -> None:
     dense = x.T @ d
     along = np.sum(dense * layer.unit_direction, axis=0)
     assume(np.max(np.abs(along)) > 1e-3)
-    wrong = layer.slopes_from_dense(dense, project=False)["weights"]
+    wrong = layer.slopes_from_dense(dense, project=False)["direction"]
     wrong_dots = np.sum(wrong * layer.direction, axis=0)
     # By hand: (m / |v|) * (∇w · v) = m * (∇w · u).
     np.testing.assert_allclose(wrong_dots, layer.magnitude * along, rtol=1e-10, atol=1e-12)
@@ -129,7 +129,7 @@ def test_weight_norm_direction_slope_is_orthogonal_to_direction(case) -> None:
 @given(weight_norm_case(), st.floats(1e-3, 1e3))
 def test_weight_norm_answer_ignores_direction_length(case, factor: float) -> None:
     layer, x, _ = case
-    longer = dataclasses.replace(layer, weights=layer.direction * factor)
+    longer = dataclasses.replace(layer, direction=layer.direction * factor)
     a = layer.forward(x).output
     b = longer.forward(x).output
     np.testing.assert_allclose(b, a, rtol=1e-13, atol=1e-13 * max(1.0, float(np.abs(a).max())))
@@ -196,8 +196,10 @@ def every_layer() -> list[tuple[object, np.ndarray]]:
     block = r.normal(size=(5, 3)) * 3 + 1
     images = r.normal(size=(2, 4, 3, 3))
     stepped = nc.BatchNorm(
-        scale=r.normal(size=3), shift=r.normal(size=3),
-        running_mean=r.normal(size=3), running_variance=r.uniform(0.5, 2, size=3),
+        scale=r.normal(size=3),
+        shift=r.normal(size=3),
+        running_mean=r.normal(size=3),
+        running_variance=r.uniform(0.5, 2, size=3),
     )
     return [
         (stepped, block),
@@ -207,7 +209,7 @@ def every_layer() -> list[tuple[object, np.ndarray]]:
         (nc.InstanceNorm(scale=r.normal(size=4), shift=r.normal(size=4)), images),
         (nc.GroupNorm(scale=r.normal(size=4), shift=r.normal(size=4), groups=2), images),
         (nc.Dense(weights=r.normal(size=(3, 2)), bias=r.normal(size=2)), block),
-        (nc.WeightNormDense(weights=r.normal(size=(3, 2)), magnitude=r.normal(size=2)), block),
+        (nc.WeightNormDense(direction=r.normal(size=(3, 2)), magnitude=r.normal(size=2)), block),
         (nc.ReLU(), block),
         (nc.Tanh(), block),
         (nc.Sigmoid(), block),
@@ -236,9 +238,11 @@ def test_training_passes_without_a_step_leave_prediction_where_it_was() -> None:
     np.testing.assert_array_equal(layer.forward(x).output, before)
 
 
-@pytest.mark.parametrize(("layer", "x"), [c for c in LAYERS if dataclasses.fields(c[0])],
-                         ids=[i for c, i in zip(LAYERS, IDS, strict=True)
-                              if dataclasses.fields(c[0])])
+@pytest.mark.parametrize(
+    ("layer", "x"),
+    [c for c in LAYERS if dataclasses.fields(c[0])],
+    ids=[i for c, i in zip(LAYERS, IDS, strict=True) if dataclasses.fields(c[0])],
+)
 def test_step_returns_a_new_layer_and_leaves_the_old_one(layer, x) -> None:
     before = fields(layer)
     response = layer.forward(x, "training")
@@ -276,21 +280,51 @@ def stacked_cases():
     weights, bias = r.normal(size=(S, 3, 2)), r.normal(size=(S, 2))
     magnitude = r.normal(size=(S, 2))
     return [
-        ("batch", lambda i: nc.BatchNorm(
-            scale=scale if i is None else scale[i], shift=shift if i is None else shift[i],
-            running_mean=(shift if i is None else shift[i]) * 0.3,
-            running_variance=(scale if i is None else scale[i]) ** 2,
-        ), x, d),
-        ("layer", lambda i: nc.LayerNorm(scale=scale if i is None else scale[i],
-                                         shift=shift if i is None else shift[i]), x, d),
-        ("RMS", lambda i: nc.RMSNorm(scale=scale if i is None else scale[i],
-                                     shift=shift if i is None else shift[i]), x, d),
-        ("dense", lambda i: nc.Dense(weights=weights if i is None else weights[i],
-                                     bias=bias if i is None else bias[i]), x, d2),
-        ("weight norm", lambda i: nc.WeightNormDense(
-            weights=weights if i is None else weights[i],
-            magnitude=magnitude if i is None else magnitude[i],
-            bias=bias if i is None else bias[i]), x, d2),
+        (
+            "batch",
+            lambda i: nc.BatchNorm(
+                scale=scale if i is None else scale[i],
+                shift=shift if i is None else shift[i],
+                running_mean=(shift if i is None else shift[i]) * 0.3,
+                running_variance=(scale if i is None else scale[i]) ** 2,
+            ),
+            x,
+            d,
+        ),
+        (
+            "layer",
+            lambda i: nc.LayerNorm(
+                scale=scale if i is None else scale[i], shift=shift if i is None else shift[i]
+            ),
+            x,
+            d,
+        ),
+        (
+            "RMS",
+            lambda i: nc.RMSNorm(
+                scale=scale if i is None else scale[i], shift=shift if i is None else shift[i]
+            ),
+            x,
+            d,
+        ),
+        (
+            "dense",
+            lambda i: nc.Dense(
+                weights=weights if i is None else weights[i], bias=bias if i is None else bias[i]
+            ),
+            x,
+            d2,
+        ),
+        (
+            "weight norm",
+            lambda i: nc.WeightNormDense(
+                direction=weights if i is None else weights[i],
+                magnitude=magnitude if i is None else magnitude[i],
+                bias=bias if i is None else bias[i],
+            ),
+            x,
+            d2,
+        ),
     ]
 
 
