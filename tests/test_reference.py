@@ -52,7 +52,7 @@ EXPECTED = {
     "bn-1e-150": (W, ""),
     "wn-tiny": (W, ""),
 }
-FOUR = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+FOUR = nc.four_rows()
 
 
 @pytest.fixture(scope="module")
