@@ -5,9 +5,12 @@ Every layer is an immutable value with three calls::
     response = layer.forward(x, purpose)        # purpose: 'training' or 'predicting' (default)
     gradient = layer.backward(response, d_out)  # gradient.passed_down, gradient.slopes
     layer    = layer.step(gradient, rate)       # a NEW layer; running figures move only here
+
+Every array a layer keeps or hands back is read-only, and no call depends on the caller's numpy
+error state. Bad input gets a typed error (`NormcoreError` and its subclasses) before any
+arithmetic.
 """
 
-from ._checks import PREDICTING, TRAINING
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, ImageBatchNorm
 from .dense import Dense, WeightNormDense
@@ -17,6 +20,7 @@ from .errors import (
     EpsilonError,
     FoldError,
     ForeignResponseError,
+    LabelError,
     MagnitudeError,
     MomentumError,
     NonFiniteError,
@@ -32,10 +36,14 @@ from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy
 from .oracle import OracleCheck, check_slope, finite_difference
+from .purpose import PREDICTING, TRAINING, Purpose
 from .responses import Gradient, Response, Statistics
+from .sequential import Sequential
 from .standardise import Standardised, naive_backward, standardise, standardise_backward
+from .worked import FOUR_ROWS, four_rows
 
 __all__ = [
+    "FOUR_ROWS",
     "PREDICTING",
     "TRAINING",
     "BatchNorm",
@@ -49,6 +57,7 @@ __all__ = [
     "GroupNorm",
     "ImageBatchNorm",
     "InstanceNorm",
+    "LabelError",
     "LayerNorm",
     "Loss",
     "MagnitudeError",
@@ -56,11 +65,13 @@ __all__ = [
     "NonFiniteError",
     "NormcoreError",
     "OracleCheck",
+    "Purpose",
     "PurposeError",
     "RMSNorm",
     "RateError",
     "ReLU",
     "Response",
+    "Sequential",
     "SettingError",
     "ShapeError",
     "Sigmoid",
@@ -74,6 +85,7 @@ __all__ = [
     "check_slope",
     "finite_difference",
     "fold_batch_norm",
+    "four_rows",
     "local_response_normalisation",
     "naive_backward",
     "sigmoid",

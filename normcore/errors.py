@@ -60,3 +60,7 @@ class SettingError(NormcoreError):
 
 class FoldError(NormcoreError):
     """A pair of layers that cannot be folded into one dense layer (see `normcore.fold`)."""
+
+
+class LabelError(NormcoreError):
+    """Labels outside [0, 1] for a binary cross-entropy."""

@@ -36,10 +36,10 @@ def test_projected_slope_is_orthogonal_to_the_direction(ls, seed):
 def test_slope_formula_by_hand():
     # one neuron, direction (3, 4), length 2, dense slope (0.6, -0.2): u = (0.6, 0.8),
     # along = 0.36 - 0.16 = 0.2; rest = (0.6, -0.2) - 0.2 (0.6, 0.8) = (0.48, -0.36); g/|v| = 0.4
-    layer = WeightNormDense(weights=np.array([[3.0], [4.0]]), magnitude=np.array([2.0]))
+    layer = WeightNormDense(direction=np.array([[3.0], [4.0]]), magnitude=np.array([2.0]))
     slopes = layer.slopes_from_dense(np.array([[0.6], [-0.2]]))
     np.testing.assert_allclose(slopes["magnitude"], [0.2], atol=1e-15)
-    np.testing.assert_allclose(slopes["weights"], [[0.192], [-0.144]], atol=1e-15)
+    np.testing.assert_allclose(slopes["direction"], [[0.192], [-0.144]], atol=1e-15)
     assert ch05.check_magnitude_slope(0.2) == "right"
     assert ch05.check_direction_slope([[0.192], [-0.144]]) == "right"
     # unprojected: 0.4 (0.6, -0.2) . (3, 4) = 0.4 * 1.0
@@ -98,6 +98,6 @@ def test_dense_and_weightnorm_answer_alike_for_random_layers():
     rng = np.random.default_rng(3)
     v = rng.normal(size=(4, 3))
     x = rng.normal(size=(6, 4))
-    a = WeightNormDense(weights=v).forward(x).output
+    a = WeightNormDense(direction=v).forward(x).output
     b = Dense(weights=v).forward(x).output
     np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14)
