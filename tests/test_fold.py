@@ -39,7 +39,7 @@ def test_folded_layer_answers_as_the_pair(seed: int, stack: tuple, tracks: str) 
 
 def test_weight_normalised_dense_folds_its_effective_weights() -> None:
     dense, batch, x = pair(7)
-    wn = nc.WeightNormDense(weights=dense.weights * 2.5, magnitude=np.array([1.0, 2, 3, 4]),
+    wn = nc.WeightNormDense(direction=dense.weights * 2.5, magnitude=np.array([1.0, 2, 3, 4]),
                             bias=dense.bias)
     expected = batch.forward(wn.forward(x).output).output
     assert np.max(np.abs(fold_batch_norm(wn, batch).forward(x).output - expected)) < 1e-12
