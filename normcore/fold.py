@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .batch import BatchNorm, ImageBatchNorm
-from .dense import Dense
+from .dense import Dense, WeightNormDense
 from .errors import FoldError, ShapeError
 
 __all__ = ["fold_batch_norm"]
@@ -46,7 +46,7 @@ def fold_batch_norm(dense: Any, batch: Any) -> Dense:
             not a dense layer's outputs.
         ShapeError: the batch layer's features or stack do not match the dense layer's outputs.
     """
-    if not isinstance(dense, Dense):
+    if not isinstance(dense, Dense | WeightNormDense):
         raise FoldError(f"dense: expected a Dense layer, got {type(dense).__name__}")
     if isinstance(batch, ImageBatchNorm) or not isinstance(batch, BatchNorm):
         why = (

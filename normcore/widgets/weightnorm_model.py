@@ -60,7 +60,7 @@ def figures(state: State, case: dict[str, list]) -> dict[str, Any]:
     lengths, stride = parse(state)
     direction = np.array(case["unit"]) * lengths
     bias = np.array(case["bias"])
-    layer = WeightNormDense(weights=direction, bias=bias)
+    layer = WeightNormDense(direction=direction, bias=bias)
     built = weightnorm.Case(x=np.array(case["x"]), y=np.array(case["y"]), weightnorm=layer,
                             dense=Dense(weights=layer.effective_weights, bias=bias))
     step = weightnorm.one_step(built, stride)
