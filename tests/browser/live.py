@@ -229,8 +229,14 @@ def _figures(lab: Lab, name: str) -> list[tuple[int, str]]:
     ]
 
 
+def _outside_dropdowns(markdown: str) -> str:
+    """The markdown without its collapsed blocks (worked solutions), which Lab shows closed."""
+    return re.sub(r"^:::+\{dropdown\}.*?^:::+\s*$", "", markdown, flags=re.M | re.S)
+
+
 def _numbers(name: str) -> list[str]:
-    """Every figure the chapter's prose glues in, as the site prints it."""
+    """Every figure the chapter's prose glues in outside collapsed solutions, as the site prints
+    it (a closed dropdown's text is not on the page until the reader opens it)."""
     tool = _lab_book()
     book = BOOK / name
     glued = tool.glued_values(tool.nbformat.read(book, as_version=4))
@@ -238,7 +244,7 @@ def _numbers(name: str) -> list[str]:
     for cell in json.loads(book.read_text(encoding="utf-8"))["cells"]:
         if cell["cell_type"] == "markdown":
             for key, _, spec in (m.partition(":") for m in re.findall(
-                    r"\{glue:text\}`([^`]*)`", "".join(cell["source"]))):
+                    r"\{glue:text\}`([^`]*)`", _outside_dropdowns("".join(cell["source"])))):
                 found.append(tool.format_glued(glued[key], spec))
     return found
 
