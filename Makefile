@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 LOCK   := constraints.txt
 
-.PHONY: install lock book site lab test test-arith lint notebooks clean
+.PHONY: install lock book site lab test test-arith lint notebooks clean pdf
 
 # Install the package and its book and test extras at the exact versions in $(LOCK), the ones the
 # stored outputs were made with.
@@ -33,12 +33,19 @@ lock:
 
 # Build the static site: refresh _toc.yml from the chapters present, then run every chapter and
 # rebuild every page (--all: an unchanged page's warnings must fail the build too).
-SITE_INPUTS := _config.yml $(wildcard book/*.md) tools/make_toc.py \
-	$(shell find normcore book/_vendor book/_site -type f -not -path '*/__pycache__/*' 2>/dev/null)
+SITE_INPUTS := _config.yml $(wildcard book/*.md) tools/make_toc.py tools/make_pdf.py \
+	$(shell find normcore book/_vendor book/_site book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
 book: $(STAMP)
 	$(BIN)/python tools/make_toc.py > /dev/null
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	$(BIN)/python tools/make_pdf.py --if-possible
+
+# The whole book as one PDF (_build/pdf/normcore.pdf, copied into the site, which links it):
+# the single-page build, printed by the browser tests' chromium. `make book` ends with it.
+pdf: $(STAMP)
+	$(BIN)/python tools/make_toc.py > /dev/null
+	$(BIN)/python tools/make_pdf.py
 
 # The same, but only when a chapter, the package, the config or a static file has changed.
 site: _build/html/index.html
@@ -51,13 +58,38 @@ notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py
 	$(BIN)/python tools/check_pairing.py
 
-# Open the chapters live in JupyterLab (open an .ipynb: saving it writes its paired .md too).
-lab: $(STAMP)
-	$(BIN)/jupyter lab book/
+# Open the chapters live in JupyterLab, from a working copy in lab/ (tools/lab_book.py): the
+# numbers filled into the prose, hidden cells folded away, and the book's own files untouched
+# whatever the reader runs or saves. Root (a container, a cloud VM) needs --allow-root.
+LAB_PORT ?= 8888
+LAB_FLAGS := --ServerApp.port=$(LAB_PORT) --LabApp.news_url= $(if $(DISPLAY)$(WAYLAND_DISPLAY),,--no-browser) \
+	--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate \
+	$(if $(filter 0,$(shell id -u)),--allow-root)
 
-# Every test: unit, property, notebook (nbval) and site tests (the site is rebuilt if stale).
-test: $(STAMP) _build/html/index.html
+lab: $(STAMP)
+	$(BIN)/python tools/lab_book.py
+	mkdir -p $(VENV)/share/jupyter/lab/settings   # no news or update pop-ups (nothing fetched)
+	cp tools/jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	@echo "Point your browser at the http://127.0.0.1:PORT/lab?token=... address JupyterLab prints"
+	@echo "below (port $(LAB_PORT) unless taken). On a remote machine or in a container, forward that"
+	@echo "port first (ssh -L $(LAB_PORT):localhost:$(LAB_PORT) ..., docker run -p $(LAB_PORT):$(LAB_PORT))."
+	$(BIN)/jupyter lab --ServerApp.root_dir=lab $(LAB_FLAGS)
+
+# Lint: ruff check over the whole tree, and ruff format --check over the files formatted so far
+# (the core package and its tests; the rest keep their hand layout until they are formatted:
+# add a file to FORMATTED when `ruff format` has been applied to it).
+FORMATTED := $(addprefix normcore/,__init__.py _checks.py _normaliser.py activations.py batch.py \
+	  bench.py dense.py errors.py image.py layer.py loss.py oracle.py purpose.py reference.py \
+	  responses.py sequential.py standardise.py worked.py fast) tests/browser/conftest.py \
+	$(addprefix tests/,test_errors.py test_fuzz_api.py test_fused.py test_oracle.py \
+	  test_structure.py test_torch_agreement.py test_worked_numbers.py test_reference.py)
+
+lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check $(FORMATTED)
+
+# Every test: lint, unit, property, notebook (nbval) and site tests (the site is rebuilt if stale).
+test: lint $(STAMP) _build/html/index.html
 	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval tests book
 
 # The same notebooks and the numeric tests under several CPU arithmetic settings (BLAS kernels,

@@ -5,9 +5,12 @@ Every layer is an immutable value with three calls::
     response = layer.forward(x, purpose)        # purpose: 'training' or 'predicting' (default)
     gradient = layer.backward(response, d_out)  # gradient.passed_down, gradient.slopes
     layer    = layer.step(gradient, rate)       # a NEW layer; running figures move only here
+
+Every array a layer keeps or hands back is read-only, and no call depends on the caller's numpy
+error state. Bad input gets a typed error (`NormcoreError` and its subclasses) before any
+arithmetic.
 """
 
-from ._checks import PREDICTING, TRAINING
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, ImageBatchNorm
 from .dense import Dense, WeightNormDense
@@ -15,7 +18,9 @@ from .errors import (
     DtypeError,
     EmptyBatchError,
     EpsilonError,
+    FoldError,
     ForeignResponseError,
+    LabelError,
     MagnitudeError,
     MomentumError,
     NonFiniteError,
@@ -26,14 +31,19 @@ from .errors import (
     ShapeError,
     ZeroDirectionError,
 )
+from .fold import fold_batch_norm
 from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy
 from .oracle import OracleCheck, check_slope, finite_difference
+from .purpose import PREDICTING, TRAINING, Purpose
 from .responses import Gradient, Response, Statistics
+from .sequential import Sequential
 from .standardise import Standardised, naive_backward, standardise, standardise_backward
+from .worked import FOUR_ROWS, four_rows
 
 __all__ = [
+    "FOUR_ROWS",
     "PREDICTING",
     "TRAINING",
     "BatchNorm",
@@ -41,11 +51,13 @@ __all__ = [
     "DtypeError",
     "EmptyBatchError",
     "EpsilonError",
+    "FoldError",
     "ForeignResponseError",
     "Gradient",
     "GroupNorm",
     "ImageBatchNorm",
     "InstanceNorm",
+    "LabelError",
     "LayerNorm",
     "Loss",
     "MagnitudeError",
@@ -53,11 +65,13 @@ __all__ = [
     "NonFiniteError",
     "NormcoreError",
     "OracleCheck",
+    "Purpose",
     "PurposeError",
     "RMSNorm",
     "RateError",
     "ReLU",
     "Response",
+    "Sequential",
     "SettingError",
     "ShapeError",
     "Sigmoid",
@@ -70,6 +84,8 @@ __all__ = [
     "binary_cross_entropy",
     "check_slope",
     "finite_difference",
+    "fold_batch_norm",
+    "four_rows",
     "local_response_normalisation",
     "naive_backward",
     "sigmoid",

@@ -1,8 +1,9 @@
 """The thin value every statistic-reading normaliser shares: standardise, then scale and shift.
 
 Subclasses say only where their statistics run (`_stat_axes`), how their parameters line up with
-the block (`_expand`) and what input shapes they take (`_prepare`). The arithmetic lives in
-`normcore.standardise` and is written once.
+the block (`_expand`) and what input shapes they take (`_prepare`). The arithmetic is the routine
+in `normcore.standardise`, called by `_forward` and `_backward` below; blocks larger than one
+slab go to `normcore.fast` instead, an optimisation of that routine chosen there and only there.
 """
 
 from __future__ import annotations
@@ -13,37 +14,77 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from . import fast
 from ._checks import (
-    PREDICTING,
-    TRAINING,
     as_block,
     as_parameter,
     check_epsilon,
+    check_epsilon_fits,
     check_finite_result,
     check_not_empty,
-    check_purpose,
     check_values,
+    fits,
+    own_error_state,
     renewed,
+    sealed,
 )
-from .errors import ShapeError
-from .fused import standardise_affine, standardise_affine_backward, standardise_by_affine
+from .errors import ForeignResponseError, ShapeError
+from .purpose import PREDICTING, TRAINING, check_purpose
 from .responses import (
     Gradient,
     Response,
     Statistics,
+    check_d_out,
     check_gradient,
     check_response,
-    check_slope,
 )
-from .standardise import Standardised
+from .standardise import Standardised, standardise, standardise_backward, standardise_by
 
-#: answers provably below this share of the float type's largest value skip the overflow scan
-_SAFE = 0.25
+Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
 
 
-def _largest(a: np.ndarray | None, default: float) -> float:
-    """The largest magnitude in a (small) parameter array, or `default` when there is none."""
-    return default if a is None else float(np.max(np.abs(a)))
+def _forward(
+    x: np.ndarray,
+    axes: tuple[int, ...],
+    epsilon: float,
+    centre: bool,
+    scale: np.ndarray | None,
+    shift: np.ndarray | None,
+    given: Given | None,
+    what: str,
+) -> tuple[Standardised, np.ndarray]:
+    """Standardise `x` along `axes` (by its own statistics, or by `given`), then scale and shift."""
+    if fast.serves(x):
+        return fast.forward(x, axes, epsilon, centre, scale, shift, given, what)
+    if given is None:
+        st = standardise(x, axes, epsilon, centre)
+    else:
+        st = standardise_by(x, given[0], given[1], axes)
+    out = st.z if scale is None else st.z * scale + shift
+    return st, check_finite_result(out, what)
+
+
+def _backward(
+    st: Standardised,
+    d: np.ndarray,
+    scale: np.ndarray | None,
+    shared: tuple[int, ...] | None,
+    largest_d: float,
+    what: str,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """The slope passed down through ``z * scale + shift``, and the sums of ``d * z`` and ``d``
+    along `shared` (the parameter slopes; None without parameters)."""
+    if fast.serves(d):
+        return fast.backward(st, d, scale, shared, largest_d, what)
+    arriving = d if scale is None else d * scale  # the slope arriving at z
+    passed = check_finite_result(standardise_backward(st, arriving), what)
+    if shared is None:
+        return passed, None, None
+    return (
+        passed,
+        np.sum(d * st.z, axis=shared, keepdims=True),
+        np.sum(d, axis=shared, keepdims=True),
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,14 +99,16 @@ class Normaliser:
     centred: ClassVar[bool] = True
     name: ClassVar[str] = "normaliser"
 
+    @own_error_state
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         scale = as_parameter(self.scale, "scale")
         shift = as_parameter(self.shift, "shift")
         if scale.shape != shift.shape:
-            raise ShapeError(
-                f"shift: expected the scale's shape {scale.shape}, got {shift.shape}"
-            )
+            raise ShapeError(f"shift: expected the scale's shape {scale.shape}, got {shift.shape}")
+        if not isinstance(self.affine, (bool, np.bool_)):
+            raise ShapeError(f"affine: expected True or False, got {self.affine!r}")
+        object.__setattr__(self, "affine", bool(self.affine))
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "shift", shift)
 
@@ -85,127 +128,149 @@ class Normaliser:
         """The block as the statistics see it (group norm splits channels into groups)."""
         return x
 
-    def _given(self, view: np.ndarray, x: np.ndarray) -> tuple[Any, np.ndarray] | None:
+    def _given(self, x: np.ndarray) -> Given | None:
         """Statistics to use while predicting (running figures), or None to read the block."""
         return None
 
-    def _batch_statistics(self, st: Standardised, x: np.ndarray) -> Statistics | None:
+    def _batch_statistics(self, st: Standardised) -> Statistics | None:
         return None
 
     # -- public views of where the statistics run ---------------------------------------------
-    def statistics_layout(self, x: np.ndarray) -> tuple[np.ndarray, tuple[int, ...]]:
+    def _checked(self, x: Any) -> np.ndarray:
+        x = as_block(x, "x")
+        self._prepare(x)
+        return x
+
+    def statistics_layout(self, x: Any) -> tuple[np.ndarray, tuple[int, ...]]:
         """The block as the statistics see it, and the axes they run along.
 
-        The view is `x` itself except for group norm, which splits the channels into
-        (groups, channels in a group). Any array of the input's shape will do (labels included).
+        `x` is any block this layer takes (labels included: integers become float64). The view
+        is `x` itself except for group norm, which splits the channels into
+        (groups, channels in a group). Refuses a block of the wrong shape (ShapeError).
         """
-        view = self._view(x)
+        view = self._view(self._checked(x))
         return view, self._stat_axes(view)
 
-    def aligned(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        """A per-feature array (scale, shift, running figures) reshaped to broadcast against `x`."""
-        return self._expand(p, x)
+    def aligned(self, p: Any, x: Any) -> np.ndarray:
+        """A per-feature array `p` (shaped as scale: scale, shift, running figures) reshaped to
+        broadcast against the block `x`."""
+        p = as_block(p, "p")
+        if p.shape != self.scale.shape:
+            raise ShapeError(f"p: expected the scale's shape {self.scale.shape}, got {p.shape}")
+        return self._expand(p, self._checked(x))
 
-    # -- the shared pass -----------------------------------------------------------------------
-    def statistic_count(self, x: np.ndarray) -> int:
+    def statistic_count(self, x: Any) -> int:
         """How many values each statistic is read from, for a block shaped as `x`."""
         view, axes = self.statistics_layout(x)
         return math.prod([view.shape[a] for a in axes])
 
+    # -- the three calls -----------------------------------------------------------------------
+    @own_error_state
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
-        """Standardise `x` and apply scale and shift. Predicting is the default purpose."""
+        """Standardise `x` and apply scale and shift.
+
+        Args:
+            x: the block, shaped as the layer's docstring says (batch norm (..., rows,
+                features); layer and RMS norm (..., *normalized_shape); the image layers
+                (images, channels, height, width)); float32 stays float32, other real numbers
+                become float64.
+            purpose: 'training' (standardise by the block's own statistics) or 'predicting'
+                (the default: by the running figures, for the layers that keep them).
+
+        Returns:
+            A `Response`: `output` shaped and typed as `x`; `statistics` the batch's own mean,
+            variance and deviation (shaped as the running figures) when a batch layer trained.
+        """
         purpose = check_purpose(purpose)
         x = as_block(x, "x", finite=False)
         self._prepare(x)
         check_not_empty(x, "x")
-        view, axes = self.statistics_layout(x)
-        count = math.prod([view.shape[a] for a in axes])
-        check_values(x, count, "x")
-        given = self._given(view, x) if purpose == PREDICTING else None
-        scale, shift = (self._in_view(self.scale, x), self._in_view(self.shift, x)) if (
-            self.affine
-        ) else (None, None)
-        if given is None:
-            st, out = standardise_affine(view, axes, self.epsilon, self.centred, scale, shift)
-            # Statistics read from the block keep every |z| <= sqrt(count): the output is bounded
-            # by the parameters alone, and the full scan for overflow is needed only near the top
-            # of the float range.
-            bound = math.sqrt(count) * _largest(scale, 1.0) + _largest(shift, 0.0)
-        else:
-            st, out = standardise_by_affine(view, given[0], given[1], axes, scale, shift)
-            bound = math.inf
-        if not bound < _SAFE * float(np.finfo(x.dtype).max):
-            check_finite_result(out, f"{type(self).__name__}.forward")
-        stats = self._batch_statistics(st, x) if purpose == TRAINING else None
+        check_epsilon_fits(self.epsilon, x.dtype)
+        view = self._view(x)
+        axes = self._stat_axes(view)
+        check_values(x, math.prod([view.shape[a] for a in axes]), "x")
+        scale, shift = self._parameters_for(x)
+        given = self._given(x) if purpose == PREDICTING else None
+        what = f"{type(self).__name__}.forward"
+        st, out = _forward(view, axes, self.epsilon, self.centred, scale, shift, given, what)
         return Response(
-            output=out.reshape(x.shape),
+            output=sealed(out.reshape(x.shape)),
             layer=self,
             purpose=purpose,
-            input=x,
             cache=st,
-            statistics=stats,
+            statistics=self._batch_statistics(st) if purpose == TRAINING else None,
         )
 
+    @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:
-        """The slope passed down (all routes the statistics open) and the parameter slopes.
+        """The slope passed down (all the routes the statistics open) and the parameter slopes.
 
-        scale's slope is sum(d_out * z) and shift's is sum(d_out), summed over every axis the
-        parameter is shared along.
+        Args:
+            response: what this layer's `forward` answered.
+            d_out: the slope of the loss with respect to the output (the output's shape).
+
+        Returns:
+            A `Gradient`: `passed_down` shaped as the input; `slopes['scale']` = sum(d_out * z)
+            and `slopes['shift']` = sum(d_out), each summed over every axis the parameter is
+            shared along and shaped as the parameter (no slopes when ``affine`` is False).
         """
         response = check_response(self, response)
-        d = check_slope(response, d_out, finite=False)
-        x = response.input
-        st: Standardised = response.cache
+        d = check_d_out(response, d_out, finite=False)
+        view = self._view(d)
+        st = response.cache
+        if not isinstance(st, Standardised) or st.z.shape != view.shape:
+            raise ForeignResponseError(
+                "response.cache: expected the standardised block this layer's forward pass made"
+            )
         largest = check_values(d, st.count, "d_out")
-        if self.affine:
-            scale = self._in_view(self.scale, x)
-            shared = tuple(i for i, size in enumerate(scale.shape) if size == 1)
-        else:
-            scale, shared = None, None
-        passed, d_scale, d_shift = standardise_affine_backward(
-            st, self._view_like(d, x), scale, shared
-        )
-        # |passed| <= max(scale / deviation) * max|d_out| * (2 + sqrt(count)): the three routes,
-        # each bounded because |z| <= sqrt(count) and mean|z| <= 1.
-        routes = 2.0 + math.sqrt(st.count) if st.from_block else 1.0
-        bound = largest * _largest(scale, 1.0) * float(np.max(1.0 / st.deviation)) * routes
-        if not bound < _SAFE * float(np.finfo(x.dtype).max):
-            check_finite_result(passed, f"{type(self).__name__}.backward")
+        scale, _ = self._parameters_for(d)
+        shared = None if scale is None else tuple(i for i, n in enumerate(scale.shape) if n == 1)
+        what = f"{type(self).__name__}.backward"
+        passed, d_scale, d_shift = _backward(st, view, scale, shared, largest, what)
         slopes: dict[str, np.ndarray] = {}
         if d_scale is not None and d_shift is not None:
             for key, value in (("scale", d_scale), ("shift", d_shift)):
-                slopes[key] = check_finite_result(
-                    value.reshape(self.scale.shape), f"{type(self).__name__}.backward ({key})"
-                )
+                slopes[key] = sealed(check_finite_result(value.reshape(self.scale.shape), what))
         return Gradient(
-            passed_down=passed.reshape(x.shape),
+            passed_down=sealed(passed.reshape(d.shape)),
             layer=self,
             slopes=slopes,
             statistics=response.statistics,
         )
 
+    @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Normaliser:
-        """A new layer with scale and shift moved by `-rate * slope`."""
-        rate = check_gradient(self, gradient, rate)
-        return renewed(self, self._moved(gradient, rate))
+        """A new layer with scale and shift moved by ``-rate * slope``.
+
+        Args:
+            gradient: what this layer's `backward` answered.
+            rate: the learning rate, a finite number.
+
+        Returns:
+            A new layer of the same type and shapes; this one is unchanged.
+        """
+        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        return renewed(self, self._moved(slopes, rate))
 
     # -- helpers -------------------------------------------------------------------------------
-    def _view_like(self, d: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return d.reshape(self._view(x).shape)
+    def _learned(self) -> dict[str, np.ndarray]:
+        """The parameters a step moves, by name."""
+        return {"scale": self.scale, "shift": self.shift} if self.affine else {}
 
-    def _in_view(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def _parameters_for(self, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Scale and shift lined up with the statistics' view of `x`, in x's dtype (None, None
+        when not affine)."""
+        if not self.affine:
+            return None, None
+        return self._in_view(self.scale, x, "scale"), self._in_view(self.shift, x, "shift")
+
+    def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""
         e = self._expand(p, x)
-        return e.reshape((1,) * (x.ndim - e.ndim) + e.shape).astype(x.dtype, copy=False)
+        return fits(e.reshape((1,) * (x.ndim - e.ndim) + e.shape), x.dtype, name)
 
-    def _moved(self, gradient: Gradient, rate: float) -> dict[str, np.ndarray]:
-        if not self.affine:
-            return {}
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-            moved = {
-                "scale": self.scale - rate * gradient.slopes["scale"],
-                "shift": self.shift - rate * gradient.slopes["shift"],
-            }
+    def _moved(self, slopes: dict[str, np.ndarray], rate: float) -> dict[str, np.ndarray]:
+        moved = {key: getattr(self, key) - rate * slope for key, slope in slopes.items()}
         for key, value in moved.items():
             check_finite_result(value, f"{type(self).__name__}.step ({key})")
         return moved

@@ -7,43 +7,65 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import PREDICTING, as_block, check_purpose, check_rank
-from .responses import Gradient, Response, check_gradient, check_response, check_slope
+from ._checks import as_block, check_rank, own_error_state, sealed
+from .purpose import PREDICTING, check_purpose
+from .responses import Gradient, Response, check_d_out, check_gradient, check_response
 
 
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(-x)) without overflow for any finite x."""
+@own_error_state
+def sigmoid(x: Any) -> np.ndarray:
+    """1 / (1 + exp(-x)) without overflow for any finite x; float32 stays float32."""
+    x = as_block(x, "x")
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 
 @dataclass(frozen=True, eq=False)
 class _Activation:
-    """An element-wise function; `forward` keeps its output, `backward` multiplies by its slope."""
+    """An element-wise function whose slope is read from its output: `forward` keeps the output,
+    `backward` multiplies the arriving slope by the function's slope there."""
 
     def _apply(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def _slope(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def _slope(self, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    @own_error_state
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
-        check_purpose(purpose)
+        """The function applied to every value.
+
+        Args:
+            x: a block of any shape with at least one axis.
+            purpose: 'training' or 'predicting' (the default); both answer the same.
+
+        Returns:
+            A `Response` whose `output` is shaped and typed as `x`.
+        """
+        purpose = check_purpose(purpose)
         x = as_block(x, "x")
         if x.ndim == 0:
             check_rank(x, 1, "x", "at least one axis")
-        return Response(output=self._apply(x), layer=self, purpose=purpose, input=x)
+        return Response(output=sealed(self._apply(x)), layer=self, purpose=purpose)
 
+    @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:
+        """The slope passed down: `d_out` times the function's slope at each value.
+
+        Args:
+            response: what this layer's `forward` answered.
+            d_out: the slope arriving at the output (its shape).
+
+        Returns:
+            A `Gradient` with `passed_down` shaped as the input and no parameter slopes.
+        """
         response = check_response(self, response)
-        d = check_slope(response, d_out)
-        return Gradient(
-            passed_down=d * self._slope(response.input, response.output), layer=self
-        )
+        d = check_d_out(response, d_out)
+        return Gradient(passed_down=sealed(d * self._slope(response.output)), layer=self)
 
     def step(self, gradient: Gradient, rate: float) -> _Activation:
         """Nothing to learn: the same layer back (after checking the gradient is its own)."""
-        check_gradient(self, gradient, rate)
+        check_gradient(self, gradient, rate, {})
         return self
 
 
@@ -54,8 +76,8 @@ class ReLU(_Activation):
     def _apply(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0)
 
-    def _slope(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        return (x > 0).astype(x.dtype)
+    def _slope(self, y: np.ndarray) -> np.ndarray:
+        return (y > 0).astype(y.dtype)  # y > 0 exactly where x > 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +87,7 @@ class Tanh(_Activation):
     def _apply(self, x: np.ndarray) -> np.ndarray:
         return np.tanh(x)
 
-    def _slope(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def _slope(self, y: np.ndarray) -> np.ndarray:
         return 1 - y * y
 
 
@@ -76,5 +98,5 @@ class Sigmoid(_Activation):
     def _apply(self, x: np.ndarray) -> np.ndarray:
         return sigmoid(x)
 
-    def _slope(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def _slope(self, y: np.ndarray) -> np.ndarray:
         return y * (1 - y)

@@ -12,11 +12,16 @@ from ._checks import (
     check_finite_result,
     check_momentum,
     check_rank,
+    check_size,
+    frozen,
+    own_error_state,
     renewed,
+    whole_number,
+    whole_numbers,
 )
-from ._normaliser import Normaliser
+from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
-from .responses import Gradient, Statistics, check_gradient
+from .responses import Gradient, Statistics, check_gradient, check_statistics
 from .standardise import Standardised
 
 Tracks = Literal["variance", "deviation"]
@@ -64,19 +69,18 @@ class BatchNorm(Normaliser):
 
     name = "batch"
 
+    @own_error_state
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.scale.ndim < 1:
             raise ShapeError(f"scale: expected shape (..., features), got {self.scale.shape}")
         object.__setattr__(self, "momentum", check_momentum(self.momentum))
-        if self.tracks not in ("variance", "deviation"):
-            raise SettingError(
-                f"tracks: expected 'variance' or 'deviation', got {self.tracks!r}"
-            )
+        if not isinstance(self.tracks, str) or self.tracks not in ("variance", "deviation"):
+            raise SettingError(f"tracks: expected 'variance' or 'deviation', got {self.tracks!r}")
         for field, start in (("running_mean", 0.0), ("running_variance", 1.0)):
             value = getattr(self, field)
             if value is None:
-                value = np.full(self.scale.shape, start)
+                value = frozen(np.full(self.scale.shape, start))
             else:
                 value = as_parameter(value, field)
             if value.shape != self.scale.shape:
@@ -100,10 +104,11 @@ class BatchNorm(Normaliser):
         affine: bool = True,
         tracks: Tracks = "variance",
     ) -> BatchNorm:
-        """A fresh layer: scale 1, shift 0, running mean 0, running variance 1."""
-        if not isinstance(features, (int, np.integer)) or features < 1:
-            raise ShapeError(f"features: expected a whole number >= 1, got {features!r}")
-        shape = (*stack, int(features))
+        """A fresh layer: scale 1, shift 0, running mean 0, running variance 1, each of shape
+        (*stack, features)."""
+        shape = check_size(
+            (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
+        )
         return cls(
             scale=np.ones(shape),
             shift=np.zeros(shape),
@@ -129,9 +134,7 @@ class BatchNorm(Normaliser):
         stack = self.scale.shape[:-1]
         check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, features)")
         if x.shape[: len(stack)] != stack or x.shape[-1] != self.features:
-            raise ShapeError(
-                f"x: expected shape {(*stack, 'rows', self.features)}, got {x.shape}"
-            )
+            raise ShapeError(f"x: expected shape {(*stack, 'rows', self.features)}, got {x.shape}")
 
     def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
         return p[..., None, :]
@@ -139,11 +142,11 @@ class BatchNorm(Normaliser):
     def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
         return (x.ndim - 2,)
 
-    def _given(self, view: np.ndarray, x: np.ndarray) -> tuple[Any, np.ndarray]:
-        mean = self._expand(self.running_mean, x).astype(x.dtype)
-        return mean, self._expand(self.running_deviation, x).astype(x.dtype)
+    def _given(self, x: np.ndarray) -> Given:
+        mean = self._in_view(self.running_mean, x, "running_mean")
+        return mean, self._in_view(self.running_deviation, x, "running deviation")
 
-    def _batch_statistics(self, st: Standardised, x: np.ndarray) -> Statistics:
+    def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
         return Statistics(
             mean=st.mean.reshape(shape),
@@ -151,13 +154,24 @@ class BatchNorm(Normaliser):
             deviation=st.deviation.reshape(shape),
         )
 
+    @own_error_state
     def step(self, gradient: Gradient, rate: float) -> BatchNorm:
-        """A new layer: scale and shift moved by `-rate * slope`, and, if the gradient came from a
-        training pass, the batch's statistics folded into the running figures."""
-        rate = check_gradient(self, gradient, rate)
-        moved = self._moved(gradient, rate)
-        stats = gradient.statistics
-        if stats is not None:
+        """A new layer: scale and shift moved by ``-rate * slope`` and, if the gradient came from a
+        training pass, the batch's statistics folded into the running figures.
+
+        Args:
+            gradient: what this layer's `backward` answered (its `statistics` are the batch's).
+            rate: the learning rate, a finite number.
+
+        Returns:
+            A new layer of the same shapes: ``running = momentum * running + (1 - momentum) *
+            batch`` for the mean and the (biased) variance, or the deviation when
+            ``tracks='deviation'``. This layer is unchanged.
+        """
+        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        moved = self._moved(slopes, rate)
+        if gradient.statistics is not None:
+            stats = check_statistics(gradient.statistics, self.scale.shape)
             keep = self.momentum
             batch_spread = stats.variance if self.tracks == "variance" else stats.deviation
             moved["running_mean"] = keep * self.running_mean + (1 - keep) * stats.mean

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from .batch import BatchNorm
-from .fused import standardise_backward_fast, standardise_fast
+from .fast.kernels import standardise_backward_fast, standardise_fast
 from .image import GroupNorm, InstanceNorm
 from .layer import LayerNorm
 from .standardise import standardise, standardise_backward
@@ -86,7 +86,8 @@ def image_rows(shape: tuple[int, int, int, int], repeats: int) -> list[dict[str,
         d = rng.standard_normal(shape).astype(dtype)
         channels = shape[1]
         layer = dataclasses.replace(
-            InstanceNorm.create(channels), scale=1.0 + 0.1 * rng.standard_normal(channels),
+            InstanceNorm.create(channels),
+            scale=1.0 + 0.1 * rng.standard_normal(channels),
             shift=0.1 * rng.standard_normal(channels),
         )
         row = _time_layer(layer, (2, 3), x, d, repeats)
@@ -127,6 +128,7 @@ def _time_layer(
         work["predicting"] = lambda: layer.forward(x, "predicting")
     for call in work.values():  # warm up
         call()
+
     def timed(key: str, call: Callable[[], Any]) -> float:
         if key.startswith("floor"):
             for _ in range(3):
@@ -141,10 +143,14 @@ def _time_layer(
         row["predicting_ratio"] = float(
             np.median([r["predicting"] / r["floor_forward"] for r in rounds])
         )
-    row["total_ratio"] = float(np.median([
-        (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
-        for r in rounds
-    ]))
+    row["total_ratio"] = float(
+        np.median(
+            [
+                (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
+                for r in rounds
+            ]
+        )
+    )
     return row
 
 
@@ -165,8 +171,11 @@ def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, ...]) -> Non
             f"{r['forward_ratio']:5.1f}  {r['backward']:7.2f} "
             f"{r['floor_backward']:6.2f} {r['backward_ratio']:5.1f}  "
             f"{r['total_ratio']:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}  "
-            + (f"{r['predicting']:7.2f} {r['predicting_ratio']:5.1f}" if "predicting" in r
-               else f"{'-':>7} {'-':>5}")
+            + (
+                f"{r['predicting']:7.2f} {r['predicting_ratio']:5.1f}"
+                if "predicting" in r
+                else f"{'-':>7} {'-':>5}"
+            )
         )
     print(
         "floor: forward = copy one block (read x, write y); backward = copy 1.5 blocks "
@@ -178,15 +187,11 @@ def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, ...]) -> Non
 
 
 def comparison() -> None:
-    """The 130-run comparison, stacked and one at a time, if normcore.bench_comparison exists."""
+    """The 130-run comparison, stacked and one at a time (``normcore.bench_comparison``)."""
+    from .bench_comparison import bench_comparison
+
     print("\nThe 130-run comparison")
-    try:
-        module = importlib.import_module("normcore.bench_comparison")
-        run = module.bench_comparison
-    except (ImportError, AttributeError):
-        print("  not available (normcore.bench_comparison.bench_comparison not found)")
-        return
-    result = run()
+    result = bench_comparison()
     if isinstance(result, dict):
         for key, value in result.items():
             print(f"  {key}: {value:.4g}" if isinstance(value, float) else f"  {key}: {value}")

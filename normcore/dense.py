@@ -2,46 +2,145 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ._checks import (
-    PREDICTING,
     as_block,
     as_parameter,
     check_finite_result,
     check_not_empty,
-    check_purpose,
     check_rank,
+    check_size,
     check_values,
+    fits,
+    kept,
+    own_error_state,
     renewed,
+    sealed,
+    whole_number,
+    whole_numbers,
 )
-from .errors import ShapeError, ZeroDirectionError
-from .responses import Gradient, Response, check_gradient, check_response, check_slope
-
-
-def _check_input(x: Any, fan_in: int, stack: tuple[int, ...]) -> np.ndarray:
-    x = as_block(x, "x", finite=False)
-    check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, inputs)")
-    if x.shape[: len(stack)] != stack or x.shape[-1] != fan_in:
-        raise ShapeError(f"x: expected shape {(*stack, 'rows', fan_in)}, got {x.shape}")
-    check_not_empty(x, "x")
-    check_values(x, fan_in, "x")
-    return x
+from .errors import MagnitudeError, SettingError, ShapeError, ZeroDirectionError
+from .purpose import PREDICTING, check_purpose
+from .responses import (
+    Gradient,
+    Response,
+    check_d_out,
+    check_gradient,
+    check_kept_input,
+    check_response,
+)
 
 
 def starting_weights(
     fan_in: int, fan_out: int, rng: np.random.Generator, stack: tuple[int, ...] = ()
 ) -> np.ndarray:
     """He-uniform weights, uniform in ±sqrt(6 / fan_in), shape (*stack, fan_in, fan_out)."""
+    fan_in, fan_out = whole_number(fan_in, "fan_in"), whole_number(fan_out, "fan_out")
+    shape = check_size((*whole_numbers(stack, "stack"), fan_in, fan_out), "weights")
+    if not isinstance(rng, np.random.Generator):
+        raise SettingError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
     limit = np.sqrt(6.0 / fan_in)
-    return rng.uniform(-limit, limit, size=(*stack, fan_in, fan_out))
+    return rng.uniform(-limit, limit, size=shape)
+
+
+def _checked_bias(bias: Any, fan_out_shape: tuple[int, ...]) -> np.ndarray:
+    b = as_parameter(np.zeros(fan_out_shape) if bias is None else bias, "bias")
+    if b.shape != fan_out_shape:
+        raise ShapeError(f"bias: expected shape {fan_out_shape}, got {b.shape}")
+    return b
 
 
 @dataclass(frozen=True, eq=False)
-class Dense:
+class _Affine:
+    """What Dense and WeightNormDense share: output = x @ effective weights + bias."""
+
+    slope_names: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def effective_weights(self) -> np.ndarray:
+        raise NotImplementedError
+
+    @property
+    def stack(self) -> tuple[int, ...]:
+        return self.effective_weights.shape[:-2]
+
+    def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
+        """The parameter slopes (bias aside) from the slope of the effective weights."""
+        raise NotImplementedError
+
+    @own_error_state
+    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+        """output = x @ weights + bias.
+
+        Args:
+            x: a block (*stack, rows, fan_in); float32 stays float32, other numbers become float64.
+            purpose: 'training' or 'predicting' (the default); both answer the same.
+
+        Returns:
+            A `Response` whose `output` is (*stack, rows, fan_out), and whose `input` is an owned
+            read-only copy of `x` (the weights' slope needs it).
+        """
+        purpose = check_purpose(purpose)
+        given, w = x, self.effective_weights
+        stack, fan_in = w.shape[:-2], w.shape[-2]
+        x = as_block(x, "x", finite=False)
+        check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, inputs)")
+        if x.shape[: len(stack)] != stack or x.shape[-1] != fan_in:
+            raise ShapeError(f"x: expected shape {(*stack, 'rows', fan_in)}, got {x.shape}")
+        check_not_empty(x, "x")
+        check_values(x, fan_in, "x")
+        b = fits(self.bias[..., None, :], x.dtype, "bias")
+        out = x @ fits(w, x.dtype, "weights") + b
+        check_finite_result(out, f"{type(self).__name__}.forward")
+        return Response(output=sealed(out), layer=self, purpose=purpose, input=kept(x, given))
+
+    @own_error_state
+    def backward(self, response: Response, d_out: Any) -> Gradient:
+        """The slope passed down and the parameter slopes.
+
+        Args:
+            response: what this layer's `forward` answered.
+            d_out: the slope of the loss with respect to the output, (*stack, rows, fan_out).
+
+        Returns:
+            A `Gradient`: `passed_down` = d_out @ weightsᵀ, (*stack, rows, fan_in); the slopes
+            (see the class docstring) summed, not averaged, over rows, each shaped as its
+            parameter.
+        """
+        response = check_response(self, response)
+        x = check_kept_input(response, rows_axis_from_end=1)
+        d = check_d_out(response, d_out)
+        w = fits(self.effective_weights, d.dtype, "weights")
+        what = f"{type(self).__name__}.backward"
+        passed = check_finite_result(d @ np.swapaxes(w, -1, -2), what)
+        weight_slope = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
+        slopes = {**self._slopes(weight_slope), "bias": d.sum(axis=-2)}
+        for value in slopes.values():
+            check_finite_result(value, what)
+        return Gradient(
+            passed_down=sealed(passed),
+            layer=self,
+            slopes={k: sealed(v) for k, v in slopes.items()},
+        )
+
+    def _learned(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in self.slope_names}
+
+    def _moved(self, gradient: Gradient, rate: Any) -> dict[str, np.ndarray]:
+        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        moved = {k: getattr(self, k) - rate * s for k, s in slopes.items()}
+        for key, value in moved.items():
+            check_finite_result(value, f"{type(self).__name__}.step ({key})")
+        return moved
+
+
+@dataclass(frozen=True, eq=False)
+class Dense(_Affine):
     """A dense layer: output = x @ weights + bias.
 
     Shapes: x (..., rows, fan_in), weights (..., fan_in, fan_out), bias (..., fan_out); leading axes
@@ -53,6 +152,9 @@ class Dense:
     weights: Any
     bias: Any = None
 
+    slope_names = ("weights", "bias")
+
+    @own_error_state
     def __post_init__(self) -> None:
         w = as_parameter(self.weights, "weights")
         if w.ndim < 2 or w.size == 0:
@@ -60,81 +162,54 @@ class Dense:
                 f"weights: expected shape (..., fan_in, fan_out) with every size >= 1, got "
                 f"{w.shape}"
             )
-        b = np.zeros(w.shape[:-2] + w.shape[-1:]) if self.bias is None else as_parameter(
-            self.bias, "bias"
-        )
-        if b.shape != w.shape[:-2] + w.shape[-1:]:
-            raise ShapeError(
-                f"bias: expected shape {w.shape[:-2] + w.shape[-1:]}, got {b.shape}"
-            )
         object.__setattr__(self, "weights", w)
-        object.__setattr__(self, "bias", b)
+        object.__setattr__(self, "bias", _checked_bias(self.bias, w.shape[:-2] + w.shape[-1:]))
 
     @classmethod
     def create(
         cls, fan_in: int, fan_out: int, rng: np.random.Generator, stack: tuple[int, ...] = ()
     ) -> Dense:
-        """He-uniform weights from `rng`, bias 0."""
+        """He-uniform weights from `rng`, shape (*stack, fan_in, fan_out); bias 0."""
         return cls(weights=starting_weights(fan_in, fan_out, rng, stack))
-
-    @property
-    def stack(self) -> tuple[int, ...]:
-        return self.weights.shape[:-2]
 
     @property
     def effective_weights(self) -> np.ndarray:
         return self.weights
 
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
-        check_purpose(purpose)
-        w = self.effective_weights
-        x = _check_input(x, w.shape[-2], self.stack)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-            out = x @ w.astype(x.dtype, copy=False) + self.bias[..., None, :].astype(
-                x.dtype, copy=False
-            )
-        check_finite_result(out, f"{type(self).__name__}.forward")
-        return Response(output=out, layer=self, purpose=purpose, input=x, cache=w)
+    def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
+        return {"weights": weight_slope}
 
-    def _weight_slope(self, response: Response, d: np.ndarray) -> np.ndarray:
-        return np.swapaxes(response.input, -1, -2) @ d
-
-    def backward(self, response: Response, d_out: Any) -> Gradient:
-        response = check_response(self, response)
-        d = check_slope(response, d_out)
-        w = response.cache
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-            passed = d @ np.swapaxes(w, -1, -2).astype(d.dtype, copy=False)
-            slopes = {"weights": self._weight_slope(response, d), "bias": d.sum(axis=-2)}
-        for value in (passed, *slopes.values()):
-            check_finite_result(value, f"{type(self).__name__}.backward")
-        return Gradient(passed_down=passed, layer=self, slopes=slopes)
-
+    @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Dense:
-        rate = check_gradient(self, gradient, rate)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-            moved = {k: getattr(self, k) - rate * s for k, s in gradient.slopes.items()}
-        for key, value in moved.items():
-            check_finite_result(value, f"{type(self).__name__}.step ({key})")
-        return renewed(self, moved)
+        """A new layer with weights and bias moved by ``-rate * slope``.
+
+        Args:
+            gradient: what this layer's `backward` answered.
+            rate: the learning rate, a finite number.
+
+        Returns:
+            A new layer of the same shapes; this one is unchanged.
+        """
+        return renewed(self, self._moved(gradient, rate))
 
 
 def direction_length(direction: np.ndarray) -> np.ndarray:
     """Each neuron's direction length ‖v‖ (over axis -2), scaled first so tiny or huge
-    directions neither underflow nor overflow."""
+    directions neither underflow nor overflow on the way (the length itself may still overflow:
+    the caller checks it)."""
     largest = np.max(np.abs(direction), axis=-2, keepdims=True)
     safe = np.where(largest > 0, largest, 1.0)
     return (largest * np.sqrt(np.sum((direction / safe) ** 2, axis=-2, keepdims=True)))[..., 0, :]
 
 
 @dataclass(frozen=True, eq=False)
-class WeightNormDense(Dense):
+class WeightNormDense(_Affine):
     """A dense layer whose weights are stored as a length and a direction per neuron.
 
     effective weights w = magnitude · direction / ‖direction‖, column by column (a column is a
     neuron). The forward pass is a dense layer's with those weights, value for value.
-    Shapes: direction (..., fan_in, fan_out) is stored in `weights`' place as `direction`;
-    magnitude (..., fan_out); bias (..., fan_out).
+    Shapes: direction (..., fan_in, fan_out); magnitude (..., fan_out), by default the
+    direction's length; bias (..., fan_out), by default 0.
 
     Slopes, with ∇w the dense slope for the effective weights and u = v / ‖v‖ per neuron:
     magnitude's slope is ∇w · u (the part along the direction), direction's slope is
@@ -144,23 +219,43 @@ class WeightNormDense(Dense):
     Scaling a direction by any positive number leaves every answer unchanged.
     """
 
+    direction: Any
     magnitude: Any = None
+    bias: Any = None
 
+    slope_names = ("direction", "magnitude", "bias")
+
+    @own_error_state
     def __post_init__(self) -> None:
-        super().__post_init__()
-        length = direction_length(self.weights)
+        v = as_parameter(self.direction, "direction")
+        if v.ndim < 2 or v.size == 0:
+            raise ShapeError(
+                f"direction: expected shape (..., fan_in, fan_out) with every size >= 1, got "
+                f"{v.shape}"
+            )
+        length = direction_length(v)
         if np.any(length == 0):
             neurons = np.argwhere(length == 0).tolist()
             raise ZeroDirectionError(
                 f"direction: expected every neuron's direction to have a length > 0, got "
                 f"length 0 at neuron(s) {neurons}"
             )
-        m = length.copy() if self.magnitude is None else as_parameter(self.magnitude, "magnitude")
+        if not np.all(np.isfinite(length)):
+            raise MagnitudeError(
+                f"direction: expected lengths within the {v.dtype} range, got an overflow"
+            )
+        m = length if self.magnitude is None else as_parameter(self.magnitude, "magnitude")
         if m.shape != length.shape:
             raise ShapeError(f"magnitude: expected shape {length.shape}, got {m.shape}")
-        object.__setattr__(self, "magnitude", m)
-        length.setflags(write=False)
-        object.__setattr__(self, "_length", length)
+        unit = v / length[..., None, :]
+        object.__setattr__(self, "direction", v)
+        object.__setattr__(self, "magnitude", sealed(np.array(m)))
+        object.__setattr__(self, "bias", _checked_bias(self.bias, length.shape))
+        # worked out once: the layer's arrays cannot change, so neither can these
+        object.__setattr__(self, "_length", sealed(length))
+        object.__setattr__(self, "_unit", sealed(unit))
+        effective = check_finite_result(m[..., None, :] * unit, "WeightNormDense weights")
+        object.__setattr__(self, "_effective", sealed(effective))
 
     @classmethod
     def create(
@@ -168,68 +263,57 @@ class WeightNormDense(Dense):
     ) -> WeightNormDense:
         """Directions drawn exactly as `Dense.create` draws weights, magnitude = their length,
         so a fresh layer answers exactly as the dense layer drawn from the same stream."""
-        return cls(weights=starting_weights(fan_in, fan_out, rng, stack))
-
-    @classmethod
-    def from_dense(cls, dense: Dense) -> WeightNormDense:
-        return cls(weights=dense.weights, bias=dense.bias)
-
-    @property
-    def direction(self) -> np.ndarray:
-        return self.weights
-
-    def _direction_length(self) -> np.ndarray:
-        """‖v‖ per neuron, worked out once per layer value (layers never change)."""
-        length = self.__dict__.get("_length")
-        if length is None:
-            length = direction_length(self.weights)
-            length.setflags(write=False)
-            object.__setattr__(self, "_length", length)
-        return length
+        return cls(direction=starting_weights(fan_in, fan_out, rng, stack))
 
     @property
     def unit_direction(self) -> np.ndarray:
-        unit = self.__dict__.get("_unit")
-        if unit is None:
-            unit = self.weights / self._direction_length()[..., None, :]
-            unit.setflags(write=False)
-            object.__setattr__(self, "_unit", unit)
-        return unit
+        """u = v / ‖v‖ per neuron, (..., fan_in, fan_out)."""
+        return self._unit
 
     @property
     def effective_weights(self) -> np.ndarray:
-        return self.magnitude[..., None, :] * self.unit_direction
+        return self._effective
 
-    def slopes_from_dense(
-        self, weight_slope: np.ndarray, project: bool = True
-    ) -> dict[str, np.ndarray]:
-        """Magnitude and direction slopes from the dense slope ∇w. `project=False` gives the
-        unprojected (wrong) direction slope the book compares against."""
-        u = self.unit_direction
-        along = np.sum(weight_slope * u, axis=-2)
-        rest = weight_slope - along[..., None, :] * u if project else weight_slope
-        ratio = self.magnitude / self._direction_length()
-        return {"magnitude": along, "weights": ratio[..., None, :] * rest}
+    def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
+        return self.slopes_from_dense(weight_slope)
 
-    def backward(self, response: Response, d_out: Any) -> Gradient:
-        """Dense backward for ∇w, then the magnitude slope and the projected direction slope."""
-        gradient = super().backward(response, d_out)
-        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused just below
-            slopes = self.slopes_from_dense(gradient.slopes["weights"])
-        slopes["bias"] = gradient.slopes["bias"]
-        for value in slopes.values():
-            check_finite_result(value, "WeightNormDense.backward")
-        return Gradient(passed_down=gradient.passed_down, layer=self, slopes=slopes)
+    @own_error_state
+    def slopes_from_dense(self, weight_slope: Any, project: bool = True) -> dict[str, np.ndarray]:
+        """Magnitude and direction slopes from the dense slope ∇w (shaped as the direction).
+        `project=False` gives the unprojected (wrong) direction slope the book compares against.
 
-    def step(self, gradient: Gradient, rate: float) -> WeightNormDense:
-        """A new layer with direction, magnitude and bias moved by `-rate * slope`. The
-        projected direction slope cannot shrink a direction to zero, but a zero direction is
-        refused here all the same (ZeroDirectionError), as the constructor refuses it."""
-        new = super().step(gradient, rate)
-        length = new._direction_length()
-        if np.any(length == 0):
-            neurons = np.argwhere(length == 0).tolist()
-            raise ZeroDirectionError(
-                f"direction: a step left neuron(s) {neurons} with a direction of length 0"
+        Returns {'magnitude': (..., fan_out), 'direction': (..., fan_in, fan_out)}.
+        """
+        g = as_block(weight_slope, "weight_slope")
+        if g.shape != self.direction.shape:
+            raise ShapeError(
+                f"weight_slope: expected the direction's shape {self.direction.shape}, got "
+                f"{g.shape}"
             )
-        return new
+        u = self._unit
+        along = np.sum(g * u, axis=-2)
+        rest = g - along[..., None, :] * u if project else g
+        ratio = self.magnitude / self._length
+        slopes = {"magnitude": along, "direction": ratio[..., None, :] * rest}
+        for value in slopes.values():
+            check_finite_result(value, "WeightNormDense slopes")
+        return slopes
+
+    @own_error_state
+    def step(self, gradient: Gradient, rate: float) -> WeightNormDense:
+        """A new layer with direction, magnitude and bias moved by ``-rate * slope``.
+
+        Args:
+            gradient: what this layer's `backward` answered.
+            rate: the learning rate, a finite number.
+
+        Returns:
+            A new layer of the same shapes (this one is unchanged). The projected direction
+            slope cannot shrink a direction to zero, but a zero direction is refused here all
+            the same (ZeroDirectionError), as the constructor refuses it.
+        """
+        moved = self._moved(gradient, rate)
+        try:
+            return dataclasses.replace(self, **moved)
+        except ZeroDirectionError as exc:
+            raise ZeroDirectionError(f"direction: a step left {exc}") from None

@@ -56,3 +56,11 @@ class ForeignResponseError(NormcoreError):
 
 class SettingError(NormcoreError):
     """A layer setting that makes no sense (a group count that does not divide the channels...)."""
+
+
+class FoldError(NormcoreError):
+    """A pair of layers that cannot be folded into one dense layer (see `normcore.fold`)."""
+
+
+class LabelError(NormcoreError):
+    """Labels outside [0, 1] for a binary cross-entropy."""

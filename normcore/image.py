@@ -3,7 +3,6 @@ local response normalisation. Batch norm per channel is `normcore.batch.ImageBat
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,10 +11,17 @@ import numpy as np
 from ._checks import (
     as_block,
     check_epsilon,
+    check_epsilon_fits,
     check_finite_result,
     check_not_empty,
     check_rank,
+    check_size,
     check_values,
+    fits,
+    number,
+    own_error_state,
+    sealed,
+    whole_number,
 )
 from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
@@ -25,9 +31,7 @@ from .standardise import standardise
 def _check_images(x: np.ndarray, channels: int) -> None:
     check_rank(x, 4, "x", "(images, channels, height, width)")
     if x.shape[1] != channels:
-        raise ShapeError(
-            f"x: expected shape (images, {channels}, height, width), got {x.shape}"
-        )
+        raise ShapeError(f"x: expected shape (images, {channels}, height, width), got {x.shape}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,10 +46,17 @@ class InstanceNorm(Normaliser):
 
     name = "instance"
 
+    @own_error_state
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.scale.ndim != 1:
+            raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
+
     @classmethod
     def create(cls, channels: int, *, epsilon: float = 1e-5, affine: bool = True) -> InstanceNorm:
-        ones, zeros = np.ones(channels), np.zeros(channels)
-        return cls(scale=ones, shift=zeros, epsilon=epsilon, affine=affine)
+        """A fresh layer: scale 1 and shift 0, one per channel."""
+        shape = check_size((whole_number(channels, "channels"),), "scale")
+        return cls(scale=np.ones(shape), shift=np.zeros(shape), epsilon=epsilon, affine=affine)
 
     def _prepare(self, x: np.ndarray) -> None:
         _check_images(x, self.scale.shape[0])
@@ -71,9 +82,12 @@ class GroupNorm(Normaliser):
 
     name = "group"
 
+    @own_error_state
     def __post_init__(self) -> None:
         super().__post_init__()
-        channels = self.scale.shape[0] if self.scale.ndim == 1 else -1
+        if self.scale.ndim != 1:
+            raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
+        channels = self.scale.shape[0]
         if (
             isinstance(self.groups, bool)
             or not isinstance(self.groups, (int, np.integer))
@@ -90,9 +104,11 @@ class GroupNorm(Normaliser):
     def create(
         cls, channels: int, groups: int, *, epsilon: float = 1e-5, affine: bool = True
     ) -> GroupNorm:
+        """A fresh layer: scale 1 and shift 0, one per channel, `groups` groups."""
+        shape = check_size((whole_number(channels, "channels"),), "scale")
         return cls(
-            scale=np.ones(channels),
-            shift=np.zeros(channels),
+            scale=np.ones(shape),
+            shift=np.zeros(shape),
             epsilon=epsilon,
             affine=affine,
             groups=groups,
@@ -105,9 +121,9 @@ class GroupNorm(Normaliser):
         n, c, h, w = x.shape
         return x.reshape(n, self.groups, c // self.groups, h, w)
 
-    def _in_view(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         c = x.shape[1]
-        return p.reshape(1, self.groups, c // self.groups, 1, 1).astype(x.dtype, copy=False)
+        return fits(p.reshape(1, self.groups, c // self.groups, 1, 1), x.dtype, name)
 
     def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
         return p[:, None, None]
@@ -116,10 +132,14 @@ class GroupNorm(Normaliser):
         return (2, 3, 4)
 
 
+@own_error_state
 def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
     """Adaptive instance normalisation: `content` (N, C, H, W) standardised by its own per-image,
     per-channel statistics, then given the `style` block's deviation as scale and its mean as
-    shift. `style` must have the same number of images and channels (its H, W may differ)."""
+    shift. `style` must have the same number of images and channels (its H, W may differ).
+
+    Returns a read-only block shaped as `content`, float32 only when both blocks are float32.
+    """
     epsilon = check_epsilon(epsilon)
     content = as_block(content, "content")
     style = as_block(style, "style")
@@ -127,17 +147,40 @@ def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
     check_rank(style, 4, "style", "(images, channels, height, width)")
     check_not_empty(content, "content")
     check_not_empty(style, "style")
-    check_values(content, content.shape[2] * content.shape[3], "content")
-    check_values(style, style.shape[2] * style.shape[3], "style")
     if style.shape[:2] != content.shape[:2]:
         raise ShapeError(
             f"style: expected {content.shape[:2]} images and channels, got {style.shape[:2]}"
         )
+    for block in (content, style):
+        check_epsilon_fits(epsilon, block.dtype)
+    check_values(content, content.shape[2] * content.shape[3], "content")
+    check_values(style, style.shape[2] * style.shape[3], "style")
     own = standardise(content, (2, 3), epsilon)
     target = standardise(style, (2, 3), epsilon)
-    return own.z * target.deviation + target.mean
+    answer = own.z * target.deviation + target.mean
+    return sealed(check_finite_result(answer, "adain"))
 
 
+def _window_sums(squares: np.ndarray, size: int) -> np.ndarray:
+    """For each channel c (axis 1), the sum of `squares` over the channels from c - size // 2 to
+    c + (size - 1) // 2, cut at the edges (PyTorch's window).
+
+    Each window is added up directly, one offset at a time, never as a difference of running
+    totals: such a difference loses every small square that follows a large one.
+    """
+    channels = squares.shape[1]
+    before = min(size // 2, channels - 1)
+    after = min((size - 1) // 2, channels - 1)
+    total = np.zeros_like(squares)
+    for offset in range(-before, after + 1):  # the channel at c + offset
+        if offset < 0:
+            total[:, -offset:] += squares[:, : channels + offset]
+        else:
+            total[:, : channels - offset] += squares[:, offset:]
+    return total
+
+
+@own_error_state
 def local_response_normalisation(
     a: Any, size: int = 5, alpha: float = 1e-4, beta: float = 0.75, k: float = 2.0
 ) -> np.ndarray:
@@ -146,26 +189,29 @@ def local_response_normalisation(
     edges. The alpha / size form is PyTorch's ``LocalResponseNorm`` convention (which defaults
     to k = 1). Krizhevsky et al. (2012) write plain alpha, with no division by size: their
     n = 5, alpha = 1e-4, beta = 0.75, k = 2 is size=5, alpha=5e-4 here. The defaults (alpha
-    1e-4 over size 5) are therefore PyTorch's alpha with AlexNet's k."""
+    1e-4 over size 5) are therefore PyTorch's alpha with AlexNet's k.
+
+    Returns a read-only block shaped and typed as `a`.
+    """
     a = as_block(a, "a")
     check_rank(a, 4, "a", "(images, channels, height, width)")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise SettingError(f"size: expected a whole number >= 1, got {size!r}")
-    for name, value, low in (("k", k, 0.0), ("alpha", alpha, 0.0), ("beta", beta, 0.0)):
-        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-            raise SettingError(f"{name}: expected a finite number, got {value!r}")
-        if not math.isfinite(float(value)) or float(value) < low or (name == "k" and value == 0):
-            raise SettingError(
-                f"{name}: expected a finite number {'> 0' if name == 'k' else '>= 0'}, "
-                f"got {value!r}"
-            )
-    check_values(a, size, "a")
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 2**62:
+        raise SettingError(f"size: expected a whole number from 1 to 2**62, got {size!r}")
+    k = number(k, "k", SettingError, "a finite number > 0")
+    alpha = number(alpha, "alpha", SettingError, "a finite number >= 0")
+    beta = number(beta, "beta", SettingError, "a finite number >= 0")
+    if k <= 0 or alpha < 0 or beta < 0:
+        raise SettingError(
+            f"k, alpha, beta: expected k > 0, alpha >= 0 and beta >= 0, got {k!r}, {alpha!r}, "
+            f"{beta!r}"
+        )
+    check_values(a, min(int(size), max(a.shape[1], 1)), "a")
+    if a.size == 0:
+        return sealed(a.copy())
     squares = a * a
-    channels = a.shape[1]
-    padded = np.zeros((a.shape[0], channels + size, *a.shape[2:]), dtype=a.dtype)
-    padded[:, size // 2 + 1 : size // 2 + 1 + channels] = squares
-    running = np.cumsum(padded, axis=1)
-    window = running[:, size:] - running[:, :channels]
-    with np.errstate(over="ignore", under="ignore"):
-        answer = a / (k + alpha / size * window) ** beta
-    return check_finite_result(answer, "local_response_normalisation")
+    denominator = (k + alpha / float(size) * _window_sums(squares, int(size))) ** beta
+    if not np.all(denominator > 0):  # k so small that it underflows, with no square to lift it
+        raise SettingError(
+            f"k: expected a value whose power beta stays above 0 in {a.dtype}, got {k!r}"
+        )
+    return sealed(check_finite_result(a / denominator, "local_response_normalisation"))

@@ -7,23 +7,19 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_rank
+from ._checks import check_rank, check_size, own_error_state, whole_numbers
 from ._normaliser import Normaliser
 from .errors import ShapeError
 
 
 def _as_shape(normalized_shape: Any) -> tuple[int, ...]:
-    if isinstance(normalized_shape, (int, np.integer)):
-        normalized_shape = (int(normalized_shape),)
-    try:
-        shape = tuple(int(n) for n in normalized_shape)
-    except (TypeError, ValueError):
-        raise ShapeError(
-            f"normalized_shape: expected a whole number or a tuple of them, got "
-            f"{normalized_shape!r}"
-        ) from None
-    if not shape or any(n < 1 for n in shape):
-        raise ShapeError(f"normalized_shape: expected sizes >= 1, got {shape}")
+    """A whole number, or a non-empty tuple or list of them, as a tuple: nothing is coerced (a
+    string such as "12" is refused, not read as (1, 2))."""
+    if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
+        normalized_shape = (normalized_shape,)
+    shape = whole_numbers(normalized_shape, "normalized_shape")
+    if not shape:
+        raise ShapeError("normalized_shape: expected at least one size, got ()")
     return shape
 
 
@@ -51,6 +47,7 @@ class LayerNorm(Normaliser):
 
     name = "layer"
 
+    @own_error_state
     def __post_init__(self) -> None:
         super().__post_init__()
         shape = _as_shape(self.normalized_shape or self.scale.shape[-1:])
@@ -70,8 +67,8 @@ class LayerNorm(Normaliser):
         epsilon: float = 1e-5,
         affine: bool = True,
     ) -> LayerNorm:
-        """A fresh layer: scale 1 and shift 0 over `normalized_shape`."""
-        shape = (*stack, *_as_shape(normalized_shape))
+        """A fresh layer: scale 1 and shift 0, each of shape (*stack, *normalized_shape)."""
+        shape = check_size((*whole_numbers(stack, "stack"), *_as_shape(normalized_shape)), "scale")
         return cls(
             scale=np.ones(shape),
             shift=np.zeros(shape),

@@ -4,28 +4,51 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from ._checks import as_block, number, own_error_state
+from .errors import NonFiniteError, SettingError, ShapeError
 
-def finite_difference(
-    f: Callable[[np.ndarray], float], x: np.ndarray, step: float = 1e-6
-) -> np.ndarray:
+
+def _scalar(value: Any) -> float:
+    try:
+        result = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ShapeError(f"f: expected a function returning one number, got {value!r}") from None
+    return result
+
+
+@own_error_state
+def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e-6) -> np.ndarray:
     """The slope of scalar `f` at `x`, cell by cell: (f(x + h) - f(x - h)) / 2h.
 
-    `x` is not modified (each nudge is made on a private float64 copy).
+    Args:
+        f: a function of a block shaped as `x`, returning one number.
+        x: the point (a block of real numbers); it is not modified (each nudge is made on a
+            private float64 copy).
+        step: h, a finite number greater than 0.
+
+    Returns:
+        A float64 block shaped as `x`. NonFiniteError if `f` answers NaN or infinity.
     """
-    base = np.array(x, dtype=np.float64, copy=True)
+    h = number(step, "step", SettingError, "a finite number greater than 0")
+    if h <= 0:
+        raise SettingError(f"step: expected a finite number greater than 0, got {h!r}")
+    base = np.array(as_block(x, "x"), dtype=np.float64, copy=True)
     slope = np.zeros_like(base)
     flat, out = base.reshape(-1), slope.reshape(-1)
     for i in range(flat.size):
         keep = flat[i]
-        flat[i] = keep + step
-        up = float(f(base))
-        flat[i] = keep - step
-        down = float(f(base))
+        flat[i] = keep + h
+        up = _scalar(f(base))
+        flat[i] = keep - h
+        down = _scalar(f(base))
         flat[i] = keep
-        out[i] = (up - down) / (2 * step)
+        out[i] = (up - down) / (2 * h)
+    if not np.all(np.isfinite(slope)):
+        raise NonFiniteError("f: expected finite values near x, got NaN or infinity")
     return slope
 
 
@@ -43,12 +66,22 @@ class OracleCheck:
         return self.largest_gap / max(float(np.max(np.abs(self.oracle), initial=0.0)), 1.0)
 
 
+@own_error_state
 def check_slope(
-    f: Callable[[np.ndarray], float], x: np.ndarray, claimed: np.ndarray, step: float = 1e-6
+    f: Callable[[np.ndarray], float], x: Any, claimed: Any, step: float = 1e-6
 ) -> OracleCheck:
-    """Hold `claimed` (the slope of `f` at `x`) against central differences."""
+    """Hold `claimed` (the slope of `f` at `x`, shaped as `x`) against central differences.
+
+    Returns an `OracleCheck` with the largest gap. A claimed slope with a NaN or an infinity is
+    refused (NonFiniteError): it can be no slope at all, and a NaN gap would compare as neither
+    large nor small.
+    """
+    claimed = np.asarray(as_block(claimed, "claimed"), dtype=np.float64)
     oracle = finite_difference(f, x, step)
-    claimed = np.asarray(claimed, dtype=np.float64)
+    if claimed.shape != oracle.shape:
+        raise ShapeError(f"claimed: expected the shape of x {oracle.shape}, got {claimed.shape}")
     return OracleCheck(
-        oracle=oracle, claimed=claimed, largest_gap=float(np.max(np.abs(oracle - claimed)))
+        oracle=oracle,
+        claimed=claimed,
+        largest_gap=float(np.max(np.abs(oracle - claimed), initial=0.0)),
     )

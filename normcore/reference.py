@@ -32,7 +32,9 @@ from . import (
     RMSNorm,
     WeightNormDense,
 )
+from .fold import fold_batch_norm
 from .oracle import finite_difference
+from .worked import FOUR_ROWS
 
 __all__ = [
     "EdgeCase",
@@ -47,8 +49,8 @@ __all__ = [
 
 KINDS = ("refused", "arithmetic", "worth knowing")
 
-#: The worked block of the book: four rows, two features.
-FOUR = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+#: The worked block of the book: four rows, two features (`normcore.worked`).
+FOUR = FOUR_ROWS
 
 STATEMENTS = (
     "axis",
@@ -102,8 +104,10 @@ def _variance(layer: Any, x: np.ndarray) -> str:
     view, axes = layer.statistics_layout(x)
     n = st.count
     biased = np.var(view, axis=axes, keepdims=True)
-    return "biased (÷ n)" if np.allclose(st.variance, biased) else (
-        "unbiased (÷ n−1)" if np.allclose(st.variance, biased * n / (n - 1)) else "other"
+    return (
+        "biased (÷ n)"
+        if np.allclose(st.variance, biased)
+        else ("unbiased (÷ n−1)" if np.allclose(st.variance, biased * n / (n - 1)) else "other")
     )
 
 
@@ -133,8 +137,10 @@ def _purposes(layer: Any, x: np.ndarray) -> str:
 def _running(layer: Any) -> tuple[str, str, str]:
     if not hasattr(layer, "running_mean"):
         return "none kept", "none", "none"
-    start = (f"mean {', '.join(f'{v:g}' for v in np.unique(layer.running_mean))}, "
-             f"variance {', '.join(f'{v:g}' for v in np.unique(layer.running_variance))}")
+    start = (
+        f"mean {', '.join(f'{v:g}' for v in np.unique(layer.running_mean))}, "
+        f"variance {', '.join(f'{v:g}' for v in np.unique(layer.running_variance))}"
+    )
     x = FOUR if layer.features == 2 else _layers()["ImageBatchNorm"][1]
     response = layer.forward(x, "training")
     moved_by_forward = not np.array_equal(layer.running_mean, np.zeros_like(layer.running_mean))
@@ -143,7 +149,7 @@ def _running(layer: Any) -> tuple[str, str, str]:
     stats = response.statistics
     rule = np.allclose(stepped.running_mean, m * layer.running_mean + (1 - m) * stats.mean)
     moment = "in step, once per batch" if not moved_by_forward else "in forward"
-    rule_text = (f"momentum·old + (1 − momentum)·batch, momentum {m:g}" if rule else "other")
+    rule_text = f"momentum·old + (1 − momentum)·batch, momentum {m:g}" if rule else "other"
     axes = (0,) if x.ndim == 2 else (0, 2, 3)
     biased = np.var(x, axis=axes)
     folded = (stepped.running_variance - m * layer.running_variance) / (1 - m)
@@ -155,8 +161,7 @@ def _routes(layer: Any, x: np.ndarray) -> str:
     response = layer.forward(x, "training")
     d = np.cos(np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
     passed = layer.backward(response, d).passed_down
-    oracle = finite_difference(lambda b: float(np.sum(layer.forward(b, "training").output * d)),
-                               x)
+    oracle = finite_difference(lambda b: float(np.sum(layer.forward(b, "training").output * d)), x)
     agrees = np.allclose(passed, oracle, atol=1e-5)
     if layer.name == "RMS":
         routes = "two: own value, mean square"
@@ -189,9 +194,9 @@ def _weight_norm(layer: Any, x: np.ndarray) -> str:
         return "—"
     response = layer.forward(x, "training")
     slopes = layer.backward(response, np.ones_like(response.output)).slopes
-    radial = float(np.max(np.abs(np.sum(slopes["weights"] * layer.direction, axis=0))))
+    radial = float(np.max(np.abs(np.sum(slopes["direction"] * layer.direction, axis=0))))
     try:
-        WeightNormDense(weights=np.zeros((2, 3)))
+        WeightNormDense(direction=np.zeros((2, 3)))
         zero = "accepted"
     except NormcoreError as exc:
         zero = f"refused ({type(exc).__name__})"
@@ -204,30 +209,40 @@ def statements() -> list[dict[str, str]]:
     rows = []
     for name, (layer, x) in _layers().items():
         if isinstance(layer, WeightNormDense):
-            rows.append({"layer": name, "axis": "none (rescales weights per neuron)",
-                         "variance": "—", "epsilon": "—",
-                         "scale and shift": "magnitude starts at ‖direction‖, bias at 0",
-                         "purposes (default)": _purposes(layer, x),
-                         "running figures start": "none kept", "running rule and moment": "none",
-                         "running variance": "none", "backward routes": "dense slope, then split",
-                         "parameter slopes": _slopes_dense(layer, x),
-                         "weight norm": _weight_norm(layer, x)})
+            rows.append(
+                {
+                    "layer": name,
+                    "axis": "none (rescales weights per neuron)",
+                    "variance": "—",
+                    "epsilon": "—",
+                    "scale and shift": "magnitude starts at ‖direction‖, bias at 0",
+                    "purposes (default)": _purposes(layer, x),
+                    "running figures start": "none kept",
+                    "running rule and moment": "none",
+                    "running variance": "none",
+                    "backward routes": "dense slope, then split",
+                    "parameter slopes": _slopes_dense(layer, x),
+                    "weight norm": _weight_norm(layer, x),
+                }
+            )
             continue
         start, rule, bias = _running(layer)
-        rows.append({
-            "layer": name,
-            "axis": _axis(layer, x),
-            "variance": _variance(layer, x),
-            "epsilon": _epsilon(layer, x),
-            "scale and shift": _start(layer),
-            "purposes (default)": _purposes(layer, x),
-            "running figures start": start,
-            "running rule and moment": rule,
-            "running variance": bias,
-            "backward routes": _routes(layer, x),
-            "parameter slopes": _slopes(layer, x),
-            "weight norm": "—",
-        })
+        rows.append(
+            {
+                "layer": name,
+                "axis": _axis(layer, x),
+                "variance": _variance(layer, x),
+                "epsilon": _epsilon(layer, x),
+                "scale and shift": _start(layer),
+                "purposes (default)": _purposes(layer, x),
+                "running figures start": start,
+                "running rule and moment": rule,
+                "running variance": bias,
+                "backward routes": _routes(layer, x),
+                "parameter slopes": _slopes(layer, x),
+                "weight norm": "—",
+            }
+        )
     return rows
 
 
@@ -236,14 +251,15 @@ def _slopes_dense(layer: WeightNormDense, x: np.ndarray) -> str:
     d = np.sin(1.0 + np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
     slopes = layer.backward(response, d).slopes
     out = []
-    for name in ("magnitude", "weights", "bias"):
+    for name in ("magnitude", "direction", "bias"):
+
         def f(p: np.ndarray, name: str = name) -> float:
-            kw = {"weights": layer.weights, "bias": layer.bias, "magnitude": layer.magnitude}
+            kw = {"direction": layer.direction, "bias": layer.bias, "magnitude": layer.magnitude}
             kw[name] = p
             return float(np.sum(WeightNormDense(**kw).forward(x).output * d))
 
         ok = np.allclose(slopes[name], finite_difference(f, getattr(layer, name)), atol=1e-5)
-        out.append(f"{'direction' if name == 'weights' else name} {'✓' if ok else '✗'}")
+        out.append(f"{name} {'✓' if ok else '✗'}")
     return ", ".join(out) + " (held against the oracle)"
 
 
@@ -329,7 +345,7 @@ def _two_number_row() -> np.ndarray:
 
 def _tiny_direction() -> np.ndarray:
     w = np.array([[1e-300, 0.0], [0.0, 2e-300]])
-    return WeightNormDense(weights=w, magnitude=np.array([1.0, 1.0])).effective_weights
+    return WeightNormDense(direction=w, magnitude=np.array([1.0, 1.0])).effective_weights
 
 
 def _cases() -> list[EdgeCase]:
@@ -337,84 +353,217 @@ def _cases() -> list[EdgeCase]:
     images = np.ones((2, 4, 2, 2))
     return [
         # refused
-        EdgeCase("bn-rank-1", "BatchNorm", "a row of rank 1 (no batch axis)",
-                 lambda: _bn().forward(np.array([1.0, 2.0]))),
-        EdgeCase("bn-rank-3", "BatchNorm", "a block of rank 3 for an unstacked layer",
-                 lambda: _bn().forward(np.ones((2, 4, 2)))),
-        EdgeCase("bn-features", "BatchNorm", "three features for a two-feature layer",
-                 lambda: _bn().forward(np.ones((4, 3)))),
-        EdgeCase("bn-empty", "BatchNorm", "an empty batch (0 rows)",
-                 lambda: _bn().forward(np.ones((0, 2)), "training")),
-        EdgeCase("bn-nan", "BatchNorm", "a NaN in the batch",
-                 lambda: _bn().forward(np.array([[1.0, np.nan], [2.0, 3.0]]), "training")),
-        EdgeCase("bn-inf", "BatchNorm", "+inf in the batch",
-                 lambda: _bn().forward(np.array([[1.0, np.inf], [2.0, 3.0]]), "training")),
-        EdgeCase("bn-neg-inf", "BatchNorm", "−inf in the batch",
-                 lambda: _bn().forward(np.array([[1.0, -np.inf], [2.0, 3.0]]), "training")),
-        EdgeCase("bn-1e200", "BatchNorm", "values of 1e200 (squares overflow)",
-                 lambda: _bn().forward(FOUR * 1e200, "training")),
+        EdgeCase(
+            "bn-rank-1",
+            "BatchNorm",
+            "a row of rank 1 (no batch axis)",
+            lambda: _bn().forward(np.array([1.0, 2.0])),
+        ),
+        EdgeCase(
+            "bn-rank-3",
+            "BatchNorm",
+            "a block of rank 3 for an unstacked layer",
+            lambda: _bn().forward(np.ones((2, 4, 2))),
+        ),
+        EdgeCase(
+            "bn-features",
+            "BatchNorm",
+            "three features for a two-feature layer",
+            lambda: _bn().forward(np.ones((4, 3))),
+        ),
+        EdgeCase(
+            "bn-empty",
+            "BatchNorm",
+            "an empty batch (0 rows)",
+            lambda: _bn().forward(np.ones((0, 2)), "training"),
+        ),
+        EdgeCase(
+            "bn-nan",
+            "BatchNorm",
+            "a NaN in the batch",
+            lambda: _bn().forward(np.array([[1.0, np.nan], [2.0, 3.0]]), "training"),
+        ),
+        EdgeCase(
+            "bn-inf",
+            "BatchNorm",
+            "+inf in the batch",
+            lambda: _bn().forward(np.array([[1.0, np.inf], [2.0, 3.0]]), "training"),
+        ),
+        EdgeCase(
+            "bn-neg-inf",
+            "BatchNorm",
+            "−inf in the batch",
+            lambda: _bn().forward(np.array([[1.0, -np.inf], [2.0, 3.0]]), "training"),
+        ),
+        EdgeCase(
+            "bn-1e200",
+            "BatchNorm",
+            "values of 1e200 (squares overflow)",
+            lambda: _bn().forward(FOUR * 1e200, "training"),
+        ),
         EdgeCase("bn-eps-0", "BatchNorm", "epsilon 0", lambda: _bn(epsilon=0.0)),
         EdgeCase("bn-eps-neg", "BatchNorm", "epsilon −1e-5", lambda: _bn(epsilon=-1e-5)),
         EdgeCase("bn-momentum-1", "BatchNorm", "momentum 1", lambda: _bn(momentum=1.0)),
         EdgeCase("bn-momentum-neg", "BatchNorm", "momentum −0.1", lambda: _bn(momentum=-0.1)),
-        EdgeCase("bn-purpose", "BatchNorm", "purpose 'train' (a near miss)",
-                 lambda: _bn().forward(FOUR, "train")),
-        EdgeCase("bn-bool", "BatchNorm", "a block of booleans",
-                 lambda: _bn().forward(FOUR > 5, "training")),
-        EdgeCase("bn-foreign-gradient", "BatchNorm", "a gradient from another batch layer",
-                 _foreign_gradient),
-        EdgeCase("ln-foreign-response", "LayerNorm", "a response from a batch layer",
-                 _foreign_response),
-        EdgeCase("relu-dense-gradient", "ReLU", "a dense layer's gradient handed to step",
-                 _relu_gets_dense_gradient),
-        EdgeCase("ln-trailing", "LayerNorm", "trailing axis 3 for normalized_shape 2",
-                 lambda: LayerNorm.create(2).forward(np.ones((4, 3)))),
-        EdgeCase("gn-groups", "GroupNorm", "3 groups for 4 channels",
-                 lambda: GroupNorm.create(4, 3)),
-        EdgeCase("in-rank", "InstanceNorm", "a (rows, features) block instead of images",
-                 lambda: InstanceNorm.create(2).forward(FOUR)),
-        EdgeCase("wn-zero", "WeightNormDense", "a neuron whose direction is all zeros",
-                 lambda: WeightNormDense(weights=np.array([[1.0, 0.0], [2.0, 0.0]]))),
-        EdgeCase("dense-features", "Dense", "three inputs for a two-input layer",
-                 lambda: Dense(np.eye(2)).forward(np.ones((4, 3)))),
+        EdgeCase(
+            "bn-purpose",
+            "BatchNorm",
+            "purpose 'train' (a near miss)",
+            lambda: _bn().forward(FOUR, "train"),
+        ),
+        EdgeCase(
+            "bn-bool",
+            "BatchNorm",
+            "a block of booleans",
+            lambda: _bn().forward(FOUR > 5, "training"),
+        ),
+        EdgeCase(
+            "bn-foreign-gradient",
+            "BatchNorm",
+            "a gradient from another batch layer",
+            _foreign_gradient,
+        ),
+        EdgeCase(
+            "ln-foreign-response", "LayerNorm", "a response from a batch layer", _foreign_response
+        ),
+        EdgeCase(
+            "relu-dense-gradient",
+            "ReLU",
+            "a dense layer's gradient handed to step",
+            _relu_gets_dense_gradient,
+        ),
+        EdgeCase(
+            "ln-trailing",
+            "LayerNorm",
+            "trailing axis 3 for normalized_shape 2",
+            lambda: LayerNorm.create(2).forward(np.ones((4, 3))),
+        ),
+        EdgeCase(
+            "gn-groups", "GroupNorm", "3 groups for 4 channels", lambda: GroupNorm.create(4, 3)
+        ),
+        EdgeCase(
+            "in-rank",
+            "InstanceNorm",
+            "a (rows, features) block instead of images",
+            lambda: InstanceNorm.create(2).forward(FOUR),
+        ),
+        EdgeCase(
+            "wn-zero",
+            "WeightNormDense",
+            "a neuron whose direction is all zeros",
+            lambda: WeightNormDense(direction=np.array([[1.0, 0.0], [2.0, 0.0]])),
+        ),
+        EdgeCase(
+            "dense-features",
+            "Dense",
+            "three inputs for a two-input layer",
+            lambda: Dense(np.eye(2)).forward(np.ones((4, 3))),
+        ),
+        EdgeCase(
+            "fold-layer-norm",
+            "fold_batch_norm",
+            "folding a layer norm into the dense layer before it",
+            lambda: fold_batch_norm(Dense(np.eye(2)), LayerNorm.create(2)),
+        ),
         # answered as the arithmetic says
-        EdgeCase("bn-constant", "BatchNorm", "a constant column while training",
-                 lambda: _train_out(_bn(), col)[:, 0]),
-        EdgeCase("bn-1e150", "BatchNorm", "values of 1e150",
-                 lambda: _train_out(_bn(), FOUR * 1e150)[:, 0]),
-        EdgeCase("bn-float32", "BatchNorm", "a float32 block",
-                 lambda: str(_train_out(_bn(), FOUR.astype(np.float32)).dtype)),
-        EdgeCase("bn-int", "BatchNorm", "an integer block",
-                 lambda: _train_out(_bn(), FOUR.astype(int))[:, 0]),
-        EdgeCase("ln-constant", "LayerNorm", "a constant row",
-                 lambda: LayerNorm.create(2).forward(np.array([[4.0, 4.0]])).output[0]),
-        EdgeCase("in-constant", "InstanceNorm", "constant images",
-                 lambda: float(np.abs(InstanceNorm.create(4).forward(images).output).max())),
-        EdgeCase("bn-momentum-0", "BatchNorm", "momentum 0: running mean after one step",
-                 _momentum_zero),
+        EdgeCase(
+            "bn-constant",
+            "BatchNorm",
+            "a constant column while training",
+            lambda: _train_out(_bn(), col)[:, 0],
+        ),
+        EdgeCase(
+            "bn-1e150",
+            "BatchNorm",
+            "values of 1e150",
+            lambda: _train_out(_bn(), FOUR * 1e150)[:, 0],
+        ),
+        EdgeCase(
+            "bn-float32",
+            "BatchNorm",
+            "a float32 block",
+            lambda: str(_train_out(_bn(), FOUR.astype(np.float32)).dtype),
+        ),
+        EdgeCase(
+            "bn-int",
+            "BatchNorm",
+            "an integer block",
+            lambda: _train_out(_bn(), FOUR.astype(int))[:, 0],
+        ),
+        EdgeCase(
+            "ln-constant",
+            "LayerNorm",
+            "a constant row",
+            lambda: LayerNorm.create(2).forward(np.array([[4.0, 4.0]])).output[0],
+        ),
+        EdgeCase(
+            "in-constant",
+            "InstanceNorm",
+            "constant images",
+            lambda: float(np.abs(InstanceNorm.create(4).forward(images).output).max()),
+        ),
+        EdgeCase(
+            "bn-momentum-0", "BatchNorm", "momentum 0: running mean after one step", _momentum_zero
+        ),
         # answered, and worth knowing
-        EdgeCase("bn-one-row", "BatchNorm", "a batch of one row while training",
-                 lambda: _train_out(_bn(), FOUR[:1])[0], "worth knowing",
-                 "all zeros, no error: the row is its own mean, so nothing is learned from it"),
-        EdgeCase("bn-one-row-predict", "BatchNorm", "a batch of one row while predicting",
-                 lambda: _bn().forward(FOUR[:1]).output[0], "worth knowing",
-                 "the running figures answer, so one row is fine when predicting"),
-        EdgeCase("ln-two-numbers", "LayerNorm", "a row of two numbers", _two_number_row,
-                 "worth knowing", "any two different numbers become ∓1 (up to epsilon)"),
-        EdgeCase("bn-look", "BatchNorm", "a training pass made for a look, no step",
-                 _look_then_predict, "worth knowing",
-                 "prediction is unchanged: only step moves running figures"),
-        EdgeCase("bn-fresh", "BatchNorm", "predicting through a fresh layer",
-                 _fresh_predict, "worth knowing",
-                 "the last row (23, 7), divided by sqrt(1 + epsilon): almost unchanged"),
-        EdgeCase("bn-1e-150", "BatchNorm", "values of 1e-150 while training",
-                 lambda: f"{np.abs(_train_out(_bn(), FOUR * 1e-150)).max():.2g}", "worth knowing",
-                 "largest |output|: epsilon dwarfs a variance of 1e-300, so the column is "
-                 "flattened towards 0, not standardised"),
-        EdgeCase("wn-tiny", "WeightNormDense", "directions of length 1e-300",
-                 _tiny_direction, "worth knowing",
-                 "effective weights: the length is found after rescaling, so a tiny direction "
-                 "still has a unit vector"),
+        EdgeCase(
+            "bn-one-row",
+            "BatchNorm",
+            "a batch of one row while training",
+            lambda: _train_out(_bn(), FOUR[:1])[0],
+            "worth knowing",
+            "all zeros, no error: the row is its own mean, so nothing is learned from it",
+        ),
+        EdgeCase(
+            "bn-one-row-predict",
+            "BatchNorm",
+            "a batch of one row while predicting",
+            lambda: _bn().forward(FOUR[:1]).output[0],
+            "worth knowing",
+            "the running figures answer, so one row is fine when predicting",
+        ),
+        EdgeCase(
+            "ln-two-numbers",
+            "LayerNorm",
+            "a row of two numbers",
+            _two_number_row,
+            "worth knowing",
+            "any two different numbers become ∓1 (up to epsilon)",
+        ),
+        EdgeCase(
+            "bn-look",
+            "BatchNorm",
+            "a training pass made for a look, no step",
+            _look_then_predict,
+            "worth knowing",
+            "prediction is unchanged: only step moves running figures",
+        ),
+        EdgeCase(
+            "bn-fresh",
+            "BatchNorm",
+            "predicting through a fresh layer",
+            _fresh_predict,
+            "worth knowing",
+            "the last row (23, 7), divided by sqrt(1 + epsilon): almost unchanged",
+        ),
+        EdgeCase(
+            "bn-1e-150",
+            "BatchNorm",
+            "values of 1e-150 while training",
+            lambda: f"{np.abs(_train_out(_bn(), FOUR * 1e-150)).max():.2g}",
+            "worth knowing",
+            "largest |output|: epsilon dwarfs a variance of 1e-300, so the column is "
+            "flattened towards 0, not standardised",
+        ),
+        EdgeCase(
+            "wn-tiny",
+            "WeightNormDense",
+            "directions of length 1e-300",
+            _tiny_direction,
+            "worth knowing",
+            "effective weights: the length is found after rescaling, so a tiny direction "
+            "still has a unit vector",
+        ),
     ]
 
 
@@ -454,24 +603,37 @@ def pytorch_differences() -> list[dict[str, str]]:
     stepped = ours.step(ours.backward(r, np.zeros((n, 1))), 0.0)
     torch_momentum = 0.1
     rows = [
-        {"difference": "momentum's name",
-         "normcore": f"momentum 0.9 keeps 0.9: running mean {float(stepped.running_mean[0]):.4g}",
-         "PyTorch": f"momentum 0.1 takes 0.1: running mean "
-                    f"{(1 - torch_momentum) * 0 + torch_momentum * mean:.4g}; "
-                    f"momentum=0.9 given by mistake: {(1 - 0.9) * 0 + 0.9 * mean:.4g}"},
-        {"difference": "running variance",
-         "normcore": f"biased ({biased:.4g} folded in): "
-                     f"{float(stepped.running_variance[0]):.4g}",
-         "PyTorch": f"unbiased ({unbiased:.4g} folded in): "
-                    f"{(1 - torch_momentum) * 1 + torch_momentum * unbiased:.4g}"},
+        {
+            "difference": "momentum's name",
+            "normcore": "momentum 0.9 keeps 0.9: running mean "
+            f"{float(stepped.running_mean[0]):.4g}",
+            "PyTorch": f"momentum 0.1 takes 0.1: running mean "
+            f"{(1 - torch_momentum) * 0 + torch_momentum * mean:.4g}; "
+            f"momentum=0.9 given by mistake: {(1 - 0.9) * 0 + 0.9 * mean:.4g}",
+        },
+        {
+            "difference": "running variance",
+            "normcore": f"biased ({biased:.4g} folded in): "
+            f"{float(stepped.running_variance[0]):.4g}",
+            "PyTorch": f"unbiased ({unbiased:.4g} folded in): "
+            f"{(1 - torch_momentum) * 1 + torch_momentum * unbiased:.4g}",
+        },
     ]
     fresh_pred = float(ours.forward(col[:, None]).output[-1, 0])
     fresh_train = float(r.output[-1, 0])
-    rows.append({"difference": "default purpose",
-                 "normcore": f"predicting: 23 answers {fresh_pred:.4f}",
-                 "PyTorch": f"training: 23 answers {fresh_train:.4f}"})
+    rows.append(
+        {
+            "difference": "default purpose",
+            "normcore": f"predicting: 23 answers {fresh_pred:.4f}",
+            "PyTorch": f"training: 23 answers {fresh_train:.4f}",
+        }
+    )
     one = float(ours.forward(col[:1, None], "training").output[0, 0])
-    rows.append({"difference": "one-row training batch",
-                 "normcore": f"answered: {one:.4g}",
-                 "PyTorch": "refused (ValueError: more than 1 value per channel expected)"})
+    rows.append(
+        {
+            "difference": "one-row training batch",
+            "normcore": f"answered: {one:.4g}",
+            "PyTorch": "refused (ValueError: more than 1 value per channel expected)",
+        }
+    )
     return rows

@@ -1,4 +1,5 @@
-"""What a layer hands back: a `Response` from `forward`, a `Gradient` from `backward`."""
+"""What a layer hands back: a `Response` from `forward`, a `Gradient` from `backward`; and the
+checks a layer makes of them before it uses one (hand-made ones included)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_rate
-from .errors import ForeignResponseError, MagnitudeError, ShapeError
+from ._checks import as_block, check_rate, fits
+from .errors import ForeignResponseError, SettingError, ShapeError
+from .purpose import Purpose
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,18 +30,22 @@ class Statistics:
 class Response:
     """The answer of one forward pass.
 
-    `output` is the block the layer answered; `layer` is the layer that answered (backward refuses a
-    response from any other); `purpose` is 'training' or 'predicting'; `statistics` holds the
-    batch's statistics when a batch-statistics layer trained, else None; `cache` is what the
-    backward pass needs and is not part of the public contract.
+    `output` is the block the layer answered (read-only); `layer` is the layer that answered
+    (backward refuses a response from any other); `purpose` is 'training' or 'predicting';
+    `input` is an owned read-only copy of the block read, kept by the layers whose backward pass
+    needs it (dense layers and activations), else None; `statistics` holds the batch's statistics
+    when a batch-statistics layer trained, else None; `parts` are the responses of the layers
+    inside a `Sequential`, in order; `cache` is what the backward pass needs and is not part of
+    the public contract.
     """
 
     output: np.ndarray
     layer: Any
-    purpose: str
-    input: np.ndarray
+    purpose: Purpose
+    input: np.ndarray | None = None
     cache: Any = None
     statistics: Statistics | None = None
+    parts: tuple[Response, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,20 +54,28 @@ class Gradient:
 
     `passed_down` is the slope handed to the layer below (shape of the layer's input); `slopes`
     maps each parameter's name to its slope (same shape as the parameter); `statistics` repeats the
-    batch's statistics from the response, for `step`.
+    batch's statistics from the response, for `step`; `parts` are the gradients of the layers
+    inside a `Sequential`, in order.
     """
 
     passed_down: np.ndarray
     layer: Any
     slopes: dict[str, np.ndarray] = field(default_factory=dict)
     statistics: Statistics | None = None
+    parts: tuple[Gradient, ...] = ()
+
+
+def _foreign(what: str, got: str) -> ForeignResponseError:
+    return ForeignResponseError(f"{what}: expected {got}")
 
 
 def check_response(layer: Any, response: Any) -> Response:
+    """`response` when it is a Response of `layer`'s own forward pass, with a float output block;
+    ForeignResponseError otherwise (a response of another layer, or one put together by hand
+    that lacks what backward reads)."""
     if not isinstance(response, Response):
-        raise ForeignResponseError(
-            f"response: expected the Response of this layer's forward pass, got "
-            f"{type(response).__name__}"
+        raise _foreign(
+            "response", f"the Response of this layer's forward pass, got {type(response).__name__}"
         )
     if response.layer is not layer:
         raise ForeignResponseError(
@@ -69,10 +83,34 @@ def check_response(layer: Any, response: Any) -> Response:
             f"another {type(response.layer).__name__} (backward must go to the layer that "
             "answered)"
         )
+    output = response.output
+    if not isinstance(output, np.ndarray) or output.dtype not in (np.float32, np.float64):
+        raise _foreign(
+            "response.output", f"a float block from forward, got {type(output).__name__}"
+        )
+    if response.purpose not in ("training", "predicting"):
+        raise _foreign("response.purpose", f"'training' or 'predicting', got {response.purpose!r}")
     return response
 
 
-def check_slope(response: Response, d_out: Any, finite: bool = True) -> np.ndarray:
+def check_kept_input(response: Response, rows_axis_from_end: int | None = None) -> np.ndarray:
+    """The input a response kept for backward: an array of the output's dtype and (leading) shape.
+
+    ``rows_axis_from_end=None`` asks for the output's whole shape (activations); 1 asks for all but
+    the last axis (dense layers, whose last axis changes size)."""
+    x = response.input
+    want = response.output.shape
+    ok = isinstance(x, np.ndarray) and x.dtype == response.output.dtype
+    if ok and rows_axis_from_end is None:
+        ok = x.shape == want
+    elif ok:
+        ok = x.shape[:-1] == want[:-1]
+    if not ok:
+        raise _foreign("response.input", f"the block forward read, shaped as {want}")
+    return x
+
+
+def check_d_out(response: Response, d_out: Any, finite: bool = True) -> np.ndarray:
     """`d_out` as a block of the output's shape and dtype (finiteness left to the caller when
     ``finite=False``)."""
     d = as_block(d_out, "d_out", finite)
@@ -81,25 +119,53 @@ def check_slope(response: Response, d_out: Any, finite: bool = True) -> np.ndarr
             f"d_out: expected the output's shape {response.output.shape}, got {d.shape}"
         )
     if d.dtype != response.output.dtype:  # float64 slopes beyond float32's range: refuse
-        d = as_block(d, "d_out")  # a NaN given is refused as such, not as an overflow
-        with np.errstate(over="ignore"):
-            d = d.astype(response.output.dtype)
-        if not np.isfinite(d).all():
-            raise MagnitudeError(
-                f"d_out: expected values within the {d.dtype} range of the output, got larger"
-            )
+        d = fits(as_block(d, "d_out"), response.output.dtype, "d_out")
     return d
 
 
-def check_gradient(layer: Any, gradient: Any, rate: Any) -> float:
+def check_gradient(
+    layer: Any, gradient: Any, rate: Any, parameters: dict[str, np.ndarray]
+) -> tuple[float, dict[str, np.ndarray]]:
+    """The rate and the slopes of `gradient`, after checking that it is `layer`'s own and that its
+    slopes are finite blocks named and shaped as the layer's `parameters` (a hand-made gradient
+    included). Returns (rate, slopes in the parameters' dtypes)."""
     if not isinstance(gradient, Gradient):
-        raise ForeignResponseError(
-            f"gradient: expected the Gradient of this layer's backward pass, got "
-            f"{type(gradient).__name__}"
+        raise _foreign(
+            "gradient", f"the Gradient of this layer's backward pass, got {type(gradient).__name__}"
         )
     if gradient.layer is not layer:
         raise ForeignResponseError(
             f"gradient: expected a gradient from this {type(layer).__name__}, got one from "
             f"another {type(gradient.layer).__name__}"
         )
-    return check_rate(rate)
+    rate = check_rate(rate)
+    given = gradient.slopes
+    if not isinstance(given, dict) or sorted(given) != sorted(parameters):
+        names = sorted(given) if isinstance(given, dict) else type(given).__name__
+        raise _foreign("gradient.slopes", f"slopes named {sorted(parameters)}, got {names}")
+    slopes = {}
+    for name, p in parameters.items():
+        s = as_block(given[name], f"slope of {name}")
+        if s.shape != p.shape:
+            raise ShapeError(f"slope of {name}: expected shape {p.shape}, got {s.shape}")
+        slopes[name] = s
+    return rate, slopes
+
+
+def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
+    """A batch's statistics as `step` folds them in: finite blocks of `shape`, variance >= 0 and
+    deviation > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
+    if not isinstance(stats, Statistics):
+        raise _foreign("gradient.statistics", f"the batch's Statistics, got {type(stats).__name__}")
+    values = {}
+    for name in ("mean", "variance", "deviation"):
+        a = as_block(getattr(stats, name), f"statistics.{name}")
+        if a.shape != shape:
+            raise ShapeError(f"statistics.{name}: expected shape {shape}, got {a.shape}")
+        values[name] = a
+    if np.any(values["variance"] < 0) or np.any(values["deviation"] <= 0):
+        raise SettingError(
+            "statistics: expected a variance >= 0 and a deviation > 0, got a negative variance "
+            "or a deviation <= 0"
+        )
+    return Statistics(**values)

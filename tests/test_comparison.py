@@ -141,7 +141,7 @@ def test_widget_reports_errors_inside():
     assert "Cannot" in results_table([], [0], 1.0)
     assert "Cannot" in results_table(["none"], [0], -1.0)
     w = comparison_widget(arrangements=("none",), seeds=(0,))
-    assert "<table>" in w.table.value
+    assert "<table class='nc-padded'>" in w.table.value
     w.seed_box.value = "x"
     w.run()
-    assert "whole-number" in w.table.value
+    assert "not a number" in w.table.value

@@ -8,6 +8,8 @@ near-zero direction) is answered.
 from __future__ import annotations
 
 import math
+import os
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -18,11 +20,10 @@ from hypothesis.extra import numpy as hnp
 
 import normcore as nc
 
-EXAMPLES = settings(max_examples=40, deadline=None)
+EXAMPLES = settings(max_examples=40, deadline=None, derandomize=os.environ.get("CI") == "true")
 
 
-def block() -> np.ndarray:
-    return np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+block = nc.four_rows  # the worked four rows, a fresh copy each call
 
 
 def raises(error: type[nc.NormcoreError], call: Callable[[], object], *fragments: str) -> str:
@@ -66,7 +67,7 @@ FORWARDS = {
     "layer": lambda x: nc.LayerNorm.create(2).forward(x),
     "RMS": lambda x: nc.RMSNorm.create(2).forward(x),
     "dense": lambda x: nc.Dense(weights=np.ones((2, 3))).forward(x),
-    "weight norm": lambda x: nc.WeightNormDense(weights=np.ones((2, 3))).forward(x),
+    "weight norm": lambda x: nc.WeightNormDense(direction=np.ones((2, 3))).forward(x),
 }
 
 
@@ -113,15 +114,20 @@ def test_empty_batch(name: str) -> None:
 
 
 def test_empty_images() -> None:
-    untouched(nc.EmptyBatchError, nc.InstanceNorm.create(3).forward, np.ones((0, 3, 2, 2)),
-              "(0, 3, 2, 2)")
+    untouched(
+        nc.EmptyBatchError, nc.InstanceNorm.create(3).forward, np.ones((0, 3, 2, 2)), "(0, 3, 2, 2)"
+    )
 
 
 def test_ragged_lists() -> None:
-    raises(nc.ShapeError, lambda: nc.BatchNorm.create(2).forward([[1.0, 7.0], [1.0]]),
-           "rectangular")
-    raises(nc.ShapeError, lambda: nc.Dense(weights=np.ones((2, 2))).forward([[1, 2], [3]]),
-           "rectangular")
+    raises(
+        nc.ShapeError, lambda: nc.BatchNorm.create(2).forward([[1.0, 7.0], [1.0]]), "rectangular"
+    )
+    raises(
+        nc.ShapeError,
+        lambda: nc.Dense(weights=np.ones((2, 2))).forward([[1, 2], [3]]),
+        "rectangular",
+    )
 
 
 def test_d_out_of_the_wrong_shape() -> None:
@@ -152,8 +158,13 @@ def test_non_finite_x(name: str, bad: str) -> None:
 @pytest.mark.parametrize("bad", list(BAD))
 @pytest.mark.parametrize(
     "layer",
-    [nc.BatchNorm.create(2), nc.LayerNorm.create(2), nc.Dense(weights=np.ones((2, 2))),
-     nc.ReLU(), nc.Sigmoid()],
+    [
+        nc.BatchNorm.create(2),
+        nc.LayerNorm.create(2),
+        nc.Dense(weights=np.ones((2, 2))),
+        nc.ReLU(),
+        nc.Sigmoid(),
+    ],
     ids=["batch", "layer", "dense", "ReLU", "sigmoid"],
 )
 def test_non_finite_d_out(layer, bad: str) -> None:
@@ -168,8 +179,12 @@ def with_a_non_finite_cell(draw):
     rows, features = draw(st.integers(1, 6)), draw(st.integers(1, 5))
     x = draw(hnp.arrays(np.float64, (rows, features), elements=st.floats(-1e3, 1e3)))
     positions = draw(
-        st.lists(st.tuples(st.integers(0, rows - 1), st.integers(0, features - 1)),
-                 min_size=1, max_size=4, unique=True)
+        st.lists(
+            st.tuples(st.integers(0, rows - 1), st.integers(0, features - 1)),
+            min_size=1,
+            max_size=4,
+            unique=True,
+        )
     )
     for r, c in positions:
         x[r, c] = draw(st.sampled_from([math.nan, math.inf, -math.inf]))
@@ -181,10 +196,19 @@ def with_a_non_finite_cell(draw):
 def test_any_non_finite_cell_is_refused(case, purpose: str) -> None:
     x, count = case
     f = x.shape[1]
-    for layer in (nc.BatchNorm.create(f), nc.LayerNorm.create(f), nc.RMSNorm.create(f),
-                  nc.Dense(weights=np.ones((f, 2))), nc.Tanh()):
-        untouched(nc.NonFiniteError, lambda a, layer=layer: layer.forward(a, purpose), x,
-                  f"{count} NaN or infinite")
+    for layer in (
+        nc.BatchNorm.create(f),
+        nc.LayerNorm.create(f),
+        nc.RMSNorm.create(f),
+        nc.Dense(weights=np.ones((f, 2))),
+        nc.Tanh(),
+    ):
+        untouched(
+            nc.NonFiniteError,
+            lambda a, layer=layer: layer.forward(a, purpose),
+            x,
+            f"{count} NaN or infinite",
+        )
 
 
 @EXAMPLES
@@ -193,13 +217,15 @@ def test_any_non_finite_slope_is_refused(case) -> None:
     d, count = case
     layer = nc.BatchNorm.create(d.shape[1])
     response = layer.forward(np.arange(d.size, dtype=float).reshape(d.shape) ** 2, "training")
-    untouched(nc.NonFiniteError, lambda a: layer.backward(response, a), d,
-              f"{count} NaN or infinite")
+    untouched(
+        nc.NonFiniteError, lambda a: layer.backward(response, a), d, f"{count} NaN or infinite"
+    )
 
 
 def test_non_finite_parameter() -> None:
-    raises(nc.NonFiniteError, lambda: nc.BatchNorm(scale=[1.0, math.nan], shift=[0.0, 0.0]),
-           "scale")
+    raises(
+        nc.NonFiniteError, lambda: nc.BatchNorm(scale=[1.0, math.nan], shift=[0.0, 0.0]), "scale"
+    )
     raises(nc.NonFiniteError, lambda: nc.Dense(weights=[[math.inf]]), "weights")
 
 
@@ -233,8 +259,10 @@ def test_dtype_refused_in_d_out_and_activations(kind: str) -> None:
 # ----------------------------------------------------------------------------- settings
 
 
-@pytest.mark.parametrize(("epsilon", "shown"), [(0, "0.0"), (0.0, "0.0"), (-1e-5, "-1e-05"),
-                                                (math.nan, "nan"), (math.inf, "inf")])
+@pytest.mark.parametrize(
+    ("epsilon", "shown"),
+    [(0, "0.0"), (0.0, "0.0"), (-1e-5, "-1e-05"), (math.nan, "nan"), (math.inf, "inf")],
+)
 @pytest.mark.parametrize(
     "make",
     [
@@ -251,8 +279,10 @@ def test_epsilon_refused(make, epsilon, shown: str) -> None:
     raises(nc.EpsilonError, lambda: make(epsilon), "greater than 0", shown)
 
 
-@pytest.mark.parametrize(("momentum", "shown"), [(1, "1.0"), (1.0, "1.0"), (-0.1, "-0.1"),
-                                                 (math.nan, "nan"), (True, "True")])
+@pytest.mark.parametrize(
+    ("momentum", "shown"),
+    [(1, "1.0"), (1.0, "1.0"), (-0.1, "-0.1"), (math.nan, "nan"), (True, "True")],
+)
 def test_momentum_refused(momentum, shown: str) -> None:
     raises(nc.MomentumError, lambda: nc.BatchNorm.create(2, momentum=momentum), "[0, 1)", shown)
 
@@ -265,12 +295,25 @@ def test_momentum_zero_is_answered() -> None:
     np.testing.assert_array_equal(new.running_variance, [81.0, 9.0])
 
 
-@pytest.mark.parametrize(("purpose", "shown"), [("train", "'train'"), (None, "None"), (1, "1"),
-                                                ("Training", "'Training'"), ("eval", "'eval'")])
+@pytest.mark.parametrize(
+    ("purpose", "shown"),
+    [
+        ("train", "'train'"),
+        (None, "None"),
+        (1, "1"),
+        ("Training", "'Training'"),
+        ("eval", "'eval'"),
+    ],
+)
 @pytest.mark.parametrize(
     "layer",
-    [nc.BatchNorm.create(2), nc.LayerNorm.create(2), nc.Dense(weights=np.ones((2, 2))),
-     nc.ReLU(), nc.WeightNormDense(weights=np.ones((2, 2)))],
+    [
+        nc.BatchNorm.create(2),
+        nc.LayerNorm.create(2),
+        nc.Dense(weights=np.ones((2, 2))),
+        nc.ReLU(),
+        nc.WeightNormDense(direction=np.ones((2, 2))),
+    ],
     ids=["batch", "layer", "dense", "ReLU", "weight norm"],
 )
 def test_unknown_purpose(layer, purpose, shown: str) -> None:
@@ -280,16 +323,25 @@ def test_unknown_purpose(layer, purpose, shown: str) -> None:
 
 @pytest.mark.parametrize(("channels", "groups"), [(6, 4), (3, 2), (4, 0), (4, -2), (4, True)])
 def test_group_count_must_divide_channels(channels: int, groups) -> None:
-    raises(nc.SettingError, lambda: nc.GroupNorm.create(channels, groups), "divides",
-           f"{channels} channels", repr(groups))
+    raises(
+        nc.SettingError,
+        lambda: nc.GroupNorm.create(channels, groups),
+        "divides",
+        f"{channels} channels",
+        repr(groups),
+    )
 
 
 @pytest.mark.parametrize("rate", [math.nan, math.inf, -math.inf, "fast", None])
 def test_non_finite_rate(rate) -> None:
     layer = nc.BatchNorm.create(2)
     gradient = layer.backward(layer.forward(block(), "training"), np.ones((4, 2)))
-    raises(nc.RateError, lambda: layer.step(gradient, rate), "finite number", repr(rate)
-           if not isinstance(rate, float) else str(rate))
+    raises(
+        nc.RateError,
+        lambda: layer.step(gradient, rate),
+        "finite number",
+        repr(rate) if not isinstance(rate, float) else str(rate),
+    )
     dense = nc.Dense(weights=np.ones((2, 2)))
     g = dense.backward(dense.forward(block()), np.ones((4, 2)))
     raises(nc.RateError, lambda: dense.step(g, rate), "finite number")
@@ -301,24 +353,32 @@ def test_non_finite_rate(rate) -> None:
 def test_zero_direction_refused() -> None:
     direction = np.array([[1.0, 0.0, 2.0], [2.0, 0.0, 1.0]])
     copy = direction.copy()
-    raises(nc.ZeroDirectionError, lambda: nc.WeightNormDense(weights=direction), "length > 0",
-           "length 0", "[[1]]")
+    raises(
+        nc.ZeroDirectionError,
+        lambda: nc.WeightNormDense(direction=direction),
+        "length > 0",
+        "length 0",
+        "[[1]]",
+    )
     np.testing.assert_array_equal(direction, copy)
-    raises(nc.ZeroDirectionError,
-           lambda: nc.WeightNormDense(weights=np.zeros((2, 1)), magnitude=[1.0]), "length 0")
+    raises(
+        nc.ZeroDirectionError,
+        lambda: nc.WeightNormDense(direction=np.zeros((2, 1)), magnitude=[1.0]),
+        "length 0",
+    )
 
 
 def test_zero_direction_in_a_stack_refused() -> None:
     direction = np.ones((3, 2, 2))
     direction[2, :, 1] = 0.0
-    raises(nc.ZeroDirectionError, lambda: nc.WeightNormDense(weights=direction), "[[2, 1]]")
+    raises(nc.ZeroDirectionError, lambda: nc.WeightNormDense(direction=direction), "[[2, 1]]")
 
 
 def test_near_zero_direction_is_answered() -> None:
     # Direction (1e-300, -1e-300) has length 1e-300 * sqrt(2): its unit vector is
     # (1, -1) / sqrt(2), so with magnitude 2 the effective column is (sqrt(2), -sqrt(2)).
     direction = np.array([[1e-300, 1.0], [-1e-300, 0.0]])
-    layer = nc.WeightNormDense(weights=direction, magnitude=np.array([2.0, 3.0]))
+    layer = nc.WeightNormDense(direction=direction, magnitude=np.array([2.0, 3.0]))
     x = np.array([[1.0, 2.0], [3.0, -1.0]])
     out = layer.forward(x).output
     root2 = math.sqrt(2.0)
@@ -332,11 +392,16 @@ def test_near_zero_direction_is_answered() -> None:
 def test_response_handed_to_another_layer() -> None:
     a, b = nc.BatchNorm.create(2), nc.BatchNorm.create(2)  # equal values, different layers
     response = a.forward(block(), "training")
-    raises(nc.ForeignResponseError, lambda: b.backward(response, np.ones((4, 2))),
-           "another BatchNorm")
+    raises(
+        nc.ForeignResponseError, lambda: b.backward(response, np.ones((4, 2))), "another BatchNorm"
+    )
     dense = nc.Dense(weights=np.ones((2, 2)))
-    raises(nc.ForeignResponseError, lambda: dense.backward(response, np.ones((4, 2))),
-           "this Dense", "another BatchNorm")
+    raises(
+        nc.ForeignResponseError,
+        lambda: dense.backward(response, np.ones((4, 2))),
+        "this Dense",
+        "another BatchNorm",
+    )
     raises(nc.ForeignResponseError, lambda: a.backward(block(), np.ones((4, 2))), "ndarray")
     r1 = nc.ReLU().forward(block())
     raises(nc.ForeignResponseError, lambda: nc.ReLU().backward(r1, np.ones((4, 2))), "ReLU")
@@ -358,8 +423,11 @@ def test_gradient_handed_to_another_layer() -> None:
     raises(nc.ForeignResponseError, lambda: a.step({"scale": np.ones(2)}, 0.1), "dict")
     tanh = nc.Tanh()
     r = tanh.forward(block())
-    raises(nc.ForeignResponseError, lambda: nc.Tanh().step(tanh.backward(r, np.ones((4, 2))), 0.1),
-           "Tanh")
+    raises(
+        nc.ForeignResponseError,
+        lambda: nc.Tanh().step(tanh.backward(r, np.ones((4, 2))), 0.1),
+        "Tanh",
+    )
 
 
 # ----------------------------------------------------------------------------- magnitudes
@@ -374,8 +442,9 @@ def test_huge_magnitudes_refused(name: str) -> None:
 def test_huge_slopes_refused() -> None:
     layer = nc.LayerNorm.create(2)
     response = layer.forward(block(), "training")
-    untouched(nc.MagnitudeError, lambda a: layer.backward(response, a), np.full((4, 2), 1e200),
-              "1e+200")
+    untouched(
+        nc.MagnitudeError, lambda a: layer.backward(response, a), np.full((4, 2), 1e200), "1e+200"
+    )
 
 
 def test_huge_float32_refused() -> None:
@@ -413,3 +482,336 @@ def test_dense_backward_refuses_an_overflowing_slope_without_a_warning() -> None
     response = layer.forward(np.array([[1.2573022e17]]), "training")
     with pytest.raises(nc.MagnitudeError):
         layer.backward(response, np.array([[1.25730221e299]]))
+
+
+# ------------------------------------------------------- found by an adversarial test (issue 16)
+# Each was found by an independent test of the public API; each is fixed where it started.
+
+
+def _lrn_by_hand(a: np.ndarray, size: int, alpha: float, beta: float, k: float) -> np.ndarray:
+    """Local response normalisation from its definition, one channel and one window at a time,
+    in exact Python floats (math.fsum)."""
+    out = np.empty(a.shape)
+    channels = a.shape[1]
+    for index in np.ndindex(a.shape):
+        n, c, h, w = index
+        lo, hi = max(0, c - size // 2), min(channels - 1, c + (size - 1) // 2)
+        window = math.fsum(float(a[n, j, h, w]) ** 2 for j in range(lo, hi + 1))
+        out[index] = float(a[index]) / (k + alpha / size * window) ** beta
+    return out
+
+
+@pytest.mark.parametrize(
+    ("a", "size", "alpha", "beta", "k"),
+    [
+        (np.array([1e10, 1.0, 1.0]).reshape(1, 3, 1, 1), 1, 1.0, 1.0, 1.0),
+        (np.array([1.0, 1e10, 1.0, 2.0]).reshape(1, 4, 1, 1), 3, 1.0, 1.0, 1.0),
+        (np.float32([1e8, 0, 0, 0, 0, -2709]).reshape(1, 6, 1, 1), 3, 0.01, 2.0, 2.0),
+        (np.array([3.0, -1.0, 2.0, 1e-5, 7.0]).reshape(1, 5, 1, 1), 4, 0.5, 0.75, 2.0),
+    ],
+)
+def test_lrn_window_sums_keep_small_channels_after_a_large_one(a, size, alpha, beta, k) -> None:
+    """Window sums were differences of a running total: one large channel wiped out the small
+    ones after it ([1e-10, 1, 1] where the formula gives [1e-10, 0.5, 0.5])."""
+    got = nc.local_response_normalisation(a, size, alpha, beta, k)
+    want = _lrn_by_hand(a, size, alpha, beta, k)
+    assert got.dtype == a.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if a.dtype == np.float32 else 1e-13)
+
+
+def test_lrn_size_beyond_the_channels_allocates_nothing_large() -> None:
+    a = np.array([1.0, 2.0, 3.0]).reshape(1, 3, 1, 1)
+    got = nc.local_response_normalisation(a, 10**15, 1.0, 1.0, 1.0)
+    np.testing.assert_allclose(got, _lrn_by_hand(a, 10**15, 1.0, 1.0, 1.0), rtol=1e-13)
+    raises(nc.SettingError, lambda: nc.local_response_normalisation(a, 10**400), "size")
+    for name in ("k", "alpha", "beta"):
+        raises(
+            nc.SettingError, lambda n=name: nc.local_response_normalisation(a, **{n: 10**400}), name
+        )
+
+
+def test_lrn_k_too_small_for_float32_is_refused_without_a_warning() -> None:
+    a = np.zeros((1, 2, 1, 1), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        raises(nc.SettingError, lambda: nc.local_response_normalisation(a, k=1e-300), "k")
+
+
+FLOAT32_LAYERS = {
+    "batch": lambda eps: nc.BatchNorm.create(2, epsilon=eps),
+    "layer": lambda eps: nc.LayerNorm.create(2, epsilon=eps),
+    "RMS": lambda eps: nc.RMSNorm.create(2, epsilon=eps),
+}
+
+
+@pytest.mark.parametrize("epsilon", [1e-50, 1e39])
+@pytest.mark.parametrize("name", list(FLOAT32_LAYERS))
+def test_epsilon_outside_float32s_range_is_refused_on_a_float32_block(name, epsilon) -> None:
+    """1e-50 rounds to 0 in float32 (a constant column then gave NaN); 1e39 to infinity."""
+    layer = FLOAT32_LAYERS[name](epsilon)
+    x = np.float32([[5, 1], [5, 2], [5, 4]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        raises(nc.EpsilonError, lambda: layer.forward(x, "training"), "float32", repr(epsilon))
+    assert np.all(np.isfinite(layer.forward(x.astype(np.float64), "training").output))
+
+
+def test_epsilon_outside_float32s_range_is_refused_by_the_image_layers_and_adain() -> None:
+    x = np.ones((2, 2, 2, 2), np.float32)
+    for layer in (
+        nc.InstanceNorm.create(2, epsilon=1e-50),
+        nc.GroupNorm.create(2, 1, epsilon=1e-50),
+    ):
+        raises(nc.EpsilonError, lambda la=layer: la.forward(x, "training"), "float32")
+    raises(nc.EpsilonError, lambda: nc.adain(x, x, epsilon=1e-50), "float32")
+
+
+def test_binary_cross_entropy_is_finite_for_every_finite_logit() -> None:
+    top = np.finfo(np.float64).max
+    logits = np.array([top, top, -top, 1e308])
+    loss = nc.binary_cross_entropy(logits, np.array([0.0, 0.5, 1.0, 0.0]))
+    assert np.isfinite(loss.value) and np.all(np.isfinite(loss.slope))
+    np.testing.assert_allclose(loss.value, top / 4 + top / 8 + top / 4 + 1e308 / 4, rtol=1e-12)
+
+
+def test_bce_refusals_are_typed() -> None:
+    z = np.zeros((2, 3))
+    raises(nc.LabelError, lambda: nc.binary_cross_entropy(z, z + 2), "between 0 and 1")
+    for axes in (1.5, "1", None, True):
+        raises(
+            nc.ShapeError, lambda a=axes: nc.binary_cross_entropy(z, z, stack_axes=a), "stack_axes"
+        )
+
+
+def test_layer_arrays_are_read_only_and_cannot_be_made_writable() -> None:
+    layer = nc.BatchNorm.create(2)
+    response = layer.forward(block(), "training")
+    gradient = layer.backward(response, np.ones((4, 2)))
+    stepped = layer.step(gradient, 0.1)
+    arrays = [
+        layer.scale,
+        layer.shift,
+        layer.running_mean,
+        layer.running_variance,
+        response.output,
+        gradient.passed_down,
+        *gradient.slopes.values(),
+        stepped.scale,
+        stepped.running_mean,
+    ]
+    for a in arrays:
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a.setflags(write=True)
+    for old, new in [
+        (layer.scale, stepped.scale),
+        (layer.shift, stepped.shift),
+        (layer.running_variance, stepped.running_variance),
+    ]:
+        assert not np.shares_memory(old, new)
+
+
+def test_a_stepped_layer_shares_no_array_even_for_unchanged_fields() -> None:
+    layer = nc.BatchNorm.create(2, affine=False)
+    stepped = layer.step(layer.backward(layer.forward(block()), np.ones((4, 2))), 0.1)
+    for name in ("scale", "shift", "running_mean", "running_variance"):
+        assert not np.shares_memory(getattr(layer, name), getattr(stepped, name))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: nc.Dense(weights=np.arange(6.0).reshape(2, 3)),
+        lambda: nc.WeightNormDense(direction=np.arange(1.0, 7.0).reshape(2, 3)),
+        nc.ReLU,
+        nc.Tanh,
+        nc.Sigmoid,
+    ],
+)
+def test_editing_the_input_after_forward_changes_no_slope(make) -> None:
+    layer = make()
+    x = block()
+    d = np.arange(1.0, 1.0 + 4 * (3 if hasattr(layer, "bias") else 2)).reshape(4, -1)
+    want = layer.backward(layer.forward(x, "training"), d)
+    response = layer.forward(x, "training")
+    x[...] = -99.0  # the caller edits their own array between forward and backward
+    got = layer.backward(response, d)
+    np.testing.assert_array_equal(got.passed_down, want.passed_down)
+    for key in want.slopes:
+        np.testing.assert_array_equal(got.slopes[key], want.slopes[key])
+
+
+def test_weight_norm_direction_cannot_be_edited_so_no_cache_goes_stale() -> None:
+    layer = nc.WeightNormDense(direction=np.array([[3.0], [4.0]]))
+    with pytest.raises(ValueError):
+        layer.direction[0, 0] = 0.0
+    np.testing.assert_allclose(layer.unit_direction, [[0.6], [0.8]])
+
+
+def test_huge_python_integers_are_refused_with_typed_errors() -> None:
+    huge = 10**400
+    layer = nc.BatchNorm.create(2)
+    gradient = layer.backward(layer.forward(block(), "training"), np.ones((4, 2)))
+    raises(nc.RateError, lambda: layer.step(gradient, huge), "digits")
+    raises(nc.EpsilonError, lambda: nc.BatchNorm.create(2, epsilon=huge), "digits")
+    raises(nc.MomentumError, lambda: nc.BatchNorm.create(2, momentum=huge), "digits")
+    raises(nc.DtypeError, lambda: nc.BatchNorm.create(2).forward([[huge, 1]]), "object")
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: nc.BatchNorm.create("2"),
+        lambda: nc.BatchNorm.create(2.0),
+        lambda: nc.BatchNorm.create(2, stack=("a",)),
+        lambda: nc.BatchNorm.create(2, stack=3),
+        lambda: nc.LayerNorm.create("12"),
+        lambda: nc.LayerNorm.create((2.5,)),
+        lambda: nc.LayerNorm.create((True,)),
+        lambda: nc.InstanceNorm.create(-1),
+        lambda: nc.GroupNorm.create("4", 2),
+        lambda: nc.Dense.create(0, 2, np.random.default_rng(0)),
+        lambda: nc.Dense.create(2, 2, "rng"),
+        lambda: nc.WeightNormDense.create(2, 2.5, np.random.default_rng(0)),
+        lambda: nc.BatchNorm.create(2, tracks=["variance"]),
+        lambda: nc.BatchNorm.create(2, affine="yes"),
+        lambda: nc.InstanceNorm(scale=np.ones((2, 2)), shift=np.zeros((2, 2))),
+    ],
+)
+def test_bad_create_arguments_are_refused_with_typed_errors(call) -> None:
+    with pytest.raises(nc.NormcoreError) as caught:
+        call()
+    assert type(caught.value) is not nc.NormcoreError and "expected" in str(caught.value)
+
+
+def test_shapes_too_large_for_memory_are_refused_before_allocating() -> None:
+    raises(nc.ShapeError, lambda: nc.BatchNorm.create(10**15), "fits in")
+    raises(nc.ShapeError, lambda: nc.LayerNorm.create((10**8, 10**8)), "fits in")
+    raises(
+        nc.ShapeError, lambda: nc.Dense.create(10**8, 10**8, np.random.default_rng(0)), "fits in"
+    )
+
+
+def test_public_helpers_refuse_bad_input_with_typed_errors() -> None:
+    layer = nc.GroupNorm.create(4, 2)
+    raises(nc.ShapeError, lambda: layer.statistic_count(np.zeros((2, 3))), "rank 4")
+    raises(nc.ShapeError, lambda: layer.statistics_layout(np.zeros((2, 5, 2, 2))), "4")
+    raises(nc.DtypeError, lambda: layer.statistics_layout("abc"), "dtype")
+    raises(nc.ShapeError, lambda: layer.aligned(np.ones(3), np.zeros((1, 4, 2, 2))), "(4,)")
+    wn = nc.WeightNormDense(direction=np.ones((2, 3)))
+    raises(nc.ShapeError, lambda: wn.slopes_from_dense(np.ones((3, 2))), "(2, 3)")
+    raises(nc.DtypeError, lambda: nc.sigmoid(np.array(["a"])), "dtype")
+    assert nc.sigmoid([0.0]).tolist() == [0.5]
+
+
+def test_hand_made_responses_and_gradients_are_checked() -> None:
+    layer = nc.BatchNorm.create(2)
+    response = layer.forward(block(), "training")
+    gradient = layer.backward(response, np.ones((4, 2)))
+    bad_stats = nc.Statistics(mean=np.zeros(2), variance=-np.ones(2), deviation=np.ones(2))
+    raises(
+        nc.SettingError,
+        lambda: layer.step(
+            nc.Gradient(gradient.passed_down, layer, gradient.slopes, bad_stats), 0.1
+        ),
+        "variance >= 0",
+    )
+    raises(
+        nc.ForeignResponseError,
+        lambda: layer.step(nc.Gradient(gradient.passed_down, layer, {"scale": np.ones(2)}), 0.1),
+        "slopes named",
+    )
+    raises(
+        nc.ShapeError,
+        lambda: layer.step(
+            nc.Gradient(gradient.passed_down, layer, {"scale": np.ones(3), "shift": np.ones(2)}),
+            0.1,
+        ),
+        "(2,)",
+    )
+    raises(
+        nc.ForeignResponseError,
+        lambda: layer.backward(nc.Response(np.ones((4, 2)), layer, "training"), np.ones((4, 2))),
+        "standardised block",
+    )
+    dense = nc.Dense(weights=np.ones((2, 2)))
+    raises(
+        nc.ForeignResponseError,
+        lambda: dense.backward(nc.Response(np.ones((4, 2)), dense, "training"), np.ones((4, 2))),
+        "response.input",
+    )
+
+
+def test_the_oracle_refuses_a_zero_step_and_a_nan_slope() -> None:
+    f = lambda b: float(np.sum(b**2))  # noqa: E731
+    raises(nc.SettingError, lambda: nc.finite_difference(f, np.ones(2), step=0), "step")
+    raises(nc.SettingError, lambda: nc.finite_difference(f, np.ones(2), step=math.nan), "step")
+    raises(
+        nc.NonFiniteError,
+        lambda: nc.check_slope(f, np.ones(2), np.array([2.0, math.nan])),
+        "finite",
+    )
+
+
+def test_no_warning_comes_before_a_typed_refusal() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # float64 parameters beyond float32's range on a float32 block
+        layer = nc.BatchNorm(scale=np.full(2, 1e300), shift=np.zeros(2))
+        raises(nc.MagnitudeError, lambda: layer.forward(np.ones((3, 2), np.float32)), "float32")
+        # a tiny running deviation
+        tiny = nc.BatchNorm(
+            scale=np.ones(2),
+            shift=np.zeros(2),
+            running_mean=np.zeros(2),
+            running_variance=np.full(2, 1e-300),
+            tracks="deviation",
+        )
+        raises(nc.MagnitudeError, lambda: tiny.forward(np.full((3, 2), 1e10)), "range")
+        # an overflowing weight-norm direction length
+        raises(
+            nc.MagnitudeError,
+            lambda: nc.WeightNormDense(direction=np.full((4, 1), 1.7e308)),
+            "range",
+        )
+
+
+def _benign_calls() -> None:
+    """Ordinary calls, including tiny values whose squares underflow."""
+    x = block() * 1e-160
+    for layer in (
+        nc.BatchNorm.create(2),
+        nc.LayerNorm.create(2),
+        nc.RMSNorm.create(2),
+        nc.Dense.create(2, 3, np.random.default_rng(0)),
+        nc.WeightNormDense.create(2, 3, np.random.default_rng(0)),
+        nc.ReLU(),
+        nc.Tanh(),
+        nc.Sigmoid(),
+    ):
+        for purpose in ("training", "predicting"):
+            response = layer.forward(x, purpose)
+            gradient = layer.backward(response, np.ones_like(response.output) * 1e-200)
+            layer.step(gradient, 0.1)
+    images = np.arange(16.0).reshape(1, 4, 2, 2) * 1e-170
+    for layer in (
+        nc.InstanceNorm.create(4),
+        nc.GroupNorm.create(4, 2),
+        nc.ImageBatchNorm.create(4),
+    ):
+        layer.backward(layer.forward(images, "training"), np.ones_like(images))
+    nc.local_response_normalisation(images)
+    nc.adain(images, images + 1.0)
+    nc.binary_cross_entropy(np.array([-800.0, 0.0, 800.0]), np.array([0.0, 1.0, 1.0]))
+    nc.sigmoid(np.array([-800.0, 800.0]))
+    nc.finite_difference(lambda b: float(np.sum(b * b)), np.ones(2) * 1e-160)
+
+
+def test_the_callers_numpy_error_state_never_matters() -> None:
+    before = np.geterr()
+    try:
+        np.seterr(all="raise")
+        _benign_calls()
+    finally:
+        np.seterr(**before)
+    assert np.geterr() == before

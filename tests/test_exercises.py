@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from normcore.exercises import PROMPT, Verdict, ch02, ch03, ch04, ch05, ch08, verdict
+from normcore.exercises import PROMPT, Verdict, ch02, ch03, ch04, ch05, ch09, verdict
 
 
 def test_none_is_a_prompt_not_a_failure():
@@ -18,7 +18,7 @@ def test_none_is_a_prompt_not_a_failure():
 @pytest.mark.parametrize("check", [
     ch02.check_standardised_23, ch02.check_steps_to_one_percent, ch03.check_passed_down,
     ch03.check_step_gap, ch04.check_statistics_shape, ch04.check_group_count,
-    ch05.check_magnitude_slope, ch08.check_tiny_scale,
+    ch05.check_magnitude_slope, ch09.check_tiny_scale,
 ])
 def test_every_checker_prompts_before_an_answer(check):
     assert check(None) == PROMPT

@@ -7,8 +7,8 @@ an import that would plant a module in sys.modules must leave no module behind).
 
 from __future__ import annotations
 
-import html.parser
 import importlib
+import re
 import sys
 import warnings
 from typing import Any
@@ -43,126 +43,96 @@ def module_or_skip(name: str) -> Any:
         pytest.skip(f"normcore.widgets.{name} does not exist yet ({exc})")
 
 
-class Cells(html.parser.HTMLParser):
-    """Collects the data-* attributes of every <td> in the playground's readout."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cells: list[dict[str, str]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "td":
-            self.cells.append({k: v or "" for k, v in attrs})
-
-
-def readout_answer(readout: str, shape: tuple[int, int]) -> np.ndarray:
-    parser = Cells()
-    parser.feed(readout)
-    out = np.full(shape, np.nan)
-    for cell in parser.cells:
-        if "data-answer" in cell:
-            r, j = (int(v) for v in cell["data-answer"].split(","))
-            out[r, j] = float(cell["data-value"])
-    return out
-
-
 # ------------------------------------------------------------------------------ playground
 EVENTS = st.one_of(
-    st.tuples(st.just("cell"), st.integers(0, 7), st.integers(0, 3), st.sampled_from(TEXTS)),
+    st.tuples(st.just("cell"), st.integers(0, 7), st.integers(0, 3),
+              st.one_of(st.sampled_from(TEXTS), st.floats(-2e9, 2e9).map(repr),
+                        st.text(max_size=12))),
     st.tuples(st.just("check"), st.integers(0, 7), st.booleans()),
     st.tuples(st.just("kind"), st.sampled_from(["batch", "layer", "rms"])),
     st.tuples(st.just("purpose"), st.sampled_from(["training", "predicting"])),
-    st.tuples(st.sampled_from(["undo", "step", "reset", "+row", "-row", "+feature",
+    st.tuples(st.sampled_from(["undo", "step", "fresh", "+row", "-row", "+feature",
                                "-feature"])),
-    st.tuples(st.just("slider"), st.integers(0, 3), st.floats(-10, 10)),
+    st.tuples(st.just("slider"), st.sampled_from(["scale", "shift"]), st.integers(0, 3),
+              st.floats(-10, 10)),
 )
+NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def usable(text: str) -> float | None:
+    """Our own reading of a cell: a plain decimal number, finite, within ±1e9, else None."""
+    if len(text) > 40 or not NUMBER.fullmatch(text.strip()):
+        return None
+    value = float(text.strip())
+    return value if np.isfinite(value) and abs(value) <= 1e9 else None
 
 
 @WIDGET_SETTINGS
 @given(events=st.lists(EVENTS, min_size=1, max_size=25))
 def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
-    pg_module = module_or_skip("playground")
+    pm = module_or_skip("playground_model")
     import normcore as nc
 
-    pg = pg_module.playground()
-    model = pg.full_block()
+    state = pm.initial()
+    block = np.array(state["values"])
     for event in events:
+        rows, features = block.shape
+        name = event[0]
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            apply_event(pg, event)
-        assert pg.last_exception is None, repr(pg.last_exception)
-        # the block on show is each cell's last valid number, parsed by float() alone
-        model = track(model, pg, event)
-        np.testing.assert_array_equal(pg.full_block(), model)
-        block = pg.current_block()
-        if block.shape[0] == 0:
-            assert "No rows are switched on" in pg.readout.value
+            if name == "cell" and event[1] < rows and event[2] < features:
+                state = pm.set_cell(state, event[1], event[2], event[3])
+                value = usable(event[3])
+                if value is not None:  # every usable number is taken, nothing else
+                    block = block.copy()
+                    block[event[1], event[2]] = value
+                assert (value is None) == any(e.startswith(f"row {event[1] + 1}, feature "
+                                                           f"{event[2] + 1}")
+                                              for e in pm.errors(state))
+            elif name == "check" and event[1] < rows:
+                state = pm.set_active(state, event[1], event[2])
+            elif name in ("kind", "purpose"):
+                state = (pm.set_kind if name == "kind" else pm.set_purpose)(state, event[1])
+            elif name == "slider" and event[2] < features:
+                state = pm.set_parameter(state, event[1], event[2], event[3])
+            elif name in ("undo", "step", "fresh"):
+                state = getattr(pm, name)(state)
+            elif name[1:] in ("row", "feature"):
+                sign = 1 if name[0] == "+" else -1
+                state = pm.resize(state, sign if name[1:] == "row" else 0,
+                                  sign if name[1:] == "feature" else 0)
+                n_rows, n_features = len(state["texts"]), len(state["scale"])
+                grown = np.zeros((n_rows, n_features))
+                r, f = min(n_rows, rows), min(n_features, features)
+                grown[:r, :f] = block[:r, :f]
+                block = grown
+            figures = pm.figures(state)
+        np.testing.assert_array_equal(np.array(state["values"]), block)
+        on = block[np.array(state["active"], dtype=bool)]
+        if on.shape[0] == 0:
+            assert figures["answer"] is None
             continue
-        want = pg.current_layer().forward(block, pg.purpose).output
-        got = readout_answer(pg.readout.value, block.shape)
-        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-        assert np.array_equal(pg.answer(), want)
-        assert isinstance(pg.current_layer(), (nc.BatchNorm, nc.LayerNorm))
+        layer = pm.layer(state)
+        assert isinstance(layer, (nc.BatchNorm, nc.LayerNorm, nc.RMSNorm))
+        want = layer.forward(on, state["purpose"]).output
+        np.testing.assert_array_equal(np.array(figures["answer"]), want)
     assert SENTINEL not in sys.modules, "typed text was evaluated as code"
 
 
-def apply_event(pg: Any, event: tuple) -> None:
-    name = event[0]
-    if name == "cell" and event[1] < pg.rows and event[2] < pg.features:
-        pg.set_cell(event[1], event[2], event[3])
-    elif name == "check" and event[1] < pg.rows:
-        pg.row_checks[event[1]].value = event[2]
-    elif name == "kind":
-        pg.kind_toggle.value = event[1]
-    elif name == "purpose":
-        pg.purpose_toggle.value = event[1]
-    elif name == "slider" and event[1] < pg.features:
-        pg.scale_sliders[event[1]].value = event[2]
-    elif name in ("undo", "step", "reset", "+row", "-row", "+feature", "-feature"):
-        button = {
-            "undo": pg.undo_button, "step": pg.step_button, "reset": pg.reset_button,
-            "+row": pg.add_row_button, "-row": pg.remove_row_button,
-            "+feature": pg.add_feature_button, "-feature": pg.remove_feature_button,
-        }[name]
-        button.click()
-
-
-def track(model: np.ndarray, pg: Any, event: tuple) -> np.ndarray:
-    """Our own idea of the block: float() of valid typed text, zeros for new rows/features."""
-    if event[0] == "cell" and event[1] < model.shape[0] and event[2] < model.shape[1]:
-        try:
-            value = float(event[3]) if len(event[3]) <= 40 and event[3].strip() else None
-        except ValueError:
-            value = None
-        if value is not None and np.isfinite(value) and abs(value) <= 1e9:
-            model = model.copy()
-            model[event[1], event[2]] = value
-    if pg.full_block().shape != model.shape:  # a row or feature added or removed
-        rows, features = pg.full_block().shape
-        grown = np.zeros((rows, features))
-        r, f = min(rows, model.shape[0]), min(features, model.shape[1])
-        grown[:r, :f] = model[:r, :f]
-        model = grown
-    return model
-
-
 def test_playground_all_rows_off_and_back() -> None:
-    pg = module_or_skip("playground").playground()
-    for check in pg.row_checks:
-        check.value = False
-    assert pg.answer() is None and "No rows" in pg.readout.value
-    pg.undo_button.click()
-    pg.step_button.click()
-    assert pg.last_exception is None
-    pg.row_checks[0].value = True
-    assert pg.answer().shape == (1, pg.features)
+    pm = module_or_skip("playground_model")
+    state = pm.initial()
+    for i in range(4):
+        state = pm.set_active(state, i, False)
+    assert pm.figures(state)["answer"] is None
+    state = pm.step(pm.undo(state))
+    assert state["steps"] == 0 and state["note"] == "step-needs-rows"
+    state = pm.set_active(state, 0, True)
+    assert np.array(pm.figures(state)["answer"]).shape == (1, 2)
 
 
 # ------------------------------------------------------------------------- the other widgets
 BUILDERS = {
-    "axes": "axes_widget",
-    "routes": "routes_widget",
-    "shift_chart": "shift_chart",
     "rates": "rate_explorer",
 }
 
@@ -216,3 +186,77 @@ def test_widget_random_events(name: str, data: st.DataObject) -> None:
             warnings.simplefilter("error")
             poke(target, data)
     assert SENTINEL not in sys.modules, "typed text was evaluated as code"
+
+
+# ------------------------------------------------------------- the page-computed widgets' models
+@WIDGET_SETTINGS
+@given(choices=st.lists(st.tuples(
+    st.sampled_from(["source", "rows", "columns", "seed", "typed", "slope", "typed_slope"]),
+    st.one_of(st.sampled_from(TEXTS + ["worked", "random", "typed", "counting", "ones"]),
+              st.integers(-3, 20).map(str))), max_size=8))
+def test_routes_model_answers_or_says_why(choices: list[tuple[str, str]]) -> None:
+    from normcore.errors import NormcoreError
+    from normcore.widgets import routes_model as rm
+
+    state = rm.initial()
+    for key, value in choices:
+        state = rm.choose(state, key, value)
+    try:
+        f = rm.figures(state)
+    except NormcoreError as error:
+        assert str(error)  # a sentence, never a bare exception
+    else:
+        assert np.all(np.isfinite(f["true"])) and np.all(np.isfinite(f["oracle"]))
+    assert SENTINEL not in sys.modules, "typed text was evaluated as code"
+
+
+@WIDGET_SETTINGS
+@given(rows=st.integers(1, 12), columns=st.integers(1, 6), data=st.data())
+def test_routes_model_takes_every_valid_block(rows: int, columns: int, data) -> None:
+    from normcore.widgets import routes_model as rm
+
+    block = data.draw(st.lists(st.lists(st.floats(-1e3, 1e3), min_size=columns,
+                                        max_size=columns), min_size=rows, max_size=rows))
+    typed = "\n".join(", ".join(repr(v) for v in row) for row in block)
+    f = rm.figures(rm.choose(rm.choose(rm.initial(), "source", "typed"), "typed", typed))
+    assert np.array(f["true"]).shape == (rows, columns)
+
+
+@WIDGET_SETTINGS
+@given(lengths=st.lists(st.one_of(st.sampled_from(TEXTS), st.floats(-1e3, 1e3).map(repr)),
+                        min_size=3, max_size=3),
+       stride=st.one_of(st.sampled_from(TEXTS), st.floats(-10, 10).map(repr)))
+def test_weightnorm_model_answers_or_says_why(lengths: list[str], stride: str) -> None:
+    from normcore.errors import NormcoreError
+    from normcore.widgets import weightnorm_model as wm
+
+    state = {"lengths": lengths, "stride": stride}
+    valid = all(usable(t) is not None and usable(t) != 0 for t in lengths) and \
+        usable(stride) is not None and all(abs(usable(t)) <= 1e3 for t in (*lengths, stride))
+    try:
+        f = wm.figures(state, wm.case_data())
+    except NormcoreError:
+        assert not valid, f"valid input refused: {state}"
+    else:
+        assert valid and np.isfinite(f["distance"])
+
+
+@WIDGET_SETTINGS
+@given(data=st.sampled_from(["block", "images"]),
+       axis=st.sampled_from(["batch", "layer", "rms", "instance", "group"]),
+       groups=st.one_of(st.sampled_from(TEXTS), st.integers(-2, 9).map(str)))
+def test_axes_model_answers_or_says_why(data: str, axis: str, groups: str) -> None:
+    from normcore.errors import NormcoreError
+    from normcore.widgets import axes_model as am
+
+    state = {"data": data, "axis": axis, "groups": groups}
+    count = usable(groups)
+    valid = not (data == "block" and axis in ("instance", "group")) and (
+        axis != "group" or (count is not None and count == int(count) and count >= 1
+                            and 4 % int(count) == 0))
+    try:
+        f = am.figures(state, am.data_values())
+    except NormcoreError:
+        assert not valid, f"valid choice refused: {state}"
+    else:
+        assert valid and np.all(np.isfinite(f["output"]))

@@ -1,4 +1,4 @@
-"""Every edge-case row of chapter 8, checked by calling the layers directly (not via the table).
+"""Every edge-case row of chapter 9, checked by calling the layers directly (not via the table).
 
 EXPECTED lists each case's kind and, for refusals, the error type; the direct checks below
 re-run a selection of behaviours by hand, so a change in the layers fails here independently
@@ -15,24 +15,45 @@ from normcore import reference as ref
 
 R, A, W = "refused", "arithmetic", "worth knowing"
 EXPECTED = {
-    "bn-rank-1": (R, "ShapeError"), "bn-rank-3": (R, "ShapeError"),
-    "bn-features": (R, "ShapeError"), "bn-empty": (R, "EmptyBatchError"),
-    "bn-nan": (R, "NonFiniteError"), "bn-inf": (R, "NonFiniteError"),
-    "bn-neg-inf": (R, "NonFiniteError"), "bn-1e200": (R, "MagnitudeError"),
-    "bn-eps-0": (R, "EpsilonError"), "bn-eps-neg": (R, "EpsilonError"),
-    "bn-momentum-1": (R, "MomentumError"), "bn-momentum-neg": (R, "MomentumError"),
-    "bn-purpose": (R, "PurposeError"), "bn-bool": (R, "DtypeError"),
+    "bn-rank-1": (R, "ShapeError"),
+    "bn-rank-3": (R, "ShapeError"),
+    "bn-features": (R, "ShapeError"),
+    "bn-empty": (R, "EmptyBatchError"),
+    "bn-nan": (R, "NonFiniteError"),
+    "bn-inf": (R, "NonFiniteError"),
+    "bn-neg-inf": (R, "NonFiniteError"),
+    "bn-1e200": (R, "MagnitudeError"),
+    "bn-eps-0": (R, "EpsilonError"),
+    "bn-eps-neg": (R, "EpsilonError"),
+    "bn-momentum-1": (R, "MomentumError"),
+    "bn-momentum-neg": (R, "MomentumError"),
+    "bn-purpose": (R, "PurposeError"),
+    "bn-bool": (R, "DtypeError"),
     "bn-foreign-gradient": (R, "ForeignResponseError"),
     "ln-foreign-response": (R, "ForeignResponseError"),
-    "relu-dense-gradient": (R, "ForeignResponseError"), "ln-trailing": (R, "ShapeError"),
-    "gn-groups": (R, "SettingError"), "in-rank": (R, "ShapeError"),
-    "wn-zero": (R, "ZeroDirectionError"), "dense-features": (R, "ShapeError"),
-    "bn-constant": (A, ""), "bn-1e150": (A, ""), "bn-float32": (A, ""), "bn-int": (A, ""),
-    "ln-constant": (A, ""), "in-constant": (A, ""), "bn-momentum-0": (A, ""),
-    "bn-one-row": (W, ""), "bn-one-row-predict": (W, ""), "ln-two-numbers": (W, ""),
-    "bn-look": (W, ""), "bn-fresh": (W, ""), "bn-1e-150": (W, ""), "wn-tiny": (W, ""),
+    "relu-dense-gradient": (R, "ForeignResponseError"),
+    "ln-trailing": (R, "ShapeError"),
+    "gn-groups": (R, "SettingError"),
+    "in-rank": (R, "ShapeError"),
+    "wn-zero": (R, "ZeroDirectionError"),
+    "dense-features": (R, "ShapeError"),
+    "fold-layer-norm": (R, "FoldError"),
+    "bn-constant": (A, ""),
+    "bn-1e150": (A, ""),
+    "bn-float32": (A, ""),
+    "bn-int": (A, ""),
+    "ln-constant": (A, ""),
+    "in-constant": (A, ""),
+    "bn-momentum-0": (A, ""),
+    "bn-one-row": (W, ""),
+    "bn-one-row-predict": (W, ""),
+    "ln-two-numbers": (W, ""),
+    "bn-look": (W, ""),
+    "bn-fresh": (W, ""),
+    "bn-1e-150": (W, ""),
+    "wn-tiny": (W, ""),
 }
-FOUR = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+FOUR = nc.four_rows()
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +91,7 @@ def test_refusals_by_hand():
     with pytest.raises(nc.PurposeError):
         bn.forward(FOUR, "train")
     with pytest.raises(nc.ZeroDirectionError):
-        nc.WeightNormDense(weights=np.zeros((2, 1)))
+        nc.WeightNormDense(direction=np.zeros((2, 1)))
     other = nc.BatchNorm.create(2)
     g = bn.backward(bn.forward(FOUR, "training"), np.ones((4, 2)))
     with pytest.raises(nc.ForeignResponseError):
@@ -112,8 +133,8 @@ def test_pytorch_numbers():
 
 
 def test_exercise_checks():
-    from normcore.exercises import ch08
+    from normcore.exercises import ch09
 
-    assert ch08.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
-    assert ch08.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
-    assert ch08.check_tiny_scale(-2) == "right"
+    assert ch09.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
+    assert ch09.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
+    assert ch09.check_tiny_scale(-2) == "right"

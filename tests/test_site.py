@@ -71,6 +71,8 @@ AUDITED: tuple[tuple[str, str, str], ...] = (
      "text of a console warning from a bundled CSS tool"),
     ("_static/html-manager/embed-amd.js", "https://www.w3ctech.com/",
      "text of the same console warning, in Chinese"),
+    # anywidget's AMD module (copied from the installed package by normcore.widgets.site_assets)
+    ("_static/anywidget/index.js", "https://github.com/", "source links in comments"),
     # MathJax (vendored)
     ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/speech-rule-engine@",
      "speech engine's default map location; MathJax sets its own (local) path, and speech is "

@@ -3,19 +3,26 @@
 Where they differ on purpose (the running variance folds in the biased variance here and the
 unbiased one there; momentum is named by the other number), the difference is asserted to be
 exactly the documented one. Every test runs twice: with blocks worked whole, and with
-`normcore.fused.CHUNK` shrunk so that the same small blocks are worked in slabs of a few values
-(the path large blocks take).
+`normcore.fast.kernels.CHUNK` shrunk so that the same small blocks are worked in slabs of a few
+values (the path large blocks take).
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
 
 import normcore as nc
-from normcore import fused
+from normcore.fast import kernels as fused
 
-torch = pytest.importorskip("torch")
+if os.environ.get("CI") == "true":
+    import torch  # in CI PyTorch is an oracle: without it this module fails, it does not skip
+else:
+    torch = pytest.importorskip(
+        "torch", reason="PyTorch is not installed (bash tools/ci_prepare.sh installs 2.13.0)"
+    )
 F = torch.nn.functional
 
 TOL = {"rtol": 1e-10, "atol": 1e-10}
@@ -82,9 +89,12 @@ def test_batch_norm_training_agrees(seed: int) -> None:
     x, d = block(r, (rows, features), 3, 2)
     scale, shift = affine(r, features)
     check_layer(
-        nc.BatchNorm(scale=scale, shift=shift), x, d,
+        nc.BatchNorm(scale=scale, shift=shift),
+        x,
+        d,
         lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-5),
-        w=scale, b=shift,
+        w=scale,
+        b=shift,
     )
 
 
@@ -95,15 +105,17 @@ def test_running_figures_after_one_step(seed: int) -> None:
     x = r.normal(size=(n, features)) * 2 - 1
     start_mean, start_var = r.normal(size=features), r.uniform(0.5, 2.0, size=features)
     layer = nc.BatchNorm(
-        scale=np.ones(features), shift=np.zeros(features),
-        running_mean=start_mean, running_variance=start_var, momentum=0.9,
+        scale=np.ones(features),
+        shift=np.zeros(features),
+        running_mean=start_mean,
+        running_variance=start_var,
+        momentum=0.9,
     )
     stepped = layer.step(layer.backward(layer.forward(x, "training"), np.zeros_like(x)), 0.1)
 
     running_mean = torch.tensor(start_mean.copy())
     running_var = torch.tensor(start_var.copy())
-    F.batch_norm(torch.tensor(x), running_mean, running_var, training=True, momentum=0.1,
-                 eps=1e-5)
+    F.batch_norm(torch.tensor(x), running_mean, running_var, training=True, momentum=0.1, eps=1e-5)
 
     # Momentum 0.9 here is PyTorch's 0.1: the running means agree.
     agree(stepped.running_mean, running_mean.numpy())
@@ -119,12 +131,17 @@ def test_running_figures_after_one_step(seed: int) -> None:
 
 def test_pytorch_momentum_point_nine_is_not_ours() -> None:
     # The naming really is the other number: PyTorch's 0.9 would take nine tenths of the batch.
-    x = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+    x = nc.four_rows()
     layer = nc.BatchNorm.create(2)
     stepped = layer.step(layer.backward(layer.forward(x, "training"), np.zeros_like(x)), 0.1)
     running_mean = torch.zeros(2, dtype=torch.float64)
-    F.batch_norm(torch.tensor(x), running_mean, torch.ones(2, dtype=torch.float64),
-                 training=True, momentum=0.9)
+    F.batch_norm(
+        torch.tensor(x),
+        running_mean,
+        torch.ones(2, dtype=torch.float64),
+        training=True,
+        momentum=0.9,
+    )
     # Seed 000: ours is 0.1 * 6 = 0.6 for column 2; PyTorch's momentum 0.9 gives 0.9 * 6 = 5.4.
     agree(stepped.running_mean, [0.8, 0.6])
     agree(running_mean.numpy(), [7.2, 5.4])
@@ -139,10 +156,15 @@ def test_predicting_agrees_with_eval_mode(seed: int) -> None:
     mean, var = r.normal(size=features), r.uniform(0.2, 3.0, size=features)
     layer = nc.BatchNorm(scale=scale, shift=shift, running_mean=mean, running_variance=var)
     check_layer(
-        layer, x, d,
-        lambda x, w, b: F.batch_norm(x, torch.tensor(mean), torch.tensor(var), w, b,
-                                     training=False, eps=1e-5),
-        purpose="predicting", w=scale, b=shift,
+        layer,
+        x,
+        d,
+        lambda x, w, b: F.batch_norm(
+            x, torch.tensor(mean), torch.tensor(var), w, b, training=False, eps=1e-5
+        ),
+        purpose="predicting",
+        w=scale,
+        b=shift,
     )
 
 
@@ -175,13 +197,17 @@ def test_image_batch_norm_agrees_with_batchnorm2d(seed: int) -> None:
     count = n * h * w
     agree(stepped.running_mean, module.running_mean.numpy())
     if count > 1:
-        agree(module.running_var.numpy() - 0.9, (stepped.running_variance - 0.9) * count
-              / (count - 1))
+        agree(
+            module.running_var.numpy() - 0.9, (stepped.running_variance - 0.9) * count / (count - 1)
+        )
 
     # Predicting against eval mode with the same running figures.
-    equal = nc.ImageBatchNorm(scale=scale, shift=shift,
-                              running_mean=module.running_mean.numpy(),
-                              running_variance=module.running_var.numpy())
+    equal = nc.ImageBatchNorm(
+        scale=scale,
+        shift=shift,
+        running_mean=module.running_mean.numpy(),
+        running_variance=module.running_var.numpy(),
+    )
     module.eval()
     with torch.no_grad():
         agree(equal.forward(x).output, module(torch.tensor(x)).numpy())
@@ -199,8 +225,13 @@ def test_layer_norm_agrees(seed: int) -> None:
     layer = nc.LayerNorm(scale=scale, shift=shift)
     for purpose in ("training", "predicting"):
         check_layer(
-            layer, x, d, lambda x, w, b: F.layer_norm(x, (features,), w, b, eps=1e-5),
-            purpose=purpose, w=scale, b=shift,
+            layer,
+            x,
+            d,
+            lambda x, w, b: F.layer_norm(x, (features,), w, b, eps=1e-5),
+            purpose=purpose,
+            w=scale,
+            b=shift,
         )
 
 
@@ -212,8 +243,12 @@ def test_layer_norm_trailing_normalized_shape_agrees(seed: int) -> None:
     x, d = block(r, (a, b, c, e), 2, 0.5)
     scale, shift = affine(r, (c, e))
     check_layer(
-        nc.LayerNorm(scale=scale, shift=shift, normalized_shape=(c, e)), x, d,
-        lambda x, w, b: F.layer_norm(x, (c, e), w, b, eps=1e-5), w=scale, b=shift,
+        nc.LayerNorm(scale=scale, shift=shift, normalized_shape=(c, e)),
+        x,
+        d,
+        lambda x, w, b: F.layer_norm(x, (c, e), w, b, eps=1e-5),
+        w=scale,
+        b=shift,
     )
 
 
@@ -225,7 +260,11 @@ def test_rms_norm_agrees(seed: int) -> None:
     scale = r.normal(size=features) + 1.0
     layer = nc.RMSNorm(scale=scale, shift=np.zeros(features))  # shift 0: the conventional model
     check_layer(
-        layer, x, d, lambda x, w: F.rms_norm(x, [features], w, eps=1e-5), params=("scale",),
+        layer,
+        x,
+        d,
+        lambda x, w: F.rms_norm(x, [features], w, eps=1e-5),
+        params=("scale",),
         w=scale,
     )
 
@@ -251,8 +290,12 @@ def test_group_norm_agrees(seed: int) -> None:
     x, d = block(r, (n, c, h, w), 2, -1)
     scale, shift = affine(r, c)
     check_layer(
-        nc.GroupNorm(scale=scale, shift=shift, groups=groups), x, d,
-        lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-5), w=scale, b=shift,
+        nc.GroupNorm(scale=scale, shift=shift, groups=groups),
+        x,
+        d,
+        lambda x, w, b: F.group_norm(x, groups, w, b, eps=1e-5),
+        w=scale,
+        b=shift,
     )
 
 
@@ -266,16 +309,26 @@ def test_instance_norm_agrees(seed: int) -> None:
     layer = nc.InstanceNorm(scale=scale, shift=shift)
     for purpose in ("training", "predicting"):
         check_layer(
-            layer, x, d,
+            layer,
+            x,
+            d,
             lambda x, w, b: F.instance_norm(x, weight=w, bias=b, use_input_stats=True, eps=1e-5),
-            purpose=purpose, w=scale, b=shift,
+            purpose=purpose,
+            w=scale,
+            b=shift,
         )
 
 
 @pytest.mark.parametrize(
     ("size", "alpha", "beta", "k"),
-    [(5, 1e-4, 0.75, 2.0), (3, 0.5, 0.75, 1.0), (4, 2.0, 0.5, 1.5), (1, 1.0, 1.0, 1.0),
-     (7, 3.0, 0.9, 0.5), (2, 1.0, 0.75, 1.0)],
+    [
+        (5, 1e-4, 0.75, 2.0),
+        (3, 0.5, 0.75, 1.0),
+        (4, 2.0, 0.5, 1.5),
+        (1, 1.0, 1.0, 1.0),
+        (7, 3.0, 0.9, 0.5),
+        (2, 1.0, 0.75, 1.0),
+    ],
 )
 def test_local_response_normalisation_agrees(size: int, alpha: float, beta: float, k: float):
     x = rng(size).normal(size=(2, 6, 3, 2)) * 2
@@ -294,8 +347,14 @@ def test_dense_agrees(seed: int) -> None:
     x, d = r.normal(size=(rows, fan_in)), r.normal(size=(rows, fan_out))
     weights, bias = r.normal(size=(fan_in, fan_out)), r.normal(size=fan_out)
     check_layer(
-        nc.Dense(weights=weights, bias=bias), x, d, lambda x, w, b: F.linear(x, w.T, b),
-        purpose="predicting", params=("weights", "bias"), w=weights, b=bias,
+        nc.Dense(weights=weights, bias=bias),
+        x,
+        d,
+        lambda x, w, b: F.linear(x, w.T, b),
+        purpose="predicting",
+        params=("weights", "bias"),
+        w=weights,
+        b=bias,
     )
 
 
@@ -307,7 +366,7 @@ def test_weight_norm_dense_agrees(seed: int) -> None:
     x, d = r.normal(size=(rows, fan_in)), r.normal(size=(rows, fan_out))
     direction, magnitude = r.normal(size=(fan_in, fan_out)), r.normal(size=fan_out)
     bias = r.normal(size=fan_out)
-    layer = nc.WeightNormDense(weights=direction, magnitude=magnitude, bias=bias)
+    layer = nc.WeightNormDense(direction=direction, magnitude=magnitude, bias=bias)
     gradient = layer.backward(response := layer.forward(x), d)
 
     def reference(x, v, g, b):
@@ -316,7 +375,7 @@ def test_weight_norm_dense_agrees(seed: int) -> None:
     out, grads = torch_pass(reference, d, x=x, v=direction.T, g=magnitude[:, None], b=bias)
     agree(response.output, out)
     agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["weights"], grads["v"].T)
+    agree(gradient.slopes["direction"], grads["v"].T)
     agree(gradient.slopes["magnitude"], grads["g"][:, 0])
     agree(gradient.slopes["bias"], grads["b"])
 

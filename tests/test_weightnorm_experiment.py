@@ -36,10 +36,10 @@ def test_projected_slope_is_orthogonal_to_the_direction(ls, seed):
 def test_slope_formula_by_hand():
     # one neuron, direction (3, 4), length 2, dense slope (0.6, -0.2): u = (0.6, 0.8),
     # along = 0.36 - 0.16 = 0.2; rest = (0.6, -0.2) - 0.2 (0.6, 0.8) = (0.48, -0.36); g/|v| = 0.4
-    layer = WeightNormDense(weights=np.array([[3.0], [4.0]]), magnitude=np.array([2.0]))
+    layer = WeightNormDense(direction=np.array([[3.0], [4.0]]), magnitude=np.array([2.0]))
     slopes = layer.slopes_from_dense(np.array([[0.6], [-0.2]]))
     np.testing.assert_allclose(slopes["magnitude"], [0.2], atol=1e-15)
-    np.testing.assert_allclose(slopes["weights"], [[0.192], [-0.144]], atol=1e-15)
+    np.testing.assert_allclose(slopes["direction"], [[0.192], [-0.144]], atol=1e-15)
     assert ch05.check_magnitude_slope(0.2) == "right"
     assert ch05.check_direction_slope([[0.192], [-0.144]]) == "right"
     # unprojected: 0.4 (0.6, -0.2) . (3, 4) = 0.4 * 1.0
@@ -74,22 +74,30 @@ def test_zero_length_is_refused():
         weightnorm.make_case((1.0, 0.0, 0.5))
 
 
-def test_widget_shows_errors_inside():
-    from normcore.widgets.weightnorm import step_table, weightnorm_step_widget
+def test_widget_says_what_is_wrong_and_answers_as_the_experiment():
+    from normcore.widgets import weightnorm_model as wm
+    from normcore.widgets.weightnorm import weightnorm_step_widget
 
-    assert "Cannot" in step_table((1.0, 0.0, 0.5), 0.1)
     w = weightnorm_step_widget()
-    assert "distance" in w.table.value
-    w.children[0].children[0].value = "abc"
-    assert "plain numbers" in w.table.value
-    w.children[0].children[0].value = "2"
-    assert "<table>" in w.table.value
+    step = weightnorm.one_step(weightnorm.make_case())
+    f = w.answer()
+    np.testing.assert_allclose(f["weightnorm"], step.length_weightnorm, rtol=1e-9)
+    np.testing.assert_allclose(f["dense"], step.length_dense, rtol=1e-9)
+    assert f["distance"] == pytest.approx(step.distance, rel=1e-9)
+    w.act(wm.set_length, 1, "0")
+    assert w.answer()["error"].startswith("Length 2 is 0")
+    w.act(wm.set_length, 0, "abc")
+    assert w.answer()["error"] == "Length 1: 'abc' is not a number."
+    w.act(wm.set_stride, "1e400")
+    w.act(wm.set_length, 0, "2")
+    w.act(wm.set_length, 1, "2")
+    assert w.answer()["error"] == "Stride: '1e400' is too large to be a number here."
 
 
 def test_dense_and_weightnorm_answer_alike_for_random_layers():
     rng = np.random.default_rng(3)
     v = rng.normal(size=(4, 3))
     x = rng.normal(size=(6, 4))
-    a = WeightNormDense(weights=v).forward(x).output
+    a = WeightNormDense(direction=v).forward(x).output
     b = Dense(weights=v).forward(x).output
     np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14)

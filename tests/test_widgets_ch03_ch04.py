@@ -1,5 +1,5 @@
-"""The widgets of chapters 3 and 4, driven without a browser: build, set values, read the
-readout. Bad input must appear inside the readout, never as an exception."""
+"""The widgets of chapters 3 and 4, driven without a browser: build, choose, read normcore's
+figures. Input that cannot be used is a typed error, shown as one sentence, never raised."""
 
 from __future__ import annotations
 
@@ -8,84 +8,90 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from normcore.widgets.axes import axes_readout, axes_widget
+from normcore.widgets import axes_model, routes_model
+from normcore.widgets.axes import axes_widget
 from normcore.widgets.routes import parse_block, routes_widget
 
 
-def is_error(readout: str) -> bool:
-    return "Cannot compute" in readout
-
-
 # -- chapter 3 ------------------------------------------------------------------------------
+def routes_state(**choices: str) -> dict:
+    state = routes_model.initial()
+    for key, value in choices.items():
+        state = routes_model.choose(state, key, value)
+    return state
 
 
 def test_routes_widget_opens_on_the_worked_four():
     w = routes_widget()
-    text = w.readout.value
-    assert not is_error(text)
+    f = w.answer()
     # seed 000's figures: naive error 2.0370 against a largest true slope of 1.0741
-    assert "2.0370" in text and "1.0741" in text and "-0.9259" in text
-    assert "wrong sign: <b>5</b> of 8" in text
-    assert "Live in JupyterLab" in w.children[0].value
+    assert f"{f['naive_error']:.4f}" == "2.0370" and f"{f['largest_true']:.4f}" == "1.0741"
+    assert f"{f['true'][0][1]:.4f}" == "-0.9259"
+    assert (f["wrong_sign"], f["cells"]) == (5, 8)
+    assert f["true_gap"] < 1e-7
 
 
 def test_routes_widget_typed_block_and_slope():
-    w = routes_widget()
-    w.source.value = "typed"
-    w.typed.value = "2; 4; 9"
-    w.slope.value = "typed"
-    w.typed_slope.value = "1\n0\n-1"
-    text = w.readout.value
-    assert not is_error(text)
+    f = routes_model.figures(routes_state(source="typed", typed="2; 4; 9", slope="typed",
+                                          typed_slope="1\n0\n-1"))
     # by hand (see tests/test_routes.py): first cell (3 - z1 * sum(dz)) / (3 s)
     s = np.sqrt(26 / 3 + 1e-5)
     z = (np.array([2.0, 4.0, 9.0]) - 5) / s
     first = (3 - z[0] * (z[0] - z[2])) / (3 * s)
-    assert f"{first:.4f}" in text
+    assert f["true"][0][0] == pytest.approx(first, rel=1e-12)
 
 
 @pytest.mark.parametrize(
     ("field", "typed", "words"),
     [
-        ("typed", "1, x\n2, 3", "not a number"),
-        ("typed", "1, 2\n3", "same number of entries"),
-        ("typed", "1, nan\n2, 3", "not a finite number"),
-        ("typed", "1e999, 2\n2, 3", "not a finite number"),
-        ("typed", "", "at least one row"),
-        ("typed", "__import__('os')", "not a number"),
-        ("typed", "\n".join(["1"] * 20), "at most"),
-        ("typed_slope", "1, 2", "shape (4, 2), got (1, 2)"),
+        ("typed", "1, x\n2, 3", "Block, row 1: 'x' is not a number."),
+        ("typed", "1, 2\n3", "Block: every row needs the same number of entries, got [1, 2]."),
+        ("typed", "1, nan\n2, 3", "Block, row 1: 'nan' is not a number."),
+        ("typed", "1e999, 2\n2, 3", "Block, row 1: '1e999' is too large to be a number here."),
+        ("typed", "", "Block: type at least one row of numbers."),
+        ("typed", "__import__('os')", "is not a number"),
+        ("typed", "\n".join(["1"] * 20), "at most 12 rows"),
+        ("typed_slope", "1, 2", "Slope: expected the block's shape 4 x 2, got 1 x 2."),
+        ("seed", "abc", "Seed: 'abc' is not a number."),
+        ("rows", "13", "Rows: expected a whole number from 1 to 12, got '13'."),
     ],
 )
-def test_routes_widget_shows_bad_input_inside(field, typed, words):
+def test_routes_widget_says_what_is_wrong_in_a_sentence(field, typed, words):
     w = routes_widget()
-    w.source.value = "typed"
+    source = "random" if field in ("seed", "rows") else "typed"
+    w.act(routes_model.choose, "source", source)
     if field == "typed_slope":
-        w.slope.value = "typed"
-    getattr(w, field).value = typed
-    assert is_error(w.readout.value)
-    assert words in w.readout.value
+        w.act(routes_model.choose, "slope", "typed")
+    w.act(routes_model.choose, field, typed)
+    assert words in w.answer()["error"]
 
 
 def test_routes_widget_random_block_follows_size_and_seed():
-    w = routes_widget()
-    w.source.value = "random"
-    w.rows.value, w.columns.value = 5, 3
-    first = w.readout.value
-    assert first.count("<th>row 5</th>") == 3 and "<th>unit 3</th>" in first
-    w.seed.value = 7
-    assert w.readout.value != first
-    w.seed.value = 0
-    assert w.readout.value == first
+    first = routes_model.figures(routes_state(source="random", rows="5", columns="3"))
+    assert np.array(first["true"]).shape == (5, 3)
+    seven = routes_model.figures(routes_state(source="random", rows="5", columns="3", seed="7"))
+    assert seven["true"] != first["true"]
+    again = routes_model.figures(routes_state(source="random", rows="5", columns="3"))
+    assert again == first
 
 
-def test_routes_widget_recovers_after_an_error():
+def test_seeded_numbers_are_the_documented_generator():
+    # the first draws of the 32-bit generator from seed 0, worked by hand
+    s, want = 0, []
+    for _ in range(3):
+        s = (1664525 * s + 1013904223) % 2**32
+        want.append(((s // 256) % 1501 - 500) / 100)
+    np.testing.assert_array_equal(routes_model.seeded(0, 3, 500, 1000), want)
+
+
+def test_the_explorer_answers_a_page_that_asks():
     w = routes_widget()
-    w.source.value = "typed"
-    w.typed.value = "oops"
-    assert is_error(w.readout.value)
-    w.typed.value = "1, 7\n1, 9\n7, 1\n23, 7"
-    assert "2.0370" in w.readout.value
+    assert w.kernel == {}
+    w.request = "t"
+    assert w.kernel["figures"] == routes_model.figures(routes_model.initial())
+    w.act(routes_model.choose, "typed", "oops")
+    w.act(routes_model.choose, "source", "typed")
+    assert w.kernel["figures"]["error"].startswith("Block, row 1: 'oops'")
 
 
 @settings(max_examples=50, deadline=None)
@@ -101,49 +107,56 @@ def test_parse_block_only_ever_raises_value_error(text):
 # -- chapter 4 ------------------------------------------------------------------------------
 
 
+def axes_state(**choices: str) -> dict:
+    state = axes_model.initial()
+    for key, value in choices.items():
+        state = axes_model.choose(state, key, value)
+    return state
+
+
 def test_axes_widget_opens_on_layer_norm_over_the_block():
-    w = axes_widget()
-    text = w.readout.value
-    assert not is_error(text)
-    assert "statistics' shape <b>(4,)</b>, 3 values each" in text
+    f = axes_widget().answer()
+    assert (f["statistics_shape"], f["count"]) == ([4], 3)
     # first row 1, 7, 4: mean 4, variance 6 -> -3 / sqrt(6 + 1e-5)
-    assert f"{-3 / np.sqrt(6 + 1e-5):.4f}" in text
+    assert f["output"][0][0] == pytest.approx(-3 / np.sqrt(6 + 1e-5), rel=1e-12)
 
 
 @pytest.mark.parametrize(
     ("data", "axis", "shape", "count"),
     [
-        ("block", "batch", "(3,)", 4),
-        ("block", "rms", "(4,)", 3),
-        ("images", "batch", "(4,)", 18),
-        ("images", "layer", "(2,)", 36),
-        ("images", "instance", "(2, 4)", 9),
-        ("images", "group", "(2, 2)", 18),
+        ("block", "batch", [3], 4),
+        ("block", "rms", [4], 3),
+        ("images", "batch", [4], 18),
+        ("images", "layer", [2], 36),
+        ("images", "instance", [2, 4], 9),
+        ("images", "group", [2, 2], 18),
     ],
 )
 def test_axes_widget_statistics(data, axis, shape, count):
+    f = axes_model.figures(axes_state(data=data, axis=axis), axes_model.data_values())
+    assert (f["statistics_shape"], f["count"]) == (shape, count)
+    assert f["centred"] == (axis != "rms")
+    assert f["true_gap"] < 1e-7 * max(1.0, f["largest_true"])
+
+
+@pytest.mark.parametrize(("choices", "sentence"), [
+    ({"axis": "instance"}, "Instance norm reads image axes: it needs an image batch (N, C, H, W), "
+                           "not a block of rows."),
+    ({"data": "images", "axis": "group", "groups": "3"},
+     "Groups: expected a whole number >= 1 that divides the 4 channels, got 3."),
+    ({"data": "images", "axis": "group", "groups": "2.5"},
+     "Groups: expected a whole number >= 1 that divides the 4 channels, got 2.5."),
+    ({"data": "images", "axis": "group", "groups": "abc"}, "Groups: 'abc' is not a number."),
+])
+def test_axes_widget_says_what_is_wrong_in_a_sentence(choices, sentence):
     w = axes_widget()
-    w.data.value = data
-    w.axis.value = axis
-    text = w.readout.value
-    assert not is_error(text)
-    assert f"statistics' shape <b>{shape}</b>, {count} values each" in text
-    assert ("no centring" in text) == (axis == "rms")
+    for key, value in choices.items():
+        w.act(axes_model.choose, key, value)
+    assert w.answer() == {"error": sentence}
 
 
-def test_axes_widget_shows_its_errors_inside():
-    w = axes_widget()
-    w.axis.value = "instance"
-    assert is_error(w.readout.value) and "image batch" in w.readout.value
-    w.data.value = "images"
-    assert not is_error(w.readout.value)
-    w.axis.value = "group"
-    w.groups.value = 3
-    assert is_error(w.readout.value) and "divides the 4 channels" in w.readout.value
-    w.groups.value = 4  # one channel per group: instance norm's statistics
-    assert "statistics' shape <b>(2, 4)</b>" in w.readout.value
+def test_axes_widget_images_are_chapter_4s_to_12_figures():
+    from normcore.experiments.axes import image_batch
 
-
-def test_axes_readout_refuses_an_unknown_axis():
-    with pytest.raises(ValueError):
-        axes_readout("diagonal", np.ones((2, 2)))
+    np.testing.assert_allclose(axes_model.data_values()["images"], image_batch((2, 4, 3, 3)),
+                               rtol=1e-11)

@@ -17,7 +17,7 @@ EPS = 1e-5
 
 
 def block() -> np.ndarray:
-    return np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+    return nc.four_rows()
 
 
 def arriving() -> np.ndarray:
@@ -289,3 +289,9 @@ def test_rms_row_one() -> None:
     printed(root[0, 0], 5.000001, 6)
     # 1/5.000001 and 7/5.000001 lie a little below 0.2 and 1.4.
     assert out[0, 0] < 0.2 and out[0, 1] < 1.4
+
+
+def test_the_worked_block_is_the_books_four_rows() -> None:
+    """The one definition (normcore.worked) holds the rows the book works by hand, read-only."""
+    assert nc.FOUR_ROWS.tolist() == [[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]]
+    assert not nc.FOUR_ROWS.flags.writeable and nc.four_rows().flags.writeable

@@ -9,7 +9,8 @@ The .md is the source. For every ``book/*.md`` notebook (a file with a ``jupytex
 3. make the file repeatable: cell ids derived from the cells' contents, no timing metadata,
    widget model ids renumbered in order of appearance;
 4. refuse outputs that print a memory address (``at 0x7f...``), which would differ every run;
-5. write the .ipynb.
+5. write the .ipynb, and check that JupyterLab's working copy (``tools/lab_book.py``) can fill in
+   every glue role and figure reference of its prose from the stored outputs.
 
     python tools/execute_notebooks.py                 # every notebook in book/
     python tools/execute_notebooks.py book/02-*.md    # some of them
@@ -32,6 +33,9 @@ import jupytext
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lab_book  # noqa: E402  (tools/ is not a package)
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
@@ -140,6 +144,10 @@ def execute(md: Path, force: bool = False) -> None:
             "(give the object a repr or print something else):\n  " + "\n  ".join(addresses)
         )
     jupytext.write(nb, ipynb, fmt="ipynb")
+    try:  # the reader's copy for JupyterLab must be able to fill in every role of the prose
+        lab_book.lab_notebook(ipynb, md.parent)
+    except lab_book.RenderError as error:
+        raise SystemExit(f"{md.relative_to(ROOT)}: {error}") from None
 
 
 def main(argv: list[str] | None = None) -> int:

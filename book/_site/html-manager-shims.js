@@ -3,6 +3,9 @@
  * _static/; _config.yml loads it on every page that shows widgets, after require.js and before
  * html-manager/embed-amd.js. It does two things:
  *
+ * 0. (with 1) Maps the module name "anywidget" to _static/anywidget/index.js, the installed
+ *    anywidget's AMD module, copied there by normcore.widgets.site_assets when the site is built.
+ *
  * 1. Tells the widget bundle where it lives. The bundle's modules are named AMD modules
  *    ("@jupyter-widgets/html-manager/dist/libembed-amd", "@jupyter-widgets/base", ...); each
  *    takes webpack's public path (where its font files are) from require.js's module.uri, which
@@ -28,7 +31,10 @@
     window.require.config({
       paths: {
         "@jupyter-widgets": manager,
-        "@jupyter-widgets/html-manager/dist": manager
+        "@jupyter-widgets/html-manager/dist": manager,
+        // the book's widgets are anywidgets: normcore.widgets.site_assets copies the installed
+        // anywidget's AMD module here at build time (without this, the manager would ask a CDN)
+        "anywidget": new URL("anywidget/index", here).href
       }
     });
   }

@@ -3,9 +3,19 @@
 * :func:`load_crowd` returns a :class:`Crowd`: height, weight and a 0/1 label for 25 people.
 * :func:`load_subscribers` returns :class:`Subscribers`: 004's table, split and standardised
   exactly as that seed does it (x_train 300×12, x_test 252×12).
+* :func:`load_digits` returns :class:`Digits`: the 1,797 UCI 8 x 8 handwritten digits (CC BY 4.0).
 """
 
 from normcore.data.crowd import Crowd, load_crowd
+from normcore.data.digits import Digits, load_digits, split_digits
 from normcore.data.subscribers import Subscribers, load_subscribers
 
-__all__ = ["Crowd", "Subscribers", "load_crowd", "load_subscribers"]
+__all__ = [
+    "Crowd",
+    "Digits",
+    "Subscribers",
+    "load_crowd",
+    "load_digits",
+    "load_subscribers",
+    "split_digits",
+]

@@ -16,7 +16,7 @@ MAGNITUDE = np.array([2.0])
 
 
 def _slopes(project: bool) -> dict[str, np.ndarray]:
-    layer = WeightNormDense(weights=DIRECTION, magnitude=MAGNITUDE)
+    layer = WeightNormDense(direction=DIRECTION, magnitude=MAGNITUDE)
     return layer.slopes_from_dense(DENSE_SLOPE, project=project)
 
 
@@ -27,10 +27,10 @@ def check_magnitude_slope(answer: Any) -> Verdict:
 
 def check_direction_slope(answer: Any) -> Verdict:
     """Exercise 1b: the (projected) direction slope, as a 2 x 1 array."""
-    return verdict(answer, _slopes(True)["weights"])
+    return verdict(answer, _slopes(True)["direction"])
 
 
 def check_unprojected_dot(answer: Any) -> Verdict:
     """Exercise 2: the unprojected direction slope dotted with DIRECTION (a number)."""
-    unprojected = _slopes(False)["weights"]
+    unprojected = _slopes(False)["direction"]
     return verdict(answer, float(np.sum(unprojected * DIRECTION)))

@@ -6,33 +6,76 @@ from typing import Any
 
 import numpy as np
 
-from normcore import BatchNorm
-from normcore.exercises import Verdict, verdict
+from normcore.batch import BatchNorm
+from normcore.dense import Dense
+from normcore.exercises import PROMPT, verdict
+from normcore.experiments import deepnet, prepost
+from normcore.fold import fold_batch_norm
 
-COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]])
+#: Exercise 1: the loss L(w) = (w1**2 + 10 * w2**2) / 2 at W, one step at RATE.
+CURVATURE = np.array([1.0, 10.0])
+W = np.array([1.0, 1.0])
+RATE = 0.1
+
+#: Exercise 4: one input, one unit: dense weight 2 and bias 1, then a batch layer with these
+#: running figures, scale and shift (epsilon 1e-5).
+FOLD = {"weight": 2.0, "bias": 1.0, "running_mean": 3.0, "running_variance": 4.0,
+        "scale": 0.5, "shift": 1.0}
+
+#: Exercise 5: a scale-invariant weight block's squared length, its slope's squared length and
+#: the learning rate.
+LENGTH2, SLOPE2, STEP_RATE = 4.0, 0.02, 0.1
 
 
-def check_pytorch_variance(answer: Any) -> Verdict:
-    """Exercise 1: PyTorch's running variance (momentum 0.1, unbiased variance, start 1) after
-    one training batch COLUMN."""
-    n = COLUMN.shape[0]
-    return verdict(answer, 0.9 * 1.0 + 0.1 * float(COLUMN.var()) * n / (n - 1))
+def check_gradient_change(answer: Any) -> str:
+    """Exercise 1: ||g(W - RATE g(W)) - g(W)|| for L(w) = sum(CURVATURE * w**2) / 2."""
+    g = CURVATURE * W
+    moved = CURVATURE * (W - RATE * g)
+    return verdict(answer, float(np.linalg.norm(moved - g)))
 
 
-def check_two_steps(answer: Any) -> Verdict:
-    """Exercise 2: normcore's running mean after two steps on COLUMN (momentum 0.9, start 0)."""
-    layer = BatchNorm.create(1)
-    for _ in range(2):
-        r = layer.forward(COLUMN, "training")
-        layer = layer.step(layer.backward(r, np.zeros_like(COLUMN)), 0.0)
-    return verdict(answer, float(layer.running_mean[0]))
+def check_parameter_counts(learned: Any, running: Any) -> str:
+    """Exercise 2: how many more learned parameters the batch version of the digits network has
+    than the plain one, and how many running figures it keeps."""
+    if learned is None or running is None:
+        return PROMPT
+    batch = deepnet.build("batch", [0])
+    extra = sum(n.scale.size + n.shift.size for n in batch.norms)
+    figures = sum(n.running_mean.size + n.running_variance.size for n in batch.norms)
+    return verdict([learned, running], [extra, figures], tolerance=0)
 
 
-def check_tiny_scale(answer: Any) -> Verdict:
-    """Exercise 3: the smallest power of ten s for which COLUMN * s, standardised while
-    training with epsilon 1e-5, keeps its last entry above 1.5 (answer the exponent)."""
-    for exponent in range(-10, 5):
-        z = BatchNorm.create(1).forward(COLUMN * 10.0**exponent, "training").output
-        if z[-1, 0] > 1.5:
-            return verdict(answer, exponent, tolerance=0)
-    return verdict(answer, np.nan)
+def check_post_ln_ratio(answer: Any) -> str:
+    """Exercise 3: in a post-LN stack of 6 blocks, seed 0 alone, the length of block 6's weight
+    slope divided by block 1's."""
+    norm = prepost.gradient_profile("post-LN", seeds=(0,), blocks=6).norm[0]
+    return verdict(answer, float(norm[-1] / norm[0]))
+
+
+def _folded() -> Dense:
+    dense = Dense(weights=np.array([[FOLD["weight"]]]), bias=np.array([FOLD["bias"]]))
+    batch = BatchNorm(scale=np.array([FOLD["scale"]]), shift=np.array([FOLD["shift"]]),
+                      running_mean=np.array([FOLD["running_mean"]]),
+                      running_variance=np.array([FOLD["running_variance"]]))
+    return fold_batch_norm(dense, batch)
+
+
+def check_folded(weight: Any, bias: Any) -> str:
+    """Exercise 4: the folded layer's weight and bias for FOLD."""
+    if weight is None or bias is None:
+        return PROMPT
+    f = _folded()
+    return verdict([weight, bias], [float(f.weights[0, 0]), float(f.bias[0])])
+
+
+def check_balancing_decay(answer: Any) -> str:
+    """Exercise 5: the weight decay at which LENGTH2, SLOPE2 and STEP_RATE balance (checked
+    relative to its size, since the answer is small)."""
+    expected = STEP_RATE * SLOPE2 / (2 * LENGTH2)
+    if answer is None:
+        return verdict(None, expected)
+    try:
+        share = float(answer) / expected
+    except (TypeError, ValueError):
+        return verdict(answer, expected)
+    return verdict(share, 1.0)

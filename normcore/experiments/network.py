@@ -65,7 +65,7 @@ def build(
         second.append(starting_weights(hidden, 1, rng))
     w1, w2 = np.stack(first), np.stack(second)
     stack = (len(seeds),)
-    hidden_layer = WeightNormDense(weights=w1) if arrangement == "weight" else Dense(weights=w1)
+    hidden_layer = WeightNormDense(direction=w1) if arrangement == "weight" else Dense(weights=w1)
     norm = {
         "batch": lambda: BatchNorm.create(hidden, stack=stack),
         "layer": lambda: LayerNorm.create(hidden, stack=stack),

@@ -53,7 +53,7 @@ def make_case(lengths: Sequence[float] = LENGTHS, seed: int = CASE_SEED) -> Case
     raw = rng.normal(size=(2, lengths.size))
     direction = raw / direction_length(raw) * lengths
     bias = rng.normal(scale=0.1, size=lengths.size)
-    layer = WeightNormDense(weights=direction, bias=bias)  # refuses a zero length
+    layer = WeightNormDense(direction=direction, bias=bias)  # refuses a zero length
     return Case(
         x=x[:PEOPLE],
         y=crowd.labels[:PEOPLE],
@@ -98,17 +98,17 @@ def slope_checks(case: Case, step: float = 1e-6) -> SlopeChecks:
     response, d = arriving_slope(wn, x, y)
     gradient = wn.backward(response, d)
     dense_slope = np.swapaxes(response.input, -1, -2) @ d
-    unprojected = wn.slopes_from_dense(dense_slope, project=False)["weights"]
+    unprojected = wn.slopes_from_dense(dense_slope, project=False)["direction"]
 
     def by_direction(v: np.ndarray) -> float:
-        return loss_of(WeightNormDense(weights=v, magnitude=wn.magnitude, bias=wn.bias), x, y)
+        return loss_of(WeightNormDense(direction=v, magnitude=wn.magnitude, bias=wn.bias), x, y)
 
     def by_magnitude(g: np.ndarray) -> float:
-        return loss_of(WeightNormDense(weights=wn.direction, magnitude=g, bias=wn.bias), x, y)
+        return loss_of(WeightNormDense(direction=wn.direction, magnitude=g, bias=wn.bias), x, y)
 
     oracle_v = finite_difference(by_direction, wn.direction, step)
     oracle_g = finite_difference(by_magnitude, wn.magnitude, step)
-    projected = gradient.slopes["weights"]
+    projected = gradient.slopes["direction"]
     return SlopeChecks(
         forward_gap=float(np.max(np.abs(wn.forward(x).output - case.dense.forward(x).output))),
         direction_gap=float(np.max(np.abs(projected - oracle_v))),

@@ -8,22 +8,24 @@ from __future__ import annotations
 
 import html
 
+from ..errors import NormcoreError, SettingError
 from ..experiments import comparison, network
 from ._data import data, keyed
+from ._input import NotANumberError, friendly, parse_number
 
 
 def results_table(arrangements, seeds, stride: float, epochs: int = comparison.EPOCHS) -> str:
     """The comparison for these choices, as an HTML table (or an error message)."""
     try:
         if not arrangements:
-            raise ValueError("pick at least one arrangement")
+            raise SettingError("pick at least one arrangement")
         if not seeds:
-            raise ValueError("type at least one seed")
+            raise SettingError("type at least one seed")
         if not (stride > 0 and stride < 100):
-            raise ValueError(f"stride: expected a number between 0 and 100, got {stride}")
+            raise SettingError(f"stride: expected a number between 0 and 100, got {stride}")
         scores = comparison.compare(list(arrangements), list(seeds), epochs, stride)
-    except Exception as exc:  # noqa: BLE001 - shown in the widget, never raised
-        return f"<p{data(error=exc)}><b>Cannot run that:</b> {html.escape(str(exc))}</p>"
+    except NormcoreError as exc:
+        return f"<p{data(error=exc)}><b>Cannot run that.</b> {html.escape(friendly(exc))}</p>"
 
     def row(name: str, s: comparison.Scores) -> str:
         figures = {
@@ -43,7 +45,10 @@ def results_table(arrangements, seeds, stride: float, epochs: int = comparison.E
 
     rows = "".join(row(name, s) for name, s in scores.items())
     return (
-        f"<table><tr{data(arrangements=list(scores), seeds=list(seeds), stride=stride)}>"
+        "<style>.nc-padded td, .nc-padded th { padding: 2px 10px; }"
+        " .nc-padded td { text-align: right; font-variant-numeric: tabular-nums; }</style>"
+        f"<table class='nc-padded'>"
+        f"<tr{data(arrangements=list(scores), seeds=list(seeds), stride=stride)}>"
         "<th>arrangement</th><th>training accuracy</th><th>held-out accuracy</th>"
         "<th>seed range</th><th>training loss</th><th>held-out loss</th></tr>"
         f"{rows}</table>"
@@ -51,7 +56,15 @@ def results_table(arrangements, seeds, stride: float, epochs: int = comparison.E
 
 
 def parse_seeds(text: str) -> list[int]:
-    return [int(part) for part in text.replace(" ", "").split(",") if part]
+    """Whole-number seeds separated by commas; a typed error for anything else."""
+    seeds = []
+    for part in text.replace(" ", "").split(","):
+        if part:
+            value = parse_number(part, "seeds")
+            if value != int(value) or value < 0:
+                raise NotANumberError(f"seeds: {part!r} is not a whole number from 0 up")
+            seeds.append(int(value))
+    return seeds
 
 
 def comparison_widget(
@@ -60,26 +73,30 @@ def comparison_widget(
     """A VBox: arrangement picker, seed and stride boxes, a run button and the results table."""
     import ipywidgets as w
 
+    style = {"description_width": "7em"}
     picker = w.SelectMultiple(
-        options=list(network.ARRANGEMENTS), value=list(arrangements), description="arrangements"
+        options=list(network.ARRANGEMENTS), value=list(arrangements), description="arrangements",
+        style=style,
     )
-    seed_box = w.Text(value=",".join(str(s) for s in seeds), description="seeds")
-    stride_box = w.Text(value=f"{stride:g}", description="stride")
+    seed_box = w.Text(value=",".join(str(s) for s in seeds), description="seeds", style=style)
+    stride_box = w.Text(value=f"{stride:g}", description="stride", style=style)
     button = w.Button(description="run")
     out = w.HTML(value=results_table(arrangements, seeds, stride))
 
     def run(_button=None) -> None:
         try:
             chosen_seeds = parse_seeds(seed_box.value)
-            rate = float(stride_box.value)
-        except ValueError:
-            out.value = (f"<p{data(error='not a number')}><b>Please type whole-number seeds and "
-                         "a plain-number stride.</b></p>")
+            rate = parse_number(stride_box.value, "stride")
+        except NormcoreError as exc:
+            out.value = (f"<p{data(error=exc)}><b>Cannot run that.</b> "
+                         f"{html.escape(friendly(exc))}</p>")
             return
         out.value = results_table(list(picker.value), chosen_seeds, rate)
 
     button.on_click(run)
-    widget = w.VBox([picker, seed_box, stride_box, button, out])
+    where = w.HTML("<i>Runs on the kernel: open the chapter in JupyterLab to re-run it; the site "
+                   "shows the table made when it was built.</i>")
+    widget = w.VBox([where, picker, seed_box, stride_box, button, out])
     widget.add_class("normcore-comparison")  # hooks for the live browser tests
     out.add_class("normcore-readout")
     widget.run = run

@@ -15,6 +15,7 @@ import ipywidgets as widgets
 from normcore.errors import NormcoreError
 from normcore.experiments import rates as R
 from normcore.widgets._data import data
+from normcore.widgets._input import friendly
 
 
 def readout(rate: float, normalised: bool, seed: int = R.RUN_SEEDS[0]) -> str:
@@ -46,9 +47,9 @@ def readout(rate: float, normalised: bool, seed: int = R.RUN_SEEDS[0]) -> str:
                       f"<span{data(changed_by_order=ways.changed_by_order)}>subscribers whose "
                       f"class the order changes {ways.changed_by_order}</span>"]
         return "<br>".join(lines)
-    except (NormcoreError, ValueError) as exc:
-        return (f"<b{data(error=exc)}>could not train:</b> {html.escape(type(exc).__name__)}: "
-                f"{html.escape(str(exc))}")
+    except NormcoreError as exc:
+        return (f"<p{data(error=exc)}><b>Could not train at that rate.</b> "
+                f"{html.escape(friendly(exc))}</p>")
 
 
 def shown_by(slider: widgets.FloatLogSlider, value: float) -> float:
@@ -63,7 +64,8 @@ def rate_explorer(rate: float = 20.0, normalised: bool = True) -> widgets.VBox:
 
     The box carries `.rate`, `.normalised`, `.button`, `.out` and `.train()` for tests."""
     rate_w = widgets.FloatLogSlider(value=rate, base=10, min=-2, max=2, step=0.05,
-                                    description="rate", readout_format=".3g")
+                                    description="rate", readout_format=".3g",
+                                    layout=widgets.Layout(width="440px"))
     norm_w = widgets.Checkbox(value=normalised, description="batch layer")
     button = widgets.Button(description="train")
     out = widgets.HTML(readout(rate, normalised))
@@ -87,7 +89,9 @@ def rate_explorer(rate: float = 20.0, normalised: bool = True) -> widgets.VBox:
 
     rate_w.observe(moved, names="value")
     button.on_click(train)
-    box = widgets.VBox([widgets.HBox([rate_w, norm_w, button]), out])
+    where = widgets.HTML("<i>Runs on the kernel: open the chapter in JupyterLab to train at "
+                         "another rate; the site shows the run made when it was built.</i>")
+    box = widgets.VBox([where, widgets.HBox([rate_w, norm_w, button]), out])
     box.add_class("normcore-rates")  # hooks for the live browser tests
     out.add_class("normcore-readout")
     box.rate, box.normalised, box.button, box.out, box.train = rate_w, norm_w, button, out, train

@@ -1,95 +1,80 @@
 """Chapter 1's switch: the chart of the block the output layer reads, plain or under a batch layer.
 
     chart = shift_chart()          # trains both crowd networks (well under a second)
-    chart.box                      # the ipywidgets box to display
+    chart                          # display it
     chart.select("batch")          # what the toggle does
-    chart.readout.value            # the figures under the chart, as HTML
+    chart.answer()                 # the figures under the chart on show, as the page shows them
 
-Both charts are drawn once, as PNG, when the widget is made; the toggle only swaps which one the
-HTML widget shows, so the saved notebook (and the static site) carries the default view.
+Both networks are trained and both charts drawn (PNG) when the widget is made; the page chooses
+between them (``js/shift-chart.js``), so on the static site the switch works with no kernel. The
+figures are stored as the page shows them (4 decimals, or 2 significant figures for the gap), so
+a saved notebook holds no full-precision number.
 """
 
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from typing import Any
 
-import ipywidgets as widgets
+import traitlets
 
 from normcore.experiments.shift import CrowdShift, crowd_shift
 from normcore.plots.ch01 import crowd_shift_figure, png_bytes
+from normcore.widgets._esm import bundle, source
+from normcore.widgets._page import PageWidget
 
-LABELS = {"plain": "none", "batch layer": "batch"}
-LIVE_NOTE = "Open this chapter in JupyterLab (<code>make lab</code>) to switch the chart."
-
-
-def _img(png: bytes, alt: str) -> str:
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img src="data:image/png;base64,{data}" alt="{alt}" style="max-width:100%">'
+LABELS = {"none": "plain", "batch": "batch layer"}
 
 
-def describe(shift: CrowdShift) -> str:
-    """The figures under the chart for one arrangement, as an HTML paragraph."""
+def describe(shift: CrowdShift) -> dict[str, str | None]:
+    """The figures under the chart for one arrangement, as the page shows them."""
     epoch, unit = shift.largest_move_at
-    parts = [
-        f"largest mean shift, first epoch to last: <b>{shift.largest_shift:.4f}</b> "
-        f"(unit {shift.shift_unit + 1})",
-        f"largest single-epoch move: <b>{shift.largest_move:.4f}</b> "
-        f"(unit {unit + 1}, epoch {epoch})",
-    ]
-    if shift.shift_gap is not None:
-        parts.append(f"largest gap between the block's mean and the layer's shift: "
-                     f"<b>{shift.shift_gap:.1e}</b>")
-    return "<br>".join(parts)
+    return {
+        "largest_shift": f"{shift.largest_shift:.4f}", "shift_unit": str(shift.shift_unit + 1),
+        "largest_move": f"{shift.largest_move:.4f}", "move_unit": str(unit + 1),
+        "move_epoch": str(epoch),
+        "shift_gap": None if shift.shift_gap is None else f"{shift.shift_gap:.1e}",
+    }
 
 
-@dataclass(eq=False)
-class ShiftChart:
-    """The toggle, the chart and the figures under it."""
+def _image(shift: CrowdShift, name: str) -> dict[str, str]:
+    data = base64.b64encode(png_bytes(crowd_shift_figure(shift))).decode("ascii")
+    return {"src": f"data:image/png;base64,{data}",
+            "alt": f"each hidden unit's mean and deviation per epoch, {name} network"}
 
-    shifts: dict[str, CrowdShift]
-    toggle: widgets.ToggleButtons = field(init=False)
-    chart: widgets.HTML = field(init=False)
-    readout: widgets.HTML = field(init=False)
-    box: widgets.VBox = field(init=False)
 
-    def __post_init__(self) -> None:
-        self._images = {
-            name: _img(png_bytes(crowd_shift_figure(shift)), f"unit means and deviations, {name}")
-            for name, shift in self.shifts.items()
-        }
-        self.toggle = widgets.ToggleButtons(
-            options=[(label, key) for label, key in LABELS.items() if key in self.shifts],
-            description="network",
-        )
-        self.chart = widgets.HTML()
-        self.readout = widgets.HTML()
-        note = widgets.HTML(f"<small>{LIVE_NOTE}</small>")
-        self.box = widgets.VBox([self.toggle, self.chart, self.readout, note])
-        self.box.add_class("normcore-shift-chart")
-        self.toggle.observe(self._changed, names="value")
-        self.select(self.toggle.value)
+class ShiftChart(PageWidget):
+    """The switch; `results` holds both charts and their figures, computed when it was made."""
 
-    def _changed(self, change) -> None:
-        self.select(change["new"])
+    _esm = bundle("shift-chart.js")
+    _css = source("widgets.css")
+    results = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, shifts: dict[str, CrowdShift], **kwargs: Any) -> None:
+        self.shifts = shifts
+        results = {key: {"label": LABELS[key], "figures": describe(shift),
+                         **_image(shift, LABELS[key])} for key, shift in shifts.items()}
+        super().__init__(state={"arrangement": "none"}, results=results, **kwargs)
+
+    def compute(self, state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        return describe(self.shifts[state["arrangement"]])
+
+    def answer(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.compute(self.state if state is None else state)
 
     def select(self, arrangement: str) -> None:
         """Show `arrangement` ('none' or 'batch')."""
         if arrangement not in self.shifts:
-            self.readout.value = f"<b>no chart for {arrangement!r}</b>"
-            return
-        if self.toggle.value != arrangement:
-            self.toggle.value = arrangement  # observing calls select again
-            return
-        self.chart.value = self._images[arrangement]
-        self.readout.value = describe(self.shifts[arrangement])
+            raise ValueError(f"arrangement: expected one of {sorted(self.shifts)}, "
+                             f"got {arrangement!r}")
+        self.state = {"arrangement": arrangement}
 
     @property
     def selected(self) -> str:
-        return self.toggle.value
+        return self.state["arrangement"]
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.box._repr_mimebundle_(**kwargs)
+    def __repr__(self) -> str:
+        return f"ShiftChart({LABELS[self.selected]} network on show)"
 
 
 def shift_chart(
@@ -98,4 +83,4 @@ def shift_chart(
     """The chapter-1 switch between the plain crowd network and the one with a batch layer."""
     plain = crowd_shift("none", seed) if plain is None else plain
     batch = crowd_shift("batch", seed) if batch is None else batch
-    return ShiftChart(shifts={"none": plain, "batch": batch})
+    return ShiftChart({"none": plain, "batch": batch})

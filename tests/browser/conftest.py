@@ -1,7 +1,9 @@
 """Fixtures for the browser tests: Debian's chromium, headless, driven by Playwright for Python.
 
 No browser is ever downloaded: Playwright launches /usr/bin/chromium (or $NORMCORE_CHROMIUM).
-Without chromium or the playwright package the tests skip and say which is missing.
+On a developer's machine, without chromium or the playwright package the tests skip and say which
+is missing. In CI (``CI=true``, as `.ci/run` sets) a missing oracle is a failure, not a skip: the
+site's JavaScript must be held to normcore in a real browser before CI can go green.
 `tools/ci_prepare.sh` installs both.
 """
 
@@ -20,8 +22,13 @@ from .live import Lab, start_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -32,19 +39,26 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def missing(reason: str) -> None:
+    """Skip with `reason` on a developer's machine; fail with it in CI (CI=true)."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI=true and {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """One headless chromium for the session (skips when chromium or playwright is missing)."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        pytest.skip(
+        missing(
             "playwright is not installed (pip install playwright; no browser download is "
             "needed): the browser tests drive Debian's chromium through it"
         )
     path = chromium_path()
     if path is None:
-        pytest.skip(
+        missing(
             "chromium is not installed (apt-get install -y chromium): the browser tests need a "
             "real browser to typeset the math and run the widgets"
         )
@@ -62,6 +76,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     book = Path(os.environ.get("NORMCORE_LIVE_BOOK", ROOT / "book"))
     jupyter = Path(sys.executable).parent / "jupyter"
     if not jupyter.exists():
-        pytest.skip("jupyter is not installed in this environment (the book extra)")
+        missing("jupyter is not installed in this environment (the book extra)")
     with start_lab(jupyter, book, tmp_path_factory.mktemp("lab")) as server:
         yield server

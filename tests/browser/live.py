@@ -7,10 +7,11 @@ failing); nothing sleeps to synchronise.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import secrets
-import shutil
 import socket
 import subprocess
 import time
@@ -31,7 +32,10 @@ ANSWER_TIMEOUT = 60_000  # ms for the kernel to answer one reader action
 
 # Every cell is kept in the page (JupyterLab otherwise renders only the cells near the view), so
 # the run can be followed cell by cell and a widget far down the page is always there.
-LAB_SETTINGS = {"@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"}}
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},  # no news pop-up
+}
 
 
 def free_port() -> int:
@@ -68,11 +72,21 @@ class Lab:
             self.api(f"sessions/{session['id']}", method="DELETE")
 
 
+def _lab_book() -> Any:
+    """tools/lab_book.py, which writes the reader's working copy that `make lab` serves."""
+    path = Path(__file__).resolve().parents[2] / "tools" / "lab_book.py"
+    spec = importlib.util.spec_from_file_location("lab_book", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @contextmanager
 def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
-    """JupyterLab on 127.0.0.1 with a token, over a copy of `book` made in `work`."""
+    """JupyterLab on 127.0.0.1 with a token, over the working copy of `book` that `make lab`
+    serves (tools/lab_book.py), written into `work`."""
     root = work / "book"
-    shutil.copytree(book, root)
+    _lab_book().build(book, root, quiet=True)
     settings = work / "settings"
     for name, values in LAB_SETTINGS.items():
         package, plugin = name.rsplit("/", 1)
@@ -87,7 +101,7 @@ def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
          f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
          f"--LabApp.workspaces_dir={work / 'workspaces'}", "--LabApp.news_url=",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly",
+         "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
          *(["--allow-root"] if os.geteuid() == 0 else [])],
         stdout=log, stderr=subprocess.STDOUT,
     )
@@ -124,11 +138,23 @@ def _menu(page: Any, menu: str, item: str) -> None:
     page.locator(".lm-Menu-itemLabel", has_text=item).first.click()
 
 
-_PROMPTS = (
-    "() => Array.from(document.querySelectorAll("
-    "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt'))"
-    ".map(p => p.textContent.trim())"
+# The open notebook's model, read through the application object that JupyterLab exposes with
+# --LabApp.expose_app_in_browser (the page cannot tell a folded cell's run from its prompt).
+_CODE = (
+    "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+    " const m = w && w.content && w.content.model;"
+    " return m ? Array.from(m.cells).filter(c => c.type === 'code') : null; }"
 )
+
+
+def cell_states(page: Any) -> list[dict[str, Any]]:
+    """Each code cell of the open notebook: its execution count and any error it shows."""
+    return page.evaluate(
+        f"() => ({_CODE})().map(c => ({{count: c.executionCount,"
+        " error: c.outputs.toJSON().filter(o => o.output_type === 'error')"
+        ".map(o => o.ename + ': ' + o.evalue + '\\n' + (o.traceback || []).join('\\n'))[0]"
+        " || null}))"
+    )
 
 
 @contextmanager
@@ -145,7 +171,8 @@ def chapter(browser: Any, lab: Lab, notebook: str) -> Iterator[Any]:
         page.goto(lab.url(notebook))
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=OPEN_TIMEOUT)
         page.wait_for_function(
-            f"() => ({_PROMPTS})().length === {cells}", timeout=OPEN_TIMEOUT
+            f"() => {{ const c = ({_CODE})(); return c && c.length === {cells}; }}",
+            timeout=OPEN_TIMEOUT,
         )
         page.wait_for_function(  # the kernel is up (the status bar reads Idle)
             "() => document.body.innerText.includes('Idle')", timeout=OPEN_TIMEOUT
@@ -153,26 +180,109 @@ def chapter(browser: Any, lab: Lab, notebook: str) -> Iterator[Any]:
         # Cleared first, so neither a stored output nor its saved widget can pass for a live one
         _menu(page, "Edit", "Clear Outputs of All Cells")
         page.wait_for_function(
-            f"() => ({_PROMPTS})().every(p => !/\\d/.test(p))", timeout=OPEN_TIMEOUT
+            f"() => ({_CODE})().every(c => c.executionCount === null)", timeout=OPEN_TIMEOUT
         )
         _menu(page, "Run", "Run All Cells")
-        state = page.wait_for_function(
-            "() => {"
-            " const nb = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');"
-            " if (nb.querySelector('[data-mime-type=\"application/vnd.jupyter.error\"]'))"
-            "   return 'error';"
-            f" const done = ({_PROMPTS})().filter(p => /^\\[\\d+\\]/.test(p)).length;"
-            f" return done === {cells} ? 'done' : false; }}",
+        page.wait_for_function(  # every cell has run, or one has failed (folded cells too)
+            f"() => {{ const c = ({_CODE})();"
+            " return c.some(x => x.outputs.toJSON().some(o => o.output_type === 'error'))"
+            " || c.every(x => x.executionCount !== null); }",
             timeout=RUN_TIMEOUT,
-        ).json_value()
-        if state == "error":
-            error = page.locator("[data-mime-type='application/vnd.jupyter.error']").first
-            raise AssertionError(f"{notebook} failed in the browser:\n{error.inner_text()}")
+        )
+        failed = [s["error"] for s in cell_states(page) if s["error"]]
+        if failed:
+            raise AssertionError(f"{notebook} failed in the browser:\n{failed[0]}")
+        reads_like_the_site(page, lab, notebook)
         yield page
     finally:
         context.close()
         with suppress(OSError):  # a server that is gone has no kernels left to stop
             lab.shut_down_sessions()
+
+
+# ------------------------------------------------------------------------------ reading
+BOOK = Path(__file__).resolve().parents[2] / "book"
+RAW = re.compile(r"\{(glue|numref|eval|doc|term)[:}]|^\s*(:::|```)\s*\{", re.M)
+HIDDEN = {"remove-cell", "hide-cell", "remove-input", "hide-input"}
+
+_MARKDOWN = (
+    "() => Array.from(document.querySelectorAll("
+    "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-MarkdownCell'))"
+    ".map(c => c.innerText)"
+)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_MODEL = "() => window.jupyterapp.shell.currentWidget.content.model"
+
+
+def _cells(lab: Lab, name: str) -> list[dict[str, Any]]:
+    return json.loads((lab.root / name).read_text(encoding="utf-8"))["cells"]
+
+
+def _figures(lab: Lab, name: str) -> list[tuple[int, str]]:
+    """(index of the figure's code cell, its caption cell's text) in the working copy."""
+    cells = _cells(lab, name)
+    return [
+        (i, "".join(cells[i + 1]["source"]))
+        for i, cell in enumerate(cells)
+        if cell["cell_type"] == "code" and "caption" in cell["metadata"].get("mystnb", {}).get(
+            "figure", {})
+    ]
+
+
+def _outside_dropdowns(markdown: str) -> str:
+    """The markdown without its collapsed blocks (worked solutions), which Lab shows closed."""
+    return re.sub(r"^:::+\{dropdown\}.*?^:::+\s*$", "", markdown, flags=re.M | re.S)
+
+
+def _numbers(name: str) -> list[str]:
+    """Every figure the chapter's prose glues in outside collapsed solutions, as the site prints
+    it (a closed dropdown's text is not on the page until the reader opens it)."""
+    tool = _lab_book()
+    book = BOOK / name
+    glued = tool.glued_values(tool.nbformat.read(book, as_version=4))
+    found = []
+    for cell in json.loads(book.read_text(encoding="utf-8"))["cells"]:
+        if cell["cell_type"] == "markdown":
+            for key, _, spec in (m.partition(":") for m in re.findall(
+                    r"\{glue:text\}`([^`]*)`", _outside_dropdowns("".join(cell["source"])))):
+                found.append(tool.format_glued(glued[key], spec))
+    return found
+
+
+def _words(markdown: str) -> str:
+    """The first words of a caption as the page shows them (no emphasis marks, no math)."""
+    plain = re.sub(r"\*\*|\*|`", "", markdown.split("$")[0])
+    return " ".join(plain.split()[:8])
+
+
+def reads_like_the_site(page: Any, lab: Lab, name: str) -> None:
+    """After Run All: no markdown cell shows a raw role (``{glue``, ``{numref``, ``{eval``,
+    ``{doc``, ``{term``) or an unrendered directive; every figure the site glues into the prose
+    is there; every figure has drawn an image and shows its caption; the cells the site hides
+    are folded."""
+    figures = _figures(lab, name)
+    hidden = sum(
+        c["cell_type"] == "code" and bool(HIDDEN & set(c["metadata"].get("tags", [])))
+        for c in _cells(lab, name)
+    )
+    shown = page.evaluate(_MARKDOWN)
+    raw = [m.group(0) for text in shown for m in RAW.finditer(text)]
+    assert not raw, f"{name} shows raw MyST after Run All: {raw[:5]}"
+    plain = [text.translate(_QUOTES) for text in shown]  # MyST sets typographic quotes
+    prose = "\n".join(" ".join(text.split()) for text in plain)
+    missing = [n for n in _numbers(name) if n not in prose]
+    assert not missing, f"{name}: glued figures missing from the prose: {missing[:5]}"
+    for i, caption in figures:
+        assert _words(caption) in prose, f"{name}: no caption {_words(caption)!r} on the page"
+        kinds = page.evaluate(
+            f"() => Array.from(({_MODEL})().cells)[{i}].outputs.toJSON()"
+            ".flatMap(o => Object.keys(o.data || {}))"
+        )
+        assert any(k.startswith("image/") for k in kinds), f"{name} cell {i} drew no figure"
+    folded = page.locator(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPlaceholder"
+    ).count()
+    assert folded == hidden, f"{name}: {folded} folded code cells, the site hides {hidden}"
 
 
 # ------------------------------------------------------------------------------ the readout

@@ -1,11 +1,12 @@
-"""The fast kernels the layers call: standardise, scale and shift in as few passes as numpy allows.
+"""The large-block kernels: standardise, scale and shift in as few passes as numpy allows.
 
 `normcore.standardise` holds the arithmetic as the book shows it, one whole-block operation a
-line. The functions here compute the same figures for the layers, with four savings:
+line, and the layers run it for every block up to `normcore.fast.FROM` values. The functions here
+compute the same figures for larger blocks, with four savings:
 
 * **No needless blocks.** The centred block becomes z in place; sums of products are read with
-  `einsum` or `vecdot`, so no squared or product block is made; the answer is built in one owned
-  buffer.
+  `einsum` or `vecdot`, so no squared or product block is made; the answer is built in one fresh
+  block that it owns (nothing is recycled: every answer and scratch block is a new array).
 * **Slabs that stay in cache.** A block of more than `CHUNK` values is worked a slab at a time
   along its first axis, and every temporary is one slab, small enough to stay in a core's cache.
   When the first axis is not a statistic axis (layer, RMS, instance and group norm, stacked
@@ -20,11 +21,10 @@ line. The functions here compute the same figures for the layers, with four savi
   axis, so the backward sums are taken of the raw slope (they are the parameter slopes too), and
   the answer is ``d * k + z * a + c`` with per-feature constants ``k``, ``a`` and ``c``.
 
-Blocks of up to `CHUNK` values are computed exactly as the whole-block routine below, so the
-book's small examples see the same bits whichever way they are called. Same conventions as
-`normcore.standardise`; the figures agree with the readable pair to rounding (about 1e-15
-relative in float64, held to 1e-12 by ``tests/test_fuzz_api.py``), and the slab paths agree with
-the whole-block path (``tests/test_fused.py`` shrinks `CHUNK` to force them on small blocks).
+Same conventions as `normcore.standardise`; the figures agree with the readable pair to rounding
+(about 1e-15 relative in float64), held to 1e-12 by ``tests/test_fused.py`` (which shrinks `CHUNK`
+to force every slab path on small blocks) and by ``tests/test_fuzz_api.py`` (which draws blocks
+beyond `CHUNK`).
 """
 
 from __future__ import annotations
@@ -37,8 +37,7 @@ from typing import overload
 
 import numpy as np
 
-from . import _blocks
-from .standardise import Standardised, _count
+from ..standardise import Standardised, _count
 
 #: values per slab: 256 KiB of float32 or 512 KiB of float64, inside a core's level-2 cache
 CHUNK = 1 << 16
@@ -46,6 +45,11 @@ CHUNK = 1 << 16
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 Sums = tuple[np.ndarray | None, np.ndarray | None]
+
+
+def _empty_like(a: np.ndarray) -> np.ndarray:
+    """A fresh C-ordered block of `a`'s shape and dtype (each answer owns its memory)."""
+    return np.empty(a.shape, a.dtype)
 
 
 def _sum_products(a: np.ndarray, b: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
@@ -94,7 +98,7 @@ def _tiled(a: np.ndarray, like: np.ndarray) -> np.ndarray:
     operation is one contiguous loop, measured here at about half the time. Slice ``[:rows]``
     for a shorter last slab.
     """
-    tile = _blocks.empty_like(like)
+    tile = _empty_like(like)
     np.copyto(tile, np.broadcast_to(a, like.shape))
     return tile
 
@@ -188,8 +192,9 @@ def _rows(
     lead = len(shape) - len(axes)
     if lead < 1 or axes != tuple(range(lead, len(shape))):
         return None
-    given = [p.reshape((1,) * (len(shape) - p.ndim) + p.shape) for p in (scale, shift)
-             if p is not None]
+    given = [
+        p.reshape((1,) * (len(shape) - p.ndim) + p.shape) for p in (scale, shift) if p is not None
+    ]
     varying = [i for i in range(lead) if any(p.shape[i] != 1 for p in given)]
     if not varying:  # the same for every row
         return _RowPlan("position", lead, lead, 1)
@@ -213,9 +218,9 @@ def _slab_rows(plan: _RowPlan, n: int) -> int:
 def _cycle_tile(p: np.ndarray, shape: tuple[int, ...], plan: _RowPlan, per: int) -> np.ndarray:
     """A parameter held a position, written out for `per` rows (a whole number of cycles)."""
     p = p.reshape((1,) * (len(shape) - p.ndim) + p.shape)
-    one_cycle = np.broadcast_to(p[(0,) * plan.cycle_from], shape[plan.cycle_from:])
-    n = math.prod(shape[plan.lead:])
-    tile = _blocks.empty((per, n), p.dtype)
+    one_cycle = np.broadcast_to(p[(0,) * plan.cycle_from], shape[plan.cycle_from :])
+    n = math.prod(shape[plan.lead :])
+    tile = np.empty((per, n), p.dtype)
     np.copyto(tile.reshape(per // plan.cycle, plan.cycle, n), one_cycle.reshape(plan.cycle, n))
     return tile
 
@@ -249,8 +254,15 @@ class _Pass:
 
     def slab(self, cut: slice) -> _Pass:
         return _Pass(
-            self.x[cut], self.axes, self.n, self.epsilon, self.centre, _part(self.scale, cut),
-            _part(self.shift, cut), self.z[cut], self.out[cut],
+            self.x[cut],
+            self.axes,
+            self.n,
+            self.epsilon,
+            self.centre,
+            _part(self.scale, cut),
+            _part(self.shift, cut),
+            self.z[cut],
+            self.out[cut],
         )
 
 
@@ -273,8 +285,8 @@ def standardise_affine(
     """
     axes = tuple(sorted(a % x.ndim for a in axes))
     n = _count(x.shape, axes)
-    z = _blocks.empty_like(x)
-    out = z if scale is None else _blocks.empty_like(x)
+    z = _empty_like(x)
+    out = z if scale is None else _empty_like(x)
     job = _Pass(x, axes, n, epsilon, centre, scale, shift, z, out)
     kept = [_kept(x.shape, axes)] + [p.shape for p in (scale, shift) if p is not None]
     with _row_buffers(_inner_run(x.shape, kept), x.dtype):
@@ -380,8 +392,10 @@ def _forward_rows(job: _Pass, plan: _RowPlan) -> Stats:
     per = _slab_rows(plan, n)
     if plan.kind == "position":
         # one value a position: written out to a whole slab once, sliced for each slab
-        s2, b2 = (None if p is None else _cycle_tile(p, job.x.shape, plan, per)
-                  for p in (job.scale, job.shift))
+        s2, b2 = (
+            None if p is None else _cycle_tile(p, job.x.shape, plan, per)
+            for p in (job.scale, job.shift)
+        )
         slab_of = _same_tile
     else:  # one value a row: a column, sliced with the rows
         s2, b2 = (_per_row(p, job.x.shape, plan.lead) for p in (job.scale, job.shift))
@@ -454,7 +468,7 @@ def standardise_affine_backward(
     `standardise_affine`. Returns (passed_down, sum of d * z, sum of d), the two sums along
     `param_axes` with those axes kept (size 1); both sums are None when `param_axes` is None.
     """
-    out = _blocks.empty_like(d)
+    out = _empty_like(d)
     job = _Back(st, d, scale, param_axes, out)
     kept = [st.deviation.shape] + ([] if scale is None else [scale.shape])
     with _row_buffers(_inner_run(d.shape, kept), d.dtype):
@@ -521,7 +535,7 @@ def _backward_rows(job: _Back, plan: _RowPlan) -> Sums:
     rows = d2.shape[0]
     inverse = (1.0 / st.deviation).reshape(rows, 1)
     per = _slab_rows(plan, n)
-    spare = _blocks.empty_like(d2[:per])
+    spare = _empty_like(d2[:per])
     if scale is None:
         s_cycle = np.ones((1, n), dtype)
         s_t = _tiled(s_cycle, spare)
@@ -555,7 +569,7 @@ def _backward_rows(job: _Back, plan: _RowPlan) -> Sums:
         return None, None
     d_shift = _column_sums(d2.reshape(-1, cycle * n))
     # from one cycle of rows to the parameter's shape: add what it shares inside the cycle
-    inside = d.shape[plan.cycle_from:]
+    inside = d.shape[plan.cycle_from :]
     shared = tuple(a - plan.cycle_from for a in param_axes if a >= plan.cycle_from)
     shape = _kept(d.shape, param_axes)
 
@@ -589,7 +603,7 @@ def _backward_rows_per_row(job: _Back, plan: _RowPlan) -> Sums:
     c = None if st.mean is None else k * sum_d * (-1.0 / n)
     a = np.empty((rows, 1), dtype)
     per = _slabs(d2.shape)[0].stop
-    spare = _blocks.empty_like(d2[:per])
+    spare = _empty_like(d2[:per])
     for i in range(0, rows, per):
         j = min(i + per, rows)
         dc, zc, oc, ac = d2[i:j], z2[i:j], out2[i:j], a[i:j]
@@ -636,7 +650,7 @@ def _backward_down_slabs(job: _Back) -> Sums:
     a = k * sum_dz * (-1.0 / n)
     c = k * sum_d * (-1.0 / n) if st.mean is not None else None
     slab = d[cuts[0]]
-    spare = _blocks.empty_like(slab)
+    spare = _empty_like(slab)
     a_t, k_t, c_t = _tiled(a, slab), _tiled(k, slab), _tiled_or_none(c, slab)
     for cut in cuts:
         oc = out[cut]
@@ -668,7 +682,7 @@ def standardise_by_affine(
     """`normcore.standardise.standardise_by` followed by ``z * scale + shift``.
 
     The same operations in the same order as the readable form (subtract, divide, multiply, add),
-    so the same bits, but into recycled blocks, a slab at a time when the block is larger than
+    so the same bits, but into fresh owned blocks, a slab at a time when the block is larger than
     `CHUNK`, and with the ufunc buffer cut to the inner run. `mean`, `deviation`, `scale` and
     `shift` broadcast against `x` (running figures, per feature); shift goes with scale.
     """
@@ -680,8 +694,8 @@ def standardise_by_affine(
 
     s = lined_up(deviation)
     m, a, b = (None if p is None else lined_up(p) for p in (mean, scale, shift))
-    z = _blocks.empty_like(x)
-    out = z if a is None else _blocks.empty_like(x)
+    z = _empty_like(x)
+    out = z if a is None else _empty_like(x)
     kept = [p.shape for p in (m, s, a, b) if p is not None]
     with _row_buffers(_inner_run(x.shape, kept), x.dtype):
         if x.ndim == 0 or x.size <= CHUNK:
@@ -689,12 +703,22 @@ def standardise_by_affine(
         else:
             for cut in _slabs(x.shape):
                 _by_into(
-                    x[cut], _part(m, cut), _part(s, cut), _part(a, cut), _part(b, cut), z[cut],
+                    x[cut],
+                    _part(m, cut),
+                    _part(s, cut),
+                    _part(a, cut),
+                    _part(b, cut),
+                    z[cut],
                     out[cut],
                 )
     st = Standardised(
-        z=z, mean=mean, variance=None, deviation=deviation, axes=axes,
-        count=_count(x.shape, axes), from_block=False,
+        z=z,
+        mean=mean,
+        variance=None,
+        deviation=deviation,
+        axes=axes,
+        count=_count(x.shape, axes),
+        from_block=False,
     )
     return st, out
 

@@ -1,0 +1,292 @@
+"""The deep digits network: 64 pixels, eight hidden layers of 32 units, ten logits.
+
+Each hidden layer is dense, then (in the normalised versions) a normaliser, then ReLU, the order
+of the paper that introduced batch normalisation. Versions:
+
+    'plain'  no normaliser
+    'batch'  BatchNorm after each hidden dense layer
+    'layer'  LayerNorm there
+    'rms'    RMSNorm there
+
+Independent networks stack along one leading axis (seeds, or seeds times learning rates): a block
+of shape (S, rows, 64) trains S networks in one call per layer. Each stacked network may have its
+own learning rate: its slopes are multiplied by its rate and every layer steps with rate 1, which
+moves parameters exactly as a step at that rate would (running figures do not depend on the
+rate). The loss is the mean softmax cross-entropy over the rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._checks import PREDICTING, TRAINING, as_block
+from ..activations import ReLU
+from ..batch import BatchNorm
+from ..dense import Dense, starting_weights
+from ..errors import SettingError, ShapeError
+from ..layer import LayerNorm, RMSNorm
+
+VERSIONS = ("plain", "batch", "layer", "rms")
+DEPTH = 8
+WIDTH = 32
+INPUTS = 64
+CLASSES = 10
+#: a stacked network whose loss passes this (ten times chance's log 10 ≈ 2.3) stops moving
+DIVERGED = 23.0
+
+
+@dataclass(frozen=True, eq=False)
+class SoftmaxLoss:
+    """Mean cross-entropy per stacked network, shape (S,), and its slope for the logits,
+    shape (S, rows, classes), already divided by the row count."""
+
+    value: np.ndarray
+    slope: np.ndarray
+
+
+def softmax_cross_entropy(logits: Any, labels: Any) -> SoftmaxLoss:
+    """Mean cross-entropy of integer `labels` (rows,) under softmax(`logits`) (S, rows, classes).
+
+    The largest logit of each row is subtracted first, so any finite logits give a finite loss.
+    Raises ShapeError for mismatched shapes and SettingError for labels outside 0..classes-1.
+    """
+    z = as_block(logits, "logits")
+    if z.ndim != 3:
+        raise ShapeError(f"logits: expected shape (stack, rows, classes), got {z.shape}")
+    y = np.asarray(labels)
+    if y.shape != z.shape[1:2] or y.dtype.kind not in "iu":
+        raise ShapeError(f"labels: expected {z.shape[1]} whole numbers, got {y.shape} {y.dtype}")
+    if y.size and (y.min() < 0 or y.max() >= z.shape[2]):
+        raise SettingError(f"labels: expected classes 0 to {z.shape[2] - 1}")
+    shifted = z - z.max(axis=-1, keepdims=True)
+    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_p = shifted - log_total
+    rows = z.shape[1]
+    picked = log_p[:, np.arange(rows), y]
+    slope = np.exp(log_p)
+    slope[:, np.arange(rows), y] -= 1.0
+    return SoftmaxLoss(value=-picked.mean(axis=1), slope=slope / rows)
+
+
+@dataclass(frozen=True, eq=False)
+class DeepNet:
+    """The stacked network: `dense` (DEPTH hidden dense layers), `norms` (one normaliser or None
+    per hidden layer) and `output` (the last dense layer)."""
+
+    dense: tuple[Dense, ...]
+    norms: tuple[Any, ...]
+    output: Dense
+    relu: ReLU = dataclasses.field(default_factory=ReLU)
+
+    @property
+    def size(self) -> int:
+        return int(self.output.weights.shape[0])
+
+
+def pick(net: DeepNet, index: Any) -> DeepNet:
+    """The stacked network number `index` alone (a stack of one), or the networks a slice
+    selects; parameters and running figures are copied."""
+    if isinstance(index, slice):
+        chosen = np.arange(net.size)[index]
+    elif isinstance(index, (int, np.integer)) and not isinstance(index, bool) and (
+        0 <= index < net.size
+    ):
+        chosen = np.array([int(index)])
+    else:
+        raise SettingError(
+            f"index: expected a whole number from 0 to {net.size - 1} or a slice, got {index!r}"
+        )
+    if chosen.size == 0:
+        raise SettingError(f"index: {index!r} selects no network of {net.size}")
+
+    def some(layer: Any) -> Any:
+        if layer is None:
+            return None
+        fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
+        sliced = {
+            k: v[chosen].copy()
+            for k, v in fields.items()
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == net.size
+        }
+        return dataclasses.replace(layer, **sliced)
+
+    return DeepNet(
+        dense=tuple(some(d) for d in net.dense),
+        norms=tuple(some(n) for n in net.norms),
+        output=some(net.output),
+        relu=net.relu,
+    )
+
+
+def tile(net: DeepNet, copies: int) -> DeepNet:
+    """A stack of `copies` identical copies of the single network `net` (a stack of one)."""
+    if net.size != 1:
+        raise SettingError(f"net: expected a stack of one network, got {net.size}")
+    if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 1:
+        raise SettingError(f"copies: expected a whole number >= 1, got {copies!r}")
+
+    def many(layer: Any) -> Any:
+        if layer is None:
+            return None
+        fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
+        repeated = {
+            k: np.repeat(v, copies, axis=0)
+            for k, v in fields.items()
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == 1
+        }
+        return dataclasses.replace(layer, **repeated)
+
+    return DeepNet(
+        dense=tuple(many(d) for d in net.dense),
+        norms=tuple(many(n) for n in net.norms),
+        output=many(net.output),
+        relu=net.relu,
+    )
+
+
+def _normaliser(version: str, stack: int, width: int) -> Any:
+    make = {"batch": BatchNorm.create, "layer": LayerNorm.create, "rms": RMSNorm.create}
+    return make[version](width, stack=(stack,)) if version in make else None
+
+
+def build(
+    version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = WIDTH
+) -> DeepNet:
+    """One network per seed, stacked in the order given (a seed may repeat). Weights are
+    He-uniform from ``np.random.default_rng(seed)``, first layer first; biases start at 0. The
+    same seed gives the same weights in every version."""
+    if version not in VERSIONS:
+        raise SettingError(f"version: expected one of {VERSIONS}, got {version!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise SettingError(f"depth: expected a whole number >= 1, got {depth!r}")
+    sizes = [INPUTS, *[width] * depth, CLASSES]
+    layers: list[list[np.ndarray]] = [[] for _ in range(depth + 1)]
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        for k in range(depth + 1):
+            layers[k].append(starting_weights(sizes[k], sizes[k + 1], rng))
+    dense = tuple(Dense(weights=np.stack(w)) for w in layers[:-1])
+    norms = tuple(_normaliser(version, len(seeds), width) for _ in range(depth))
+    return DeepNet(dense=dense, norms=norms, output=Dense(weights=np.stack(layers[-1])))
+
+
+def forward(net: DeepNet, x: np.ndarray, purpose: str = PREDICTING) -> tuple[list, np.ndarray]:
+    """The responses of every layer, in order, and the logits (S, rows, CLASSES). `x` is
+    (rows, 64) shared by every stacked network, or (S, rows, 64)."""
+    a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
+    responses = []
+    for dense, norm in zip(net.dense, net.norms, strict=True):
+        r = dense.forward(a, purpose)
+        responses.append(r)
+        a = r.output
+        if norm is not None:
+            r = norm.forward(a, purpose)
+            responses.append(r)
+            a = r.output
+        r = net.relu.forward(a, purpose)
+        responses.append(r)
+        a = r.output
+    r = net.output.forward(a, purpose)
+    responses.append(r)
+    return responses, r.output
+
+
+def gradients(net: DeepNet, x: np.ndarray, labels: np.ndarray, purpose: str = TRAINING):
+    """Loss (S,) and every layer's gradient, last layer first, for one batch."""
+    responses, logits = forward(net, x, purpose)
+    loss = softmax_cross_entropy(logits, labels)
+    d = loss.slope
+    grads = []
+    for r in reversed(responses):
+        g = r.layer.backward(r, d)
+        grads.append(g)
+        d = g.passed_down
+    return loss.value, grads
+
+
+def _scaled(g: Any, rates: np.ndarray) -> Any:
+    """`g` with every slope multiplied by its stacked network's rate."""
+    slopes = {k: v * rates.reshape((-1,) + (1,) * (v.ndim - 1)) for k, v in g.slopes.items()}
+    return dataclasses.replace(g, slopes=slopes)
+
+
+def _decayed(g: Any, decay: float) -> Any:
+    """`g` with ``decay * weights`` added to the weights' slope (L2 weight decay)."""
+    if decay == 0:
+        return g
+    slopes = dict(g.slopes, weights=g.slopes["weights"] + decay * g.layer.weights)
+    return dataclasses.replace(g, slopes=slopes)
+
+
+def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> DeepNet:
+    """A new network: every parameter moved by minus its network's rate times its slope; with
+    `decay`, each hidden dense layer's weights also shrink by rate * decay * weights."""
+    by_layer = {id(g.layer): g for g in grads}
+    dense = tuple(
+        d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense
+    )
+    norms = tuple(
+        None if n is None else n.step(_scaled(by_layer[id(n)], rates), 1.0) for n in net.norms
+    )
+    output = net.output.step(_scaled(by_layer[id(net.output)], rates), 1.0)
+    return DeepNet(dense=dense, norms=norms, output=output, relu=net.relu)
+
+
+def accuracy(net: DeepNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Share of rows classified right while predicting, per stacked network (S,)."""
+    _, logits = forward(net, x, PREDICTING)
+    return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class Training:
+    """What `train` recorded: `loss` (steps, S) measured by each step's own forward pass,
+    `accuracy` (epochs + 1, S) on the held-out rows after each epoch (row 0 before training),
+    `diverged` (S,) True where a network's loss passed DIVERGED (it stopped moving there)."""
+
+    net: DeepNet
+    loss: np.ndarray
+    accuracy: np.ndarray
+    diverged: np.ndarray
+
+
+def train(
+    net: DeepNet,
+    data: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    rates: Any,
+    epochs: int = 4,
+    batch: int = 64,
+    order_seed: int = 0,
+) -> Training:
+    """Mini-batch gradient descent on ``data = (x_train, y_train, x_held, y_held)``.
+
+    Every stacked network sees the same batches in the same order (one shuffle per epoch, from
+    ``order_seed``); a partial last batch is dropped. `rates` is one rate or one per stacked
+    network. A network whose loss passes DIVERGED (or is not finite) stops moving from that step.
+    """
+    x, y, x_held, y_held = data
+    rates = np.broadcast_to(np.asarray(rates, dtype=np.float64), (net.size,)).copy()
+    if not np.all(np.isfinite(rates)) or np.any(rates < 0):
+        raise SettingError("rates: expected finite rates >= 0")
+    if isinstance(batch, bool) or not isinstance(batch, int) or not 2 <= batch <= len(y):
+        raise SettingError(f"batch: expected a whole number from 2 to {len(y)}, got {batch!r}")
+    rng = np.random.default_rng(order_seed)
+    losses, accs = [], [accuracy(net, x_held, y_held)]
+    diverged = np.zeros(net.size, dtype=bool)
+    for _ in range(epochs):
+        order = rng.permutation(len(y))
+        for start in range(0, len(y) - batch + 1, batch):
+            rows = order[start : start + batch]
+            loss, grads = gradients(net, x[rows], y[rows])
+            losses.append(loss)
+            diverged |= ~np.isfinite(loss) | (loss > DIVERGED)
+            net = step(net, grads, np.where(diverged, 0.0, rates))
+        accs.append(accuracy(net, x_held, y_held))
+    return Training(net=net, loss=np.array(losses), accuracy=np.array(accs), diverged=diverged)

@@ -1,0 +1,85 @@
+"""Why batch statistics fail for sequences: a sentence's answer depends on its batch-mates and on
+the padding, while layer normalisation answers each token alone.
+
+Three "sentences" of tokens, each token a row of WIDTH numbers drawn from ``default_rng(SEED)``:
+a short one (SHORT tokens) and two long ones (LONG tokens). The short one is padded with rows of
+zeros to the batch's length, as a batch of sequences must be. Batch normalisation (training
+purpose) standardises every feature over all rows of the batch, padding included; layer
+normalisation over each row's own features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..batch import BatchNorm
+from ..layer import LayerNorm
+
+WIDTH = 8
+SHORT = 3
+LONG = 7
+SEED = 0
+
+
+@dataclass(frozen=True)
+class SequenceFacts:
+    """Largest change in the short sentence's normalised tokens when
+
+    - `partner_batch`/`partner_layer`: its batch-mate is the other long sentence;
+    - `padding_batch`/`padding_layer`: it is padded to twice the length instead;
+    - `masked_batch`: the padding is left out of the statistics (a masked batch layer) and the
+      batch-mate changes;
+
+    and `lone_token`: the largest entry of one token standardised alone by the batch layer in
+    training mode (every entry is exactly the shift, 0), against `lone_token_layer`, the same
+    token under layer normalisation."""
+
+    partner_batch: float
+    partner_layer: float
+    padding_batch: float
+    padding_layer: float
+    masked_batch: float
+    lone_token: float
+    lone_token_layer: float
+
+
+def sentences(seed: int = SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The short sentence (SHORT, WIDTH) and the two long ones (LONG, WIDTH)."""
+    rng = np.random.default_rng(seed)
+    return (rng.normal(size=(SHORT, WIDTH)), rng.normal(size=(LONG, WIDTH)) + 1.0,
+            rng.normal(size=(LONG, WIDTH)) * 2.0)
+
+
+def _padded(short: np.ndarray, length: int) -> np.ndarray:
+    return np.vstack([short, np.zeros((length - len(short), WIDTH))])
+
+
+def _short_answer(layer, short: np.ndarray, partner: np.ndarray, length: int) -> np.ndarray:
+    """The short sentence's real tokens after `layer` normalises the padded batch of two."""
+    block = np.vstack([_padded(short, length), _padded(partner, length)])
+    return layer.forward(block, "training").output[: len(short)]
+
+
+def facts(seed: int = SEED) -> SequenceFacts:
+    short, first, second = sentences(seed)
+    batch, layer = BatchNorm.create(WIDTH), LayerNorm.create(WIDTH)
+
+    def gap(norm, partner_a, partner_b, length_a=LONG, length_b=LONG) -> float:
+        a = _short_answer(norm, short, partner_a, length_a)
+        b = _short_answer(norm, short, partner_b, length_b)
+        return float(np.max(np.abs(a - b)))
+
+    masked_a = batch.forward(np.vstack([short, first]), "training").output[:SHORT]
+    masked_b = batch.forward(np.vstack([short, second]), "training").output[:SHORT]
+    lone = short[:1]
+    return SequenceFacts(
+        partner_batch=gap(batch, first, second),
+        partner_layer=gap(layer, first, second),
+        padding_batch=gap(batch, first, first, LONG, 2 * LONG),
+        padding_layer=gap(layer, first, first, LONG, 2 * LONG),
+        masked_batch=float(np.max(np.abs(masked_a - masked_b))),
+        lone_token=float(np.max(np.abs(batch.forward(lone, "training").output))),
+        lone_token_layer=float(np.max(np.abs(layer.forward(lone, "training").output))),
+    )

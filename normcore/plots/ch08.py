@@ -1,0 +1,117 @@
+"""Chapter 8's figures: smoothness, the digits runs, pre- and post-LN gradients, batch sizes and
+the effective learning rate. Each takes the result object of its experiment and returns the
+figure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .style import BOOK_COLOURS, use_book_style
+
+NAMES = {"plain": "plain", "batch": "batch", "layer": "layer", "rms": "RMS"}
+COLOURS = {"plain": BOOK_COLOURS[0], "batch": BOOK_COLOURS[1], "layer": BOOK_COLOURS[2],
+           "rms": BOOK_COLOURS[3], "post-LN": BOOK_COLOURS[1], "pre-LN": BOOK_COLOURS[0],
+           "pre-RMS": BOOK_COLOURS[3]}
+MARKERS = {"plain": "o", "batch": "s", "layer": "^", "rms": "D", "post-LN": "s", "pre-LN": "o",
+           "pre-RMS": "D"}
+
+
+def smoothness(results: dict[str, Any], steps: tuple[int, ...]) -> Any:
+    """Two panels, loss variation and relative gradient change at each probe, one dot a seed,
+    plain and batch side by side."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.4))
+    panels = (("loss_variation", "loss variation along the step"),
+              ("gradient_change", "gradient change / gradient length"))
+    for ax, (field, label) in zip(axes, panels, strict=True):
+        for k, (version, r) in enumerate(results.items()):
+            values = getattr(r, field)
+            for p in range(len(steps)):
+                at = p + (k - 0.5) * 0.3
+                ax.plot(np.full(values.shape[1], at), values[p], MARKERS[version],
+                        color=COLOURS[version], alpha=0.8,
+                        label=NAMES[version] if p == 0 else None)
+        ax.set_xticks(range(len(steps)), [f"step {s}" for s in steps])
+        ax.set_ylabel(label)
+    axes[0].legend()
+    return fig
+
+
+def digits_accuracy(sweeps: dict[str, Any], rates: dict[str, float]) -> Any:
+    """Held-out accuracy by epoch, each version at its own best rate: the mean over seeds as a
+    line, the seeds' range as a band."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, ax = plt.subplots()
+    for version, sweep in sweeps.items():
+        from ..experiments.digits_rates import RATES
+
+        acc = sweep.accuracy[RATES.index(rates[version])]
+        epochs = np.arange(acc.shape[-1])
+        ax.plot(epochs, acc.mean(axis=0), marker=MARKERS[version], color=COLOURS[version],
+                label=f"{NAMES[version]} (rate {rates[version]:g})")
+        ax.fill_between(epochs, acc.min(axis=0), acc.max(axis=0), color=COLOURS[version],
+                        alpha=0.15)
+    ax.set_xticks(epochs)
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("held-out accuracy")
+    ax.legend()
+    return fig
+
+
+def gradient_by_block(profiles: dict[str, Any]) -> Any:
+    """Length of each block's weight slope at initialisation (mean over seeds, log scale)."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, ax = plt.subplots()
+    for name, p in profiles.items():
+        blocks = np.arange(1, p.norm.shape[1] + 1)
+        ax.plot(blocks, p.norm.mean(axis=0), marker=MARKERS[name], color=COLOURS[name],
+                label=name)
+    ax.set_yscale("log")
+    ax.set_xlabel("block (1 = nearest the input)")
+    ax.set_ylabel("length of the weight slope")
+    ax.legend()
+    return fig
+
+
+def accuracy_by_batch(sizes: tuple[int, ...], curves: dict[str, np.ndarray]) -> Any:
+    """Accuracy against the size of the batch the rows were answered in, one line a network."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, ax = plt.subplots()
+    for name, acc in curves.items():
+        ax.plot(sizes, acc, marker=MARKERS[name], color=COLOURS[name], label=NAMES[name])
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes, [str(s) for s in sizes])
+    ax.set_xlabel("rows answered together (batch size)")
+    ax.set_ylabel("held-out accuracy")
+    ax.legend()
+    return fig
+
+
+def effective_rate(result: Any) -> Any:
+    """The middle layer's squared weight length over the steps, each seed a line, with and
+    without weight decay."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, ax = plt.subplots()
+    seeds = result.length2.shape[1] // len(result.decays)
+    for k, decay in enumerate(result.decays):
+        colour = BOOK_COLOURS[0] if decay == 0 else BOOK_COLOURS[1]
+        for s in range(seeds):
+            ax.plot(result.length2[:, k * seeds + s], color=colour,
+                    label=f"weight decay {decay:g}" if s == 0 else None)
+    ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_ylabel("squared length of the weights")
+    ax.legend()
+    return fig

@@ -1,0 +1,65 @@
+"""Chapter 4's explorer as data: the data, the normaliser and the group count, and normcore's
+figures for them.
+
+The state (synced with the page; ``js/axes-model.js`` is its JavaScript twin)::
+
+    data     "block" (4 rows, 3 features) | "images" (2 images, 4 channels, 3 x 3)
+    axis     "batch" | "layer" | "rms" | "instance" | "group"
+    groups   text: the group count (group norm only)
+
+The image batch is chapter 4's `image_batch`, written into the widget once by `data_values` with
+12 significant figures, so the page and the kernel read the same numbers on every machine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from normcore.errors import SettingError
+from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
+from normcore.widgets._input import parse_number
+
+State = dict[str, Any]
+IMAGE_SHAPE = (2, 4, 3, 3)
+AXES = ("batch", "layer", "rms", "instance", "group")
+
+
+def data_values() -> dict[str, list]:
+    """The block and the image batch the explorer reads."""
+    images = np.vectorize(lambda v: float(f"{v:.12g}"))(image_batch(IMAGE_SHAPE))
+    return {"block": THREE_FEATURE_BLOCK.tolist(), "images": images.tolist()}
+
+
+def initial() -> State:
+    return {"data": "block", "axis": "layer", "groups": "2"}
+
+
+def groups(state: State) -> int:
+    """The group count typed; a typed error unless it is a whole number that divides 4."""
+    value = parse_number(state["groups"], "groups")
+    channels = IMAGE_SHAPE[1]
+    if value != int(value) or value < 1 or channels % int(value):
+        raise SettingError(f"groups: expected a whole number >= 1 that divides the {channels} "
+                           f"channels, got {state['groups'].strip()}")
+    return int(value)
+
+
+def figures(state: State, values: dict[str, list]) -> dict[str, Any]:
+    """The statistics' shape and count, the output on show, and the passed-down block against
+    the oracle (chapter 4's `image_check`). Raises a NormcoreError for what cannot be computed."""
+    x = np.array(values[state["data"]], dtype=np.float64)
+    count = groups(state) if state["axis"] == "group" else 2
+    check = image_check(state["axis"], x, count)
+    shown = check.output if x.ndim == 2 else check.output[0, 0]
+    return {"output": shown.tolist(), "statistics_shape": list(check.statistics_shape),
+            "count": check.count, "true_gap": check.true_gap,
+            "largest_true": check.largest_true, "largest_sum": check.largest_sum,
+            "centred": check.centred}
+
+
+def choose(state: State, key: str, value: str) -> State:
+    if key not in state:
+        raise KeyError(key)
+    return {**state, key: value}

@@ -1,0 +1,138 @@
+// Chapter 3's explorer as data: the JavaScript twin of normcore/widgets/routes_model.py.
+// figures(state) is the batch layer's passed-down block three ways (collected by the three
+// routes, the finite-difference oracle, the naive d / s) for the block and slope chosen.
+
+import {affine, naiveBackward, standardise, standardiseBackward} from "./standardise.js";
+import {parseNumber} from "./input.js";
+
+export const MAX_ROWS = 12;
+export const MAX_COLUMNS = 6;
+const LIMIT = 1e6;
+const EPSILON = 1e-5;
+const STEP = 1e-6;   // the oracle's step, as compare_blocks takes it
+const WORKED = [[1, 7], [1, 9], [7, 1], [23, 7]];
+
+/** A reader's input that cannot be used: the sentence says why. */
+export class InputError extends Error {}
+
+function number(text, name, limit = Infinity) {
+  const parsed = parseNumber(text, name, limit);
+  if (parsed.error !== undefined) throw new InputError(parsed.error);
+  return parsed.value;
+}
+
+/** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
+export function seeded(seed, count, low, high) {
+  let s = seed >>> 0;
+  const out = [];
+  for (let n = 0; n < count; n++) {
+    s = (Math.imul(1664525, s) + 1013904223) >>> 0;
+    out.push(((s >>> 8) % (high + low + 1) - low) / 100);
+  }
+  return out;
+}
+
+function whole(text, name, low, high) {
+  const value = number(text, name);
+  if (!Number.isInteger(value) || value < low || value > high) {
+    throw new InputError(`${name}: expected a whole number from ${low} to ${high}, ` +
+      `got '${text.trim()}'`);
+  }
+  return value;
+}
+
+function rowsOf(values, columns) {
+  const out = [];
+  for (let i = 0; i < values.length; i += columns) out.push(values.slice(i, i + columns));
+  return out;
+}
+
+/** A block typed as rows on lines (or split by ';'), numbers split by commas or spaces. */
+export function parseBlock(text, name = "block") {
+  const rows = [];
+  for (const line of text.replace(/;/g, "\n").split(/\r\n|\r|\n/)) {
+    const cells = line.replace(/,/g, " ").split(/\s+/).filter((c) => c !== "");
+    if (cells.length) {
+      rows.push(cells.map((c) => number(c, `${name}, row ${rows.length + 1}`, LIMIT)));
+    }
+  }
+  if (!rows.length) throw new InputError(`${name}: type at least one row of numbers`);
+  const widths = [...new Set(rows.map((r) => r.length))].sort((a, b) => a - b);
+  if (widths.length !== 1) {
+    throw new InputError(`${name}: every row needs the same number of entries, ` +
+      `got [${widths.join(", ")}]`);
+  }
+  if (rows.length > MAX_ROWS || widths[0] > MAX_COLUMNS) {
+    throw new InputError(`${name}: at most ${MAX_ROWS} rows and ${MAX_COLUMNS} columns, ` +
+      `got ${rows.length} x ${widths[0]}`);
+  }
+  return rows;
+}
+
+export function block(state) {
+  if (state.source === "worked") return WORKED.map((r) => r.slice());
+  if (state.source === "random") {
+    const rows = whole(state.rows, "rows", 1, MAX_ROWS);
+    const columns = whole(state.columns, "columns", 1, MAX_COLUMNS);
+    const seed = whole(state.seed, "seed", 0, 1e6);
+    return rowsOf(seeded(seed, rows * columns, 500, 1000), columns);
+  }
+  return parseBlock(state.typed);
+}
+
+export function arriving(state, rows, columns) {
+  if (state.slope === "counting") return rowsOf([...Array(rows * columns).keys()].map((k) => k + 1), columns);
+  if (state.slope === "ones") return rowsOf(Array(rows * columns).fill(1), columns);
+  if (state.slope === "random") {
+    return rowsOf(seeded(whole(state.seed, "seed", 0, 1e6) + 1, rows * columns, 100, 100), columns);
+  }
+  const slope = parseBlock(state.typed_slope, "slope");
+  if (slope.length !== rows || slope[0].length !== columns) {
+    throw new InputError(`slope: expected the block's shape ${rows} x ${columns}, ` +
+      `got ${slope.length} x ${slope[0].length}`);
+  }
+  return slope;
+}
+
+/** The batch layer's output while training (scale 1, shift 0). */
+function forward(x) {
+  const ones = x[0].map(() => 1);
+  return affine(standardise(x, 0, EPSILON).z, ones, ones.map(() => 0));
+}
+
+/** Central differences of sum(d * forward(x)), cell by cell (normcore/oracle.py). */
+export function finiteDifference(x, d, step = STEP) {
+  const objective = (b) => forward(b).flat().reduce((sum, v, k) => sum + d.flat()[k] * v, 0);
+  return x.map((row, i) => row.map((keep, j) => {
+    const nudged = x.map((r) => r.slice());
+    nudged[i][j] = keep + step;
+    const up = objective(nudged);
+    nudged[i][j] = keep - step;
+    const down = objective(nudged);
+    return (up - down) / (2 * step);
+  }));
+}
+
+const largest = (x) => Math.max(...x.flat().map(Math.abs));
+const columnSums = (x) => x[0].map((_, j) => x.reduce((sum, row) => sum + row[j], 0));
+
+/** The page's figures for the state; throws InputError for input that cannot be used. */
+export function figures(state) {
+  const x = block(state);
+  const d = arriving(state, x.length, x[0].length);
+  const st = standardise(x, 0, EPSILON);
+  const truth = standardiseBackward(st, d);
+  const naive = naiveBackward(st, d);
+  const oracle = finiteDifference(x, d);
+  const gap = (a) => largest(a.map((row, i) => row.map((v, j) => v - oracle[i][j])));
+  const scale = Math.max(1, largest(naive));
+  let wrong = 0;
+  truth.forEach((row, i) => row.forEach((t, j) => {
+    if (Math.abs(t) > 1e-8 * scale && Math.sign(naive[i][j]) * Math.sign(t) < 0) wrong += 1;
+  }));
+  return {
+    true: truth, oracle, naive, true_gap: gap(truth), naive_error: gap(naive),
+    largest_true: largest(truth), wrong_sign: wrong, cells: x.length * x[0].length,
+    true_sums: columnSums(truth), naive_sums: columnSums(naive),
+  };
+}

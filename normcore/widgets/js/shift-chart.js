@@ -1,0 +1,63 @@
+// Chapter 1's switch, one view for JupyterLab and the static site (anywidget): both networks'
+// charts and figures were computed when the chapter ran; the page shows the one chosen.
+
+import {ask, element, showWhere} from "./page.js";
+
+export function readout(f) {
+  const item = (key) => `<b data-key="${key}">${f[key]}</b>`;
+  const lines = [
+    `largest mean shift, first epoch to last: ${item("largest_shift")} (unit ${item("shift_unit")})`,
+    `largest single-epoch move: ${item("largest_move")} (unit ${item("move_unit")}, epoch ` +
+      `${item("move_epoch")})`,
+  ];
+  if (f.shift_gap !== null) {
+    lines.push(`largest gap between the block's mean and the layer's shift: ${item("shift_gap")}`);
+  }
+  return `<p>${lines.join("<br>")}</p>`;
+}
+
+function render({model, el}) {
+  const root = element("div", {class: "nc-shift normcore-shift-chart"});
+  const where = element("p", {class: "nc-where"});
+  const group = element("div", {class: "nc-toggle", role: "group", "aria-label": "network"});
+  const image = element("img", {class: "nc-chart"});
+  const out = element("div", {class: "nc-readout normcore-readout"});
+  group.append(element("span", {class: "nc-label"}, "network"));
+  const results = model.get("results");
+  for (const [key, result] of Object.entries(results)) {
+    const button = element("button", {type: "button", "data-value": key}, result.label);
+    button.addEventListener("click", () => {
+      model.set("state", {arrangement: key});
+      model.save_changes();
+    });
+    group.append(button);
+  }
+  root.append(where, group, image, out);
+  el.append(root);
+
+  function update() {
+    const chosen = model.get("state").arrangement;
+    const result = results[chosen];
+    group.querySelectorAll("button").forEach((b) => {
+      b.setAttribute("aria-pressed", String(b.dataset.value === chosen));
+    });
+    image.src = result.src;
+    image.alt = result.alt;
+    out.innerHTML = readout(result.figures);
+    showWhere(where, model, token, result.figures);
+    if (where.dataset.runs === "page") {
+      where.textContent = "Runs in this page: both networks were trained when the chapter " +
+        "was built; the switch shows either, no kernel needed.";
+    }
+  }
+  model.on("change:state", update);
+  model.on("change:kernel", update);
+  const token = ask(model);
+  update();
+  return () => {
+    model.off("change:state", update);
+    model.off("change:kernel", update);
+  };
+}
+
+export default {render};

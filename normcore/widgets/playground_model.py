@@ -1,0 +1,284 @@
+"""Chapter 2's playground as data: its state, the reader's actions, and normcore's figures.
+
+No widgets here. The state is a plain dictionary of JSON values, the same one the widget syncs
+between the kernel and the page (``js/playground-model.js`` is its JavaScript twin)::
+
+    texts      [[str]]     what each cell shows, as typed
+    values     [[float]]   each cell's last valid number (a bad edit never changes the block)
+    active     [bool]      which rows are switched on
+    kind       "batch" | "layer" | "rms"
+    purpose    "training" | "predicting"
+    scale, shift                       one number per feature (the sliders)
+    running_mean, running_variance     the batch layer's running figures
+    steps      int         how many times Step has folded a batch in since the layer was fresh
+    note       str | None  what the last action has to say (a key; the page words it)
+
+Every action takes a state and returns a new one; the state passed in is never changed.
+`figures(state)` is every number the readout shows, computed by normcore's layers with one
+forward pass.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from normcore._checks import PREDICTING, TRAINING
+from normcore.batch import BatchNorm
+from normcore.errors import NormcoreError
+from normcore.experiments.shift import fold_in
+from normcore.layer import LayerNorm, RMSNorm
+from normcore.standardise import standardise
+from normcore.widgets._input import parse_number
+
+State = dict[str, Any]
+
+WORKED_BLOCK = ((1.0, 7.0), (1.0, 9.0), (7.0, 1.0), (23.0, 7.0))
+MAX_ROWS = 8
+MAX_FEATURES = 4
+LIMIT = 1e9  # the largest magnitude a cell accepts
+EPSILON = 1e-5
+MOMENTUM = 0.9
+KINDS = ("batch", "layer", "rms")
+PURPOSES = (TRAINING, PREDICTING)
+
+
+def cell_name(i: int, j: int) -> str:
+    return f"row {i + 1}, feature {j + 1}"
+
+
+def parse_cell(text: object, i: int = 0, j: int = 0) -> float:
+    """The number typed into cell (i, j); a typed NormcoreError when it is not one we can use."""
+    return parse_number(text, cell_name(i, j), LIMIT)
+
+
+def _cell_text(value: float) -> str:
+    return repr(float(value)) if value != int(value) else str(int(value))
+
+
+def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> State:
+    """A fresh layer over `block` (default: the four worked rows), every row switched on."""
+    values = np.array(WORKED_BLOCK if block is None else block, dtype=np.float64)
+    if values.ndim != 2 or not (1 <= values.shape[0] <= MAX_ROWS) or not (
+        1 <= values.shape[1] <= MAX_FEATURES
+    ):
+        raise ValueError(
+            f"block: expected 1 to {MAX_ROWS} rows of 1 to {MAX_FEATURES} numbers, "
+            f"got shape {values.shape}"
+        )
+    if not np.all(np.isfinite(values)) or np.max(np.abs(values)) > LIMIT:
+        raise ValueError(f"block: expected finite numbers within ±{LIMIT:.0e}")
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of 'batch', 'layer', 'rms', got {kind!r}")
+    if purpose not in PURPOSES:
+        raise ValueError(f"purpose: expected 'training' or 'predicting', got {purpose!r}")
+    rows, features = values.shape
+    return {
+        "texts": [[_cell_text(v) for v in row] for row in values],
+        "values": values.tolist(),
+        "active": [True] * rows,
+        "kind": kind,
+        "purpose": purpose,
+        "scale": [1.0] * features,
+        "shift": [0.0] * features,
+        "running_mean": [0.0] * features,
+        "running_variance": [1.0] * features,
+        "steps": 0,
+        "note": None,
+    }
+
+
+# ----------------------------------------------------------------------------- reading a state
+def block(state: State) -> np.ndarray:
+    """The rows switched on: the block the layer answers (possibly with no rows)."""
+    values = np.array(state["values"], dtype=np.float64).reshape(len(state["values"]), -1)
+    return values[np.array(state["active"], dtype=bool)]
+
+
+def layer(state: State) -> BatchNorm | LayerNorm | RMSNorm:
+    """The normcore layer for the state (its scale, shift and running figures)."""
+    scale, shift = np.array(state["scale"]), np.array(state["shift"])
+    if state["kind"] == "batch":
+        return BatchNorm(scale=scale, shift=shift, epsilon=EPSILON, momentum=MOMENTUM,
+                         running_mean=np.array(state["running_mean"]),
+                         running_variance=np.array(state["running_variance"]))
+    cls = LayerNorm if state["kind"] == "layer" else RMSNorm
+    return cls(scale=scale, shift=shift, epsilon=EPSILON)
+
+
+def errors(state: State) -> list[str]:
+    """Why each cell whose text is not a usable number was set aside, one sentence each."""
+    found = []
+    for i, row in enumerate(state["texts"]):
+        for j, text in enumerate(row):
+            try:
+                parse_cell(text, i, j)
+            except NormcoreError as error:
+                found.append(str(error))
+    return found
+
+
+def figures(state: State) -> dict[str, Any]:
+    """Every number the readout shows, by normcore, with one forward pass of the layer.
+
+    Keys: ``rows_on`` (the rows switched on), ``answer`` (rows on x features, or None when no
+    row is on) and ``gap`` (largest |answer - block|); for the batch layer ``batch_mean``,
+    ``batch_variance``, ``batch_deviation``, ``batch_share`` (variance / (variance + ε)),
+    ``running_mean``, ``running_variance``, ``running_deviation``; for layer and RMS norm
+    ``row_mean`` (layer only), ``row_variance`` (RMS: the mean square), ``row_deviation``.
+    """
+    x = block(state)
+    out: dict[str, Any] = {"rows_on": [i for i, on in enumerate(state["active"]) if on]}
+    if x.shape[0] == 0:
+        out.update(answer=None, gap=None)
+        return out
+    nl = layer(state)
+    response = nl.forward(x, state["purpose"])
+    out["answer"] = response.output.tolist()
+    out["gap"] = float(np.max(np.abs(response.output - x)))
+    if state["kind"] == "batch":
+        # The batch's statistics: handed back by a training pass; read by the routine itself
+        # when the pass was a predicting one (it standardised by the running figures).
+        if state["purpose"] == TRAINING:
+            mean, variance = response.statistics.mean, response.statistics.variance
+            deviation = response.statistics.deviation
+        else:
+            st = standardise(x, (0,), EPSILON)
+            mean, variance, deviation = st.mean[0], st.variance[0], st.deviation[0]
+        out.update(
+            batch_mean=mean.tolist(), batch_variance=variance.tolist(),
+            batch_deviation=deviation.tolist(),
+            batch_share=(variance / (variance + EPSILON)).tolist(),
+            running_mean=nl.running_mean.tolist(),
+            running_variance=nl.running_variance.tolist(),
+            running_deviation=nl.running_deviation.tolist(),
+        )
+    else:
+        st = standardise(x, (-1,), EPSILON, centre=state["kind"] == "layer")
+        if st.mean is not None:
+            out["row_mean"] = st.mean[:, 0].tolist()
+        out.update(row_variance=st.variance[:, 0].tolist(),
+                   row_deviation=st.deviation[:, 0].tolist())
+    return out
+
+
+# ------------------------------------------------------------------------------------- actions
+def _new(state: State, note: str | None = None) -> State:
+    fresh = copy.deepcopy(state)
+    fresh["note"] = note
+    return fresh
+
+
+def set_cell(state: State, i: int, j: int, text: str) -> State:
+    """Type `text` into cell (i, j): shown as typed; used only if it is a number we can use."""
+    new = _new(state)
+    new["texts"][i][j] = text
+    try:
+        new["values"][i][j] = parse_cell(text, i, j)
+    except NormcoreError:
+        pass  # errors(state) says why; the cell keeps its last number
+    return new
+
+
+def set_active(state: State, i: int, on: bool) -> State:
+    new = _new(state)
+    new["active"][i] = bool(on)
+    return new
+
+
+def set_kind(state: State, kind: str) -> State:
+    if kind not in KINDS:
+        raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+    new = _new(state)
+    new["kind"] = kind
+    return new
+
+
+def set_purpose(state: State, purpose: str) -> State:
+    if purpose not in PURPOSES:
+        raise ValueError(f"purpose: expected one of {PURPOSES}, got {purpose!r}")
+    new = _new(state)
+    new["purpose"] = purpose
+    return new
+
+
+def set_parameter(state: State, which: str, j: int, value: float) -> State:
+    """Move feature j's scale or shift slider to `value`."""
+    if which not in ("scale", "shift"):
+        raise ValueError(f"which: expected 'scale' or 'shift', got {which!r}")
+    new = _new(state)
+    new[which][j] = float(value)
+    return new
+
+
+def undo(state: State) -> State:
+    """Undo exactly: scale = the deviation and shift = the mean the batch layer standardises by
+    (the batch's own while training, the running figures while predicting)."""
+    x = block(state)
+    if x.shape[0] == 0:
+        return _new(state, "undo-needs-rows")
+    if state["kind"] != "batch":
+        return _new(state, "undo-not-batch")
+    nl = layer(state)
+    new = _new(state, f"undo-{state['purpose']}")
+    if state["purpose"] == TRAINING:
+        stats = nl.forward(x, TRAINING).statistics
+        new["scale"], new["shift"] = stats.deviation.tolist(), stats.mean.tolist()
+    else:
+        new["scale"], new["shift"] = nl.running_deviation.tolist(), nl.running_mean.tolist()
+    return new
+
+
+def step(state: State) -> State:
+    """One real step with a zero slope: the batch folded into the running figures."""
+    x = block(state)
+    if x.shape[0] == 0:
+        return _new(state, "step-needs-rows")
+    if state["kind"] != "batch":
+        return _new(state, "step-not-batch")
+    stepped = fold_in(layer(state), x)
+    new = _new(state, "step")
+    new["running_mean"] = stepped.running_mean.tolist()
+    new["running_variance"] = stepped.running_variance.tolist()
+    new["steps"] = state["steps"] + 1
+    return new
+
+
+def fresh(state: State) -> State:
+    """A fresh layer: scale 1, shift 0, running mean 0, running variance 1."""
+    f = len(state["scale"])
+    new = _new(state, "fresh")
+    new.update(scale=[1.0] * f, shift=[0.0] * f, running_mean=[0.0] * f,
+               running_variance=[1.0] * f, steps=0)
+    return new
+
+
+def resize(state: State, rows: int = 0, features: int = 0) -> State:
+    """Add (+1) or drop (-1) the last row or feature; new cells are 0, a new feature fresh."""
+    n_rows, n_features = len(state["texts"]) + rows, len(state["scale"]) + features
+    if not (1 <= n_rows <= MAX_ROWS and 1 <= n_features <= MAX_FEATURES):
+        return _new(state, "size-limits")
+    new = _new(state)
+    if rows > 0:
+        new["texts"].append(["0"] * len(state["scale"]))
+        new["values"].append([0.0] * len(state["scale"]))
+        new["active"].append(True)
+    elif rows < 0:
+        for key in ("texts", "values", "active"):
+            new[key].pop()
+    if features > 0:
+        for text_row, value_row in zip(new["texts"], new["values"], strict=True):
+            text_row.append("0")
+            value_row.append(0.0)
+        for key, start in (("scale", 1.0), ("shift", 0.0), ("running_mean", 0.0),
+                           ("running_variance", 1.0)):
+            new[key].append(start)
+    elif features < 0:
+        for text_row, value_row in zip(new["texts"], new["values"], strict=True):
+            text_row.pop()
+            value_row.pop()
+        for key in ("scale", "shift", "running_mean", "running_variance"):
+            new[key].pop()
+    return new

@@ -1,0 +1,120 @@
+"""Chapter 3's explorer as data: the reader's choices and normcore's figures for them.
+
+The state (synced with the page; ``js/routes-model.js`` is its JavaScript twin)::
+
+    source       "worked" | "random" | "typed"     the block
+    rows, columns, seed                            the random block's size and seed (text)
+    typed        text: rows on lines (or split by ';'), numbers split by commas or spaces
+    slope        "counting" | "ones" | "random" | "typed"   the slope arriving at the output
+    typed_slope  text, as `typed`
+
+The random block and slope come from a small generator written the same way in Python and in
+JavaScript (`seeded`), so the page and the kernel draw the same numbers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from normcore.errors import ShapeError
+from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_slope
+from normcore.widgets._input import NotANumberError, parse_number
+
+State = dict[str, Any]
+
+#: The largest block the widget will take (the oracle runs two forward passes per cell).
+MAX_ROWS, MAX_COLUMNS = 12, 6
+LIMIT = 1e6
+
+
+def initial() -> State:
+    """The opening view: the worked four under the counting slope."""
+    return {"source": "worked", "rows": "4", "columns": "2", "seed": "0",
+            "typed": "1, 7\n1, 9\n7, 1\n23, 7", "slope": "counting",
+            "typed_slope": "1, 2\n3, 4\n5, 6\n7, 8"}
+
+
+def seeded(seed: int, count: int, low: int, high: int) -> np.ndarray:
+    """`count` numbers (k - low) / 100 with k drawn from 0..(high + low) by a 32-bit linear
+    congruential generator started at `seed` (the same numbers in js/routes-model.js)."""
+    s = seed & 0xFFFFFFFF
+    out = []
+    for _ in range(count):
+        s = (1664525 * s + 1013904223) & 0xFFFFFFFF
+        out.append(((s >> 8) % (high + low + 1) - low) / 100)
+    return np.array(out)
+
+
+def whole(text: str, name: str, low: int, high: int) -> int:
+    """A whole number from `low` to `high` typed into the box `name`."""
+    value = parse_number(text, name)
+    if value != int(value) or not low <= value <= high:
+        raise NotANumberError(f"{name}: expected a whole number from {low} to {high}, "
+                              f"got {text.strip()!r}")
+    return int(value)
+
+
+def parse_block(text: str, name: str = "block") -> np.ndarray:
+    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces."""
+    rows = []
+    for line in text.replace(";", "\n").splitlines():
+        cells = line.replace(",", " ").split()
+        if cells:
+            rows.append([parse_number(c, f"{name}, row {len(rows) + 1}", LIMIT) for c in cells])
+    if not rows:
+        raise NotANumberError(f"{name}: type at least one row of numbers")
+    widths = sorted({len(r) for r in rows})
+    if len(widths) != 1:
+        raise ShapeError(f"{name}: every row needs the same number of entries, got {widths}")
+    if len(rows) > MAX_ROWS or widths[0] > MAX_COLUMNS:
+        raise ShapeError(f"{name}: at most {MAX_ROWS} rows and {MAX_COLUMNS} columns, "
+                         f"got {len(rows)} x {widths[0]}")
+    return np.array(rows, dtype=np.float64)
+
+
+def block(state: State) -> np.ndarray:
+    if state["source"] == "worked":
+        return WORKED_BLOCK.copy()
+    if state["source"] == "random":
+        rows = whole(state["rows"], "rows", 1, MAX_ROWS)
+        columns = whole(state["columns"], "columns", 1, MAX_COLUMNS)
+        seed = whole(state["seed"], "seed", 0, 10**6)
+        return seeded(seed, rows * columns, 500, 1000).reshape(rows, columns)
+    return parse_block(state["typed"])
+
+
+def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
+    if state["slope"] == "counting":
+        return counting_slope(shape)
+    if state["slope"] == "ones":
+        return np.ones(shape)
+    if state["slope"] == "random":
+        seed = whole(state["seed"], "seed", 0, 10**6)
+        return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
+    slope = parse_block(state["typed_slope"], "slope")
+    if slope.shape != shape:
+        raise ShapeError(f"slope: expected the block's shape {shape[0]} x {shape[1]}, "
+                         f"got {slope.shape[0]} x {slope.shape[1]}")
+    return slope
+
+
+def figures(state: State) -> dict[str, Any]:
+    """normcore's comparison for the state (batch layer, training): the collected, oracle and
+    naive blocks, and the figures under them. Raises a NormcoreError for unusable input."""
+    x = block(state)
+    c = compare_blocks(x, arriving(state, x.shape), "batch")
+    return {
+        "true": c.true.tolist(), "oracle": c.oracle.tolist(), "naive": c.naive.tolist(),
+        "true_gap": c.true_gap, "naive_error": c.naive_error, "largest_true": c.largest_true,
+        "wrong_sign": int(np.count_nonzero(c.wrong_sign)), "cells": int(c.true.size),
+        "true_sums": c.true_sums.tolist(), "naive_sums": c.naive_sums.tolist(),
+    }
+
+
+def choose(state: State, key: str, value: str) -> State:
+    """The reader sets one control."""
+    if key not in state:
+        raise KeyError(key)
+    return {**state, key: value}

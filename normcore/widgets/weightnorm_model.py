@@ -1,0 +1,78 @@
+"""Chapter 5's widget as data: three direction lengths and a stride, and one step compared.
+
+The state (synced with the page; ``js/weightnorm-model.js`` is its JavaScript twin)::
+
+    lengths   [str, str, str]   the three directions' lengths, as typed
+    stride    str               the step's size (the learning rate), as typed
+
+The case (five people of the crowd, their labels, the three unit directions and the biases) is
+chapter 5's `normcore.experiments.weightnorm.make_case`, written into the widget once as
+`case_data()` with 12 significant figures, so that the page and the kernel start from the same
+numbers on every machine. `figures` rebuilds the case with the lengths typed and takes one step
+of each layer with the experiment's own `one_step`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from normcore.dense import Dense, WeightNormDense, direction_length
+from normcore.errors import ZeroDirectionError
+from normcore.experiments import weightnorm
+from normcore.widgets._input import parse_number
+
+State = dict[str, Any]
+LIMIT = 1000.0  # the largest length or stride the widget takes
+
+
+def _round(a: Any) -> list:
+    return np.vectorize(lambda v: float(f"{v:.12g}"))(np.asarray(a, dtype=np.float64)).tolist()
+
+
+def case_data() -> dict[str, list]:
+    """The case's numbers: x (5, 2), y (5,), unit directions (2, 3), bias (3,)."""
+    case = weightnorm.make_case(weightnorm.LENGTHS)
+    direction = np.asarray(case.weightnorm.direction)
+    return {"x": _round(case.x), "y": _round(case.y),
+            "unit": _round(direction / direction_length(direction)),
+            "bias": _round(case.weightnorm.bias)}
+
+
+def initial() -> State:
+    return {"lengths": [f"{v:g}" for v in weightnorm.LENGTHS], "stride": f"{weightnorm.STRIDE:g}"}
+
+
+def parse(state: State) -> tuple[np.ndarray, float]:
+    """The lengths and stride typed; a typed NormcoreError for anything that cannot be used."""
+    lengths = np.array([parse_number(t, f"length {i + 1}", LIMIT)
+                        for i, t in enumerate(state["lengths"])])
+    for i, v in enumerate(lengths):
+        if v == 0:
+            raise ZeroDirectionError(f"length {i + 1} is 0: a direction of length 0 has no "
+                                     "unit vector to point along")
+    return lengths, parse_number(state["stride"], "stride", LIMIT)
+
+
+def figures(state: State, case: dict[str, list]) -> dict[str, Any]:
+    """One step of the weight-normalised layer and of the dense layer, from the same slope."""
+    lengths, stride = parse(state)
+    direction = np.array(case["unit"]) * lengths
+    bias = np.array(case["bias"])
+    layer = WeightNormDense(direction=direction, bias=bias)
+    built = weightnorm.Case(x=np.array(case["x"]), y=np.array(case["y"]), weightnorm=layer,
+                            dense=Dense(weights=layer.effective_weights, bias=bias))
+    step = weightnorm.one_step(built, stride)
+    return {"before": step.length_before.tolist(), "weightnorm": step.length_weightnorm.tolist(),
+            "dense": step.length_dense.tolist(), "distance": step.distance}
+
+
+def set_length(state: State, i: int, text: str) -> State:
+    lengths = list(state["lengths"])
+    lengths[i] = text
+    return {**state, "lengths": lengths}
+
+
+def set_stride(state: State, text: str) -> State:
+    return {**state, "stride": text}

@@ -1,0 +1,255 @@
+"""Chapter 8's experiments: backward passes against finite differences (and PyTorch), stacking
+against one network at a time, the facts the chapter states, and typed errors for bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from normcore import NormcoreError, SettingError, ShapeError, finite_difference
+from normcore.experiments import (
+    bias,
+    deepnet,
+    digits_rates,
+    prepost,
+    scaleinv,
+    sequences,
+    smallbatch,
+    smoothness,
+)
+
+# ------------------------------------------------------------------ a tiny digits-shaped case
+
+
+def tiny(version: str, seeds=(0,), depth: int = 2):
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(12, deepnet.INPUTS))
+    y = rng.integers(0, deepnet.CLASSES, size=12)
+    return deepnet.build(version, list(seeds), depth=depth, width=6), x, y
+
+
+def test_softmax_cross_entropy_slope_is_the_oracle_s() -> None:
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(2, 5, 4)) * 3
+    y = np.array([0, 3, 1, 1, 2])
+    loss = deepnet.softmax_cross_entropy(z, y)
+    oracle = finite_difference(lambda v: float(deepnet.softmax_cross_entropy(v, y).value.sum()), z)
+    assert np.max(np.abs(oracle - loss.slope)) < 1e-8
+    # huge logits stay finite (the largest is subtracted first)
+    assert np.all(np.isfinite(deepnet.softmax_cross_entropy(z * 1e6, y).value))
+
+
+def test_softmax_cross_entropy_agrees_with_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=(1, 7, 10))
+    y = rng.integers(0, 10, size=7)
+    t = torch.tensor(z[0], requires_grad=True)
+    value = torch.nn.functional.cross_entropy(t, torch.tensor(y))
+    value.backward()
+    ours = deepnet.softmax_cross_entropy(z, y)
+    assert abs(ours.value[0] - value.item()) < 1e-12
+    np.testing.assert_allclose(ours.slope[0], t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("logits", "labels", "error"),
+    [(np.zeros((3, 4)), [0, 1, 2], ShapeError), (np.zeros((1, 3, 4)), [0, 1], ShapeError),
+     (np.zeros((1, 3, 4)), [0, 1, 4], SettingError), (np.zeros((1, 3, 4)), [0.0, 1, 2], ShapeError),
+     (np.full((1, 3, 4), np.nan), [0, 1, 2], NormcoreError)],
+)
+def test_softmax_cross_entropy_refuses_bad_input(logits, labels, error) -> None:
+    with pytest.raises(error):
+        deepnet.softmax_cross_entropy(logits, np.array(labels))
+
+
+@pytest.mark.parametrize("version", deepnet.VERSIONS)
+def test_whole_network_backward_is_the_oracle_s(version: str) -> None:
+    """The chained backward pass of every version, against central differences on the first
+    hidden weights (training purpose: the batch layer's three routes included)."""
+    net, x, y = tiny(version)
+    _, grads = deepnet.gradients(net, x, y)
+    slope = next(g for g in grads if g.layer is net.dense[0]).slopes["weights"]
+
+    def loss(w: np.ndarray) -> float:
+        first = dataclasses.replace(net.dense[0], weights=w)
+        moved = dataclasses.replace(net, dense=(first, *net.dense[1:]))
+        return float(deepnet.gradients(moved, x, y)[0].sum())
+
+    oracle = finite_difference(loss, net.dense[0].weights.copy())
+    assert np.max(np.abs(oracle - slope)) < 1e-7 * max(1.0, np.max(np.abs(slope)))
+    assert np.max(np.abs(slope)) > 1e-3  # the check could fail
+
+
+@pytest.mark.parametrize("version", deepnet.VERSIONS)
+def test_stacked_training_equals_one_at_a_time(version: str) -> None:
+    rng = np.random.default_rng(2)
+    data = (rng.normal(size=(40, 64)), rng.integers(0, 10, 40), rng.normal(size=(9, 64)),
+            rng.integers(0, 10, 9))
+    rates = np.array([0.05, 0.2])
+    together = deepnet.train(deepnet.build(version, [3, 4], depth=2), data, rates, epochs=2,
+                             batch=8)
+    for k, (seed, rate) in enumerate(zip([3, 4], rates, strict=True)):
+        alone = deepnet.train(deepnet.build(version, [seed], depth=2), data, rate, epochs=2,
+                              batch=8)
+        assert np.max(np.abs(alone.loss[:, 0] - together.loss[:, k])) < 1e-12
+        np.testing.assert_array_equal(alone.accuracy[:, 0], together.accuracy[:, k])
+
+
+def test_per_network_rate_is_a_step_at_that_rate() -> None:
+    net, x, y = tiny("batch", seeds=(0, 1))
+    _, grads = deepnet.gradients(net, x, y)
+    moved = deepnet.step(net, grads, np.array([0.3, 0.0]))
+    g = next(g for g in grads if g.layer is net.dense[1])
+    np.testing.assert_allclose(moved.dense[1].weights[0],
+                               net.dense[1].weights[0] - 0.3 * g.slopes["weights"][0])
+    np.testing.assert_array_equal(moved.dense[1].weights[1], net.dense[1].weights[1])
+    # running figures move whatever the rate: they follow the batch, not the slope
+    assert not np.array_equal(moved.norms[0].running_mean[1], net.norms[0].running_mean[1])
+
+
+def test_divergence_stops_a_network_and_only_it() -> None:
+    rng = np.random.default_rng(3)
+    data = (rng.normal(size=(64, 64)) * 3, rng.integers(0, 10, 64), rng.normal(size=(9, 64)),
+            rng.integers(0, 10, 9))
+    run = deepnet.train(deepnet.build("plain", [0, 0]), data, [0.01, 50.0], epochs=3, batch=16)
+    assert run.diverged.tolist() == [False, True]
+
+
+def test_pick_and_tile() -> None:
+    net, x, _ = tiny("batch", seeds=(0, 1, 2))
+    one = deepnet.pick(net, 1)
+    np.testing.assert_array_equal(deepnet.forward(one, x)[1][0], deepnet.forward(net, x)[1][1])
+    assert deepnet.pick(net, slice(1, 3)).size == 2
+    many = deepnet.tile(one, 4)
+    assert many.size == 4 and np.array_equal(many.norms[0].scale[3], one.norms[0].scale[0])
+    for bad in (3, -1, True, 1.0, slice(5, 6)):
+        with pytest.raises(SettingError):
+            deepnet.pick(net, bad)
+    with pytest.raises(SettingError):
+        deepnet.tile(net, 2)
+    with pytest.raises(SettingError):
+        deepnet.tile(one, 0)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda: deepnet.build("group", [0]), lambda: deepnet.build("plain", []),
+     lambda: deepnet.build("plain", [0], depth=0),
+     lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), -1.0),
+     lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), np.nan),
+     lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), 0.1,
+                           batch=1)],
+)
+def test_bad_settings_are_refused(call) -> None:
+    with pytest.raises(SettingError):
+        call()
+
+
+def test_digits_data_is_standardised_on_training_rows() -> None:
+    x, y, xh, yh = digits_rates.digits_data()
+    assert x.shape == (1438, 64) and xh.shape == (359, 64)
+    assert np.max(np.abs(x.mean(axis=0))) < 1e-12
+    spread = x.std(axis=0)
+    assert np.all((np.abs(spread - 1) < 1e-12) | (spread == 0))
+
+
+def test_largest_rate_reads_the_grid() -> None:
+    acc = np.zeros((len(digits_rates.RATES), 2, digits_rates.EPOCHS + 1))
+    acc[:2, 0, -1] = 0.9  # seed 0 trains at the two smallest rates
+    acc[:, 1, -1] = 0.9  # seed 1 at every rate, but diverges at the largest
+    diverged = np.zeros((len(digits_rates.RATES), 2), dtype=bool)
+    diverged[-1, 1] = True
+    sweep = digits_rates.Sweep("plain", acc, diverged, net=None)
+    assert sweep.largest_rate().tolist() == [digits_rates.RATES[1], digits_rates.RATES[-2]]
+
+
+# ------------------------------------------------------------------ pre- and post-LN
+
+
+@pytest.mark.parametrize("arrangement", prepost.ARRANGEMENTS)
+def test_prepost_backward_is_the_oracle_s(arrangement: str) -> None:
+    p = prepost.gradient_profile(arrangement, seeds=(0,), blocks=3)
+    firsts, *_ = prepost._draw((0,), 3)
+    oracle = finite_difference(lambda w: float(prepost.loss(arrangement, (0,), 3, w)[0]),
+                               firsts[:, 0].copy())
+    assert np.max(np.abs(oracle - p.first_slope)) < 1e-8
+    assert np.max(np.abs(oracle)) > 1e-3
+
+
+@pytest.mark.parametrize("arrangement", prepost.ARRANGEMENTS)
+def test_prepost_agrees_with_pytorch(arrangement: str) -> None:
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    blocks = 4
+    firsts, seconds, x, readout, targets = (torch.tensor(a[0]) for a in prepost._draw((1,), blocks))
+    w1 = [firsts[b].clone().requires_grad_(True) for b in range(blocks)]
+    norm = (lambda v: F.rms_norm(v, (prepost.WIDTH,), eps=1e-5)) if arrangement == "pre-RMS" \
+        else (lambda v: F.layer_norm(v, (prepost.WIDTH,), eps=1e-5))
+    h = x
+    for b in range(blocks):
+        if arrangement == "post-LN":
+            h = norm(h + torch.relu(h @ w1[b]) @ seconds[b])
+        else:
+            h = h + torch.relu(norm(h) @ w1[b]) @ seconds[b]
+    if arrangement != "post-LN":
+        h = norm(h)
+    (0.5 * ((h @ readout - targets) ** 2).sum() / prepost.TOKENS).backward()
+    ours = prepost.gradient_profile(arrangement, seeds=(1,), blocks=blocks)
+    theirs = np.array([w.grad.norm().item() for w in w1])
+    np.testing.assert_allclose(ours.norm[0], theirs, rtol=1e-10)
+
+
+def test_prepost_refuses_bad_settings() -> None:
+    with pytest.raises(SettingError):
+        prepost.gradient_profile("sandwich")
+    with pytest.raises(SettingError):
+        prepost.gradient_profile("pre-LN", blocks=0)
+
+
+# ------------------------------------------------------------------ the facts the chapter states
+
+
+def test_sequence_facts() -> None:
+    f = sequences.facts()
+    assert f.partner_layer == 0.0 and f.padding_layer == 0.0 and f.lone_token == 0.0
+    assert min(f.partner_batch, f.padding_batch, f.masked_batch) > 0.1
+    assert f.lone_token_layer > 0.5
+
+
+def test_bias_before_a_batch_layer_is_dead() -> None:
+    f = bias.facts(digits_rates.digits_data())
+    assert f.batch_slope < 1e-13 and f.output_change < 1e-11
+    assert f.plain_slope > 0.01
+
+
+def test_accuracy_by_batch_is_flat_for_a_row_normaliser() -> None:
+    x, y, xh, yh = digits_rates.digits_data()
+    net = deepnet.build("layer", [0], depth=2)
+    acc = smallbatch.accuracy_by_batch(net, xh, yh)
+    assert np.all(acc == acc[0])
+    batch = smallbatch.accuracy_by_batch(deepnet.build("batch", [0], depth=2), xh, yh)
+    assert len(set(batch.tolist())) > 1
+    with pytest.raises(SettingError):
+        smallbatch.accuracy_by_batch(net, xh, yh, sizes=(3,))
+    with pytest.raises(SettingError):
+        smallbatch.accuracy_by_batch(deepnet.build("layer", [0, 1], depth=2), xh, yh)
+
+
+def test_scale_invariance() -> None:
+    inv = scaleinv.invariance()
+    assert max(inv.loss_change) < 1e-5 and abs(inv.cosine) < 1e-5
+    assert all(abs(r - 1) < 1e-4 for r in inv.slope_ratio)
+    with pytest.raises(SettingError):
+        scaleinv.invariance(layer=8)
+
+
+def test_smoothness_gradient_helpers() -> None:
+    net, x, y = tiny("plain", seeds=(0, 1))
+    _, grads = deepnet.gradients(net, x, y)
+    norm = smoothness.gradient_norm(grads)
+    by_hand = np.sqrt(sum((v[1] ** 2).sum() for g in grads for v in g.slopes.values()))
+    assert abs(norm[1] - by_hand) < 1e-12
+    assert np.all(smoothness.gradient_gap(grads, grads) == 0)
