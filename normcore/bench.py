@@ -246,8 +246,12 @@ def run_all_cells(notebook: Path) -> dict[str, float]:
     from nbclient import NotebookClient
 
     nb = nbformat.read(notebook, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(notebook.parent)}})
+    client = NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(notebook.parent)}},
+    )
     with client.setup_kernel():
         kernel = psutil.Process(client.km.provisioner.process.pid)
         before = kernel.cpu_times()
