@@ -67,9 +67,7 @@ LAB_FLAGS := --ServerApp.port=$(LAB_PORT) --LabApp.news_url= $(if $(DISPLAY)$(WA
 	$(if $(filter 0,$(shell id -u)),--allow-root)
 
 lab: $(STAMP)
-	$(BIN)/python tools/lab_book.py
-	mkdir -p $(VENV)/share/jupyter/lab/settings   # no news or update pop-ups (nothing fetched)
-	cp tools/jupyter/overrides.json $(VENV)/share/jupyter/lab/settings/overrides.json
+	PATH="$(BIN):$$PATH" bash postBuild   # lab/, and no news or update pop-ups (as on Binder)
 	@echo "Point your browser at the http://127.0.0.1:PORT/lab?token=... address JupyterLab prints"
 	@echo "below (port $(LAB_PORT) unless taken). On a remote machine or in a container, forward that"
 	@echo "port first (ssh -L $(LAB_PORT):localhost:$(LAB_PORT) ..., docker run -p $(LAB_PORT):$(LAB_PORT))."

@@ -141,3 +141,33 @@ def test_the_machinery_checks_can_fail():
     assert MACHINERY.search("assert x == 1")
     assert GIVES_AWAY.search('assert "2.0370" in explorer.readout.value')
     assert not MACHINERY.search("print(np.round(x, 4))")
+
+
+def test_binder_postbuild_makes_the_working_copy(tmp_path):
+    """Binder runs postBuild (and `make lab` runs it too): it must leave lab/ with every chapter,
+    its prose free of raw roles, and JupyterLab's settings overrides in place."""
+    import os
+    import subprocess
+    import sys
+
+    shutil.copytree(ROOT / "tools", tmp_path / "tools",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "book").mkdir()
+    for source in BOOK.iterdir():
+        if source.suffix in {".ipynb", ".md", ".bib"} and source.is_file():
+            shutil.copy2(source, tmp_path / "book" / source.name)
+    shutil.copy2(ROOT / "postBuild", tmp_path / "postBuild")
+    settings = tmp_path / "settings"
+    env = {**os.environ, "LAB_SETTINGS": str(settings),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["bash", str(tmp_path / "postBuild")], check=True, env=env,
+                   capture_output=True, cwd=tmp_path)
+    made = sorted(p.name for p in (tmp_path / "lab").glob("*.ipynb"))
+    assert made == sorted(p.name for p in CHAPTERS)
+    for name in made:
+        prose = "".join("".join(c["source"]) for c in
+                        json.loads((tmp_path / "lab" / name).read_text())["cells"]
+                        if c["cell_type"] == "markdown")
+        assert "{glue" not in prose and "{numref" not in prose, name
+    assert json.loads((settings / "overrides.json").read_text()) == json.loads(
+        (ROOT / "tools" / "jupyter" / "overrides.json").read_text())
