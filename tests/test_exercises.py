@@ -83,3 +83,30 @@ def test_write_it_yourself_is_judged_by_the_oracle():
     assert ch03.check_backward_function(naive).startswith("not yet")
     assert "ValueError" in ch03.check_backward_function(broken)
     assert ch03.check_backward_function(lambda x, d, e: d[:1]).startswith("not yet: for a block")
+
+
+def test_expected_is_computed_only_once_there_is_an_answer():
+    """A checker may pass its expected answer as a function: Run All (every answer None) then
+    pays nothing for it, and an answer is still judged against it."""
+    calls = []
+
+    def expected():
+        calls.append(1)
+        return 2.5
+
+    assert verdict(None, expected) == PROMPT and calls == []
+    assert verdict(2.5, expected) == "right" and calls == [1]
+    assert verdict(3.5, expected).startswith("not yet") and calls == [1, 1]
+
+
+def test_chapter_one_checkers_match_the_side_by_side_runs_the_chapter_glues():
+    """Chapter 1 glues exercise 2's answer from seed 1 of its five side-by-side runs; the checker
+    trains seed 1 alone. Both must be the same answer."""
+    from normcore.exercises import ch01
+    from normcore.experiments.shift import crowd_shifts
+
+    seeds = [0, 1, 2, 3, 4]
+    plain = crowd_shifts("none", seeds)[1].largest_shift
+    batch = crowd_shifts("batch", seeds)[1].largest_shift
+    assert ch01.check_seed_one(plain, batch) == "right"
+    assert ch01.check_seed_one(plain, batch * 1.01) != "right"

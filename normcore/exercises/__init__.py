@@ -12,6 +12,7 @@ exactly when the answer is right.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,13 +45,16 @@ def _digits(error: float) -> int:
     return max(0, math.floor(-math.log10(2.0 * error)))
 
 
-def verdict(given: Any, expected: Any, tolerance: float = 5e-4) -> Verdict:
+def verdict(given: Any, expected: Any | Callable[[], Any], tolerance: float = 5e-4) -> Verdict:
     """Compare a reader's answer with the expected one, without revealing the expected one.
 
     Args:
         given: the reader's answer: a number, a nested list or an array; ``None`` (or a list
             holding ``None``) means "not answered yet".
-        expected: the right answer, same shape as `given` should be.
+        expected: the right answer, same shape as `given` should be; or a function of no
+            arguments that computes it, called only once there is an answer to check (so a
+            chapter's Run All, with every answer still ``None``, does not pay for training runs
+            that only a checker needs).
         tolerance: how far an entry may be from the expected one, absolute or relative to the
             entry's size, whichever is larger (``0`` for whole-number answers).
 
@@ -62,6 +66,8 @@ def verdict(given: Any, expected: Any, tolerance: float = 5e-4) -> Verdict:
     """
     if given is None or (isinstance(given, (list, tuple)) and any(g is None for g in given)):
         return Verdict(PROMPT)
+    if callable(expected):
+        expected = expected()
     try:
         g = np.asarray(given, dtype=np.float64)
     except (TypeError, ValueError):
