@@ -225,14 +225,14 @@ def test_routes_model_takes_every_valid_block(rows: int, columns: int, data) -> 
 @WIDGET_SETTINGS
 @given(lengths=st.lists(st.one_of(st.sampled_from(TEXTS), st.floats(-1e3, 1e3).map(repr)),
                         min_size=3, max_size=3),
-       stride=st.one_of(st.sampled_from(TEXTS), st.floats(-10, 10).map(repr)))
-def test_weightnorm_model_answers_or_says_why(lengths: list[str], stride: str) -> None:
+       rate=st.one_of(st.sampled_from(TEXTS), st.floats(-10, 10).map(repr)))
+def test_weightnorm_model_answers_or_says_why(lengths: list[str], rate: str) -> None:
     from normcore.errors import NormcoreError
     from normcore.widgets import weightnorm_model as wm
 
-    state = {"lengths": lengths, "stride": stride}
+    state = {"lengths": lengths, "learning_rate": rate}
     valid = all(usable(t) is not None and usable(t) != 0 for t in lengths) and \
-        usable(stride) is not None and all(abs(usable(t)) <= 1e3 for t in (*lengths, stride))
+        usable(rate) is not None and all(abs(usable(t)) <= 1e3 for t in (*lengths, rate))
     try:
         f = wm.figures(state, wm.case_data())
     except NormcoreError:

@@ -88,10 +88,10 @@ def test_widget_says_what_is_wrong_and_answers_as_the_experiment():
     assert w.answer()["error"].startswith("Length 2 is 0")
     w.act(wm.set_length, 0, "abc")
     assert w.answer()["error"] == "Length 1: 'abc' is not a number."
-    w.act(wm.set_stride, "1e400")
+    w.act(wm.set_learning_rate, "1e400")
     w.act(wm.set_length, 0, "2")
     w.act(wm.set_length, 1, "2")
-    assert w.answer()["error"] == "Stride: '1e400' is too large to be a number here."
+    assert w.answer()["error"] == "Learning rate: '1e400' is too large to be a number here."
 
 
 def test_dense_and_weightnorm_answer_alike_for_random_layers():

@@ -21,11 +21,15 @@ import anywidget
 import traitlets
 
 from normcore.errors import NormcoreError
+from normcore.widgets._esm import source
 from normcore.widgets._input import friendly
 
 
 class PageWidget(anywidget.AnyWidget):
-    """Base of the book's live widgets. A subclass sets `_esm`, `_css` and `compute`."""
+    """Base of the book's live widgets. A subclass sets `_esm` (its view, `bundle("x.js")`) and
+    `compute`; the style sheet every view shares is `_css` unless it sets its own."""
+
+    _css = source("widgets.css")
 
     state = traitlets.Dict().tag(sync=True)
     request = traitlets.Unicode("").tag(sync=True)

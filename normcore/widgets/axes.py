@@ -20,7 +20,7 @@ from typing import Any
 import traitlets
 
 from normcore.widgets import axes_model
-from normcore.widgets._esm import bundle, source
+from normcore.widgets._esm import bundle
 from normcore.widgets._page import PageWidget
 
 IMAGE_SHAPE = axes_model.IMAGE_SHAPE
@@ -30,7 +30,6 @@ class AxesExplorer(PageWidget):
     """Chapter 4's explorer; `data` holds the block and the image batch it reads."""
 
     _esm = bundle("axes.js")
-    _css = source("widgets.css")
     data = traitlets.Dict().tag(sync=True)
 
     @staticmethod

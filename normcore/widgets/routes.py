@@ -14,7 +14,7 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
 from __future__ import annotations
 
 from normcore.widgets import routes_model
-from normcore.widgets._esm import bundle, source
+from normcore.widgets._esm import bundle
 from normcore.widgets._page import PageWidget
 
 MAX_ROWS, MAX_COLUMNS = routes_model.MAX_ROWS, routes_model.MAX_COLUMNS
@@ -25,7 +25,6 @@ class RoutesExplorer(PageWidget):
     """Chapter 3's explorer (state: see `normcore.widgets.routes_model`)."""
 
     _esm = bundle("routes.js")
-    _css = source("widgets.css")
     compute = staticmethod(routes_model.figures)
 
     def __init__(self, **kwargs: object) -> None:

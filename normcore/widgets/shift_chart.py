@@ -20,7 +20,7 @@ import traitlets
 
 from normcore.experiments.shift import CrowdShift, crowd_shift
 from normcore.plots.ch01 import crowd_shift_figure, png_bytes
-from normcore.widgets._esm import bundle, source
+from normcore.widgets._esm import bundle
 from normcore.widgets._page import PageWidget
 
 LABELS = {"none": "plain", "batch": "batch layer"}
@@ -47,7 +47,6 @@ class ShiftChart(PageWidget):
     """The switch; `results` holds both charts and their figures, computed when it was made."""
 
     _esm = bundle("shift-chart.js")
-    _css = source("widgets.css")
     results = traitlets.Dict().tag(sync=True)
 
     def __init__(self, shifts: dict[str, CrowdShift], **kwargs: Any) -> None:

@@ -1,4 +1,4 @@
-"""Chapter 5's widget: choose three direction lengths and a stride; see one step of the
+"""Chapter 5's widget: choose three direction lengths and a learning rate; see one step of the
 weight-normalised layer and of the dense layer side by side.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is
@@ -19,7 +19,7 @@ import traitlets
 
 from normcore.experiments import weightnorm
 from normcore.widgets import weightnorm_model
-from normcore.widgets._esm import bundle, source
+from normcore.widgets._esm import bundle
 from normcore.widgets._page import PageWidget
 
 
@@ -27,7 +27,6 @@ class WeightNormStep(PageWidget):
     """Chapter 5's widget; `case` holds the case's numbers (see weightnorm_model.case_data)."""
 
     _esm = bundle("weightnorm.js")
-    _css = source("widgets.css")
     case = traitlets.Dict().tag(sync=True)
 
     @staticmethod
@@ -35,15 +34,16 @@ class WeightNormStep(PageWidget):
         return weightnorm_model.figures(state, weightnorm_model.case_data())
 
     def __init__(self, lengths: Sequence[float] = weightnorm.LENGTHS,
-                 stride: float = weightnorm.STRIDE, **kwargs: Any) -> None:
-        state = {"lengths": [f"{v:g}" for v in lengths], "stride": f"{stride:g}"}
+                 learning_rate: float = weightnorm.LEARNING_RATE, **kwargs: Any) -> None:
+        state = {"lengths": [f"{v:g}" for v in lengths], "learning_rate": f"{learning_rate:g}"}
         super().__init__(state=state, case=weightnorm_model.case_data(), **kwargs)
 
     def __repr__(self) -> str:
-        return f"WeightNormStep(lengths {self.state['lengths']}, stride {self.state['stride']})"
+        return (f"WeightNormStep(lengths {self.state['lengths']}, "
+                f"learning rate {self.state['learning_rate']})")
 
 
 def weightnorm_step_widget(lengths: Sequence[float] = weightnorm.LENGTHS,
-                           stride: float = weightnorm.STRIDE) -> WeightNormStep:
-    """Chapter 5's widget, opening on the chapter's lengths and stride."""
-    return WeightNormStep(lengths, stride)
+                           learning_rate: float = weightnorm.LEARNING_RATE) -> WeightNormStep:
+    """Chapter 5's widget, opening on the chapter's lengths and learning rate."""
+    return WeightNormStep(lengths, learning_rate)

@@ -1,9 +1,9 @@
-"""Chapter 5's widget as data: three direction lengths and a stride, and one step compared.
+"""Chapter 5's widget as data: three direction lengths, a learning rate, one step compared.
 
 The state (synced with the page; ``js/weightnorm-model.js`` is its JavaScript twin)::
 
-    lengths   [str, str, str]   the three directions' lengths, as typed
-    stride    str               the step's size (the learning rate), as typed
+    lengths        [str, str, str]   the three directions' lengths, as typed
+    learning_rate  str               the learning rate (the step's size), as typed
 
 The case (five people of the crowd, their labels, the three unit directions and the biases) is
 chapter 5's `normcore.experiments.weightnorm.make_case`, written into the widget once as
@@ -24,7 +24,7 @@ from normcore.experiments import weightnorm
 from normcore.widgets._input import parse_number
 
 State = dict[str, Any]
-LIMIT = 1000.0  # the largest length or stride the widget takes
+LIMIT = 1000.0  # the largest length or learning rate the widget takes
 
 
 def _round(a: Any) -> list:
@@ -41,29 +41,30 @@ def case_data() -> dict[str, list]:
 
 
 def initial() -> State:
-    return {"lengths": [f"{v:g}" for v in weightnorm.LENGTHS], "stride": f"{weightnorm.STRIDE:g}"}
+    return {"lengths": [f"{v:g}" for v in weightnorm.LENGTHS],
+            "learning_rate": f"{weightnorm.LEARNING_RATE:g}"}
 
 
 def parse(state: State) -> tuple[np.ndarray, float]:
-    """The lengths and stride typed; a typed NormcoreError for anything that cannot be used."""
+    """The lengths and learning rate typed; a typed NormcoreError for what cannot be used."""
     lengths = np.array([parse_number(t, f"length {i + 1}", LIMIT)
                         for i, t in enumerate(state["lengths"])])
     for i, v in enumerate(lengths):
         if v == 0:
             raise ZeroDirectionError(f"length {i + 1} is 0: a direction of length 0 has no "
                                      "unit vector to point along")
-    return lengths, parse_number(state["stride"], "stride", LIMIT)
+    return lengths, parse_number(state["learning_rate"], "learning rate", LIMIT)
 
 
 def figures(state: State, case: dict[str, list]) -> dict[str, Any]:
     """One step of the weight-normalised layer and of the dense layer, from the same slope."""
-    lengths, stride = parse(state)
+    lengths, rate = parse(state)
     direction = np.array(case["unit"]) * lengths
     bias = np.array(case["bias"])
     layer = WeightNormDense(direction=direction, bias=bias)
     built = weightnorm.Case(x=np.array(case["x"]), y=np.array(case["y"]), weightnorm=layer,
                             dense=Dense(weights=layer.effective_weights, bias=bias))
-    step = weightnorm.one_step(built, stride)
+    step = weightnorm.one_step(built, rate)
     return {"before": step.length_before.tolist(), "weightnorm": step.length_weightnorm.tolist(),
             "dense": step.length_dense.tolist(), "distance": step.distance}
 
@@ -74,5 +75,5 @@ def set_length(state: State, i: int, text: str) -> State:
     return {**state, "lengths": lengths}
 
 
-def set_stride(state: State, text: str) -> State:
-    return {**state, "stride": text}
+def set_learning_rate(state: State, text: str) -> State:
+    return {**state, "learning_rate": text}

@@ -1,7 +1,8 @@
 // Chapter 1's switch, one view for JupyterLab and the static site (anywidget): both networks'
 // charts and figures were computed when the chapter ran; the page shows the one chosen.
 
-import {ask, element, showWhere} from "./page.js";
+import {element, showWhere} from "./page.js";
+import {follow} from "./view.js";
 
 export function readout(f) {
   const item = (key) => `<b data-key="${key}">${f[key]}</b>`;
@@ -35,7 +36,7 @@ function render({model, el}) {
   root.append(where, group, image, out);
   el.append(root);
 
-  function update() {
+  return follow(model, (token) => {
     const chosen = model.get("state").arrangement;
     const result = results[chosen];
     group.querySelectorAll("button").forEach((b) => {
@@ -49,15 +50,7 @@ function render({model, el}) {
       where.textContent = "Runs in this page: both networks were trained when the chapter " +
         "was built; the switch shows either, no kernel needed.";
     }
-  }
-  model.on("change:state", update);
-  model.on("change:kernel", update);
-  const token = ask(model);
-  update();
-  return () => {
-    model.off("change:state", update);
-    model.off("change:kernel", update);
-  };
+  });
 }
 
 export default {render};

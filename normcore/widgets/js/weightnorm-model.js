@@ -17,7 +17,7 @@ function number(text, name) {
   return parsed.value;
 }
 
-/** The lengths and stride typed (as weightnorm_model.parse). */
+/** The lengths and learning rate typed (as weightnorm_model.parse). */
 export function parse(state) {
   const lengths = state.lengths.map((t, i) => number(t, `length ${i + 1}`));
   lengths.forEach((v, i) => {
@@ -26,7 +26,7 @@ export function parse(state) {
         "to point along");
     }
   });
-  return [lengths, number(state.stride, "stride")];
+  return [lengths, number(state.learning_rate, "learning rate")];
 }
 
 const matmul = (a, b) => a.map((row) => b[0].map((_, j) =>
@@ -59,17 +59,17 @@ function arriving(x, y, w, bias) {
 
 /** Effective weights after one step of each layer, and the four figures the widget shows. */
 export function figures(state, c) {
-  const [lengths, stride] = parse(state);
+  const [lengths, rate] = parse(state);
   const direction = c.unit.map((row) => row.map((v, j) => v * lengths[j]));
   const magnitude = directionLength(direction);
   const unit = direction.map((row) => row.map((v, j) => v / magnitude[j]));
   const effective = unit.map((row) => row.map((v, j) => magnitude[j] * v));
   const x = c.x;
 
-  // dense: weights minus stride times x^T d
+  // dense: weights minus the learning rate times x^T d
   const dDense = arriving(x, c.y, effective, c.bias);
   const slopeDense = matmul(transpose(x), dDense);
-  const dense = effective.map((row, k) => row.map((v, j) => v - stride * slopeDense[k][j]));
+  const dense = effective.map((row, k) => row.map((v, j) => v - rate * slopeDense[k][j]));
 
   // weight norm: the dense slope split into its part along the direction (the magnitude's
   // slope) and the rest, scaled by magnitude / length (the direction's, projected)
@@ -79,8 +79,8 @@ export function figures(state, c) {
   const along = ws[0].map((_, j) => ws.reduce((sum, row, k) => sum + row[j] * unit[k][j], 0));
   const slopeV = ws.map((row, k) => row.map((v, j) =>
     (magnitude[j] / length[j]) * (v - along[j] * unit[k][j])));
-  const movedV = direction.map((row, k) => row.map((v, j) => v - stride * slopeV[k][j]));
-  const movedG = magnitude.map((g, j) => g - stride * along[j]);
+  const movedV = direction.map((row, k) => row.map((v, j) => v - rate * slopeV[k][j]));
+  const movedG = magnitude.map((g, j) => g - rate * along[j]);
   const movedLength = directionLength(movedV);
   const weightnorm = movedV.map((row) => row.map((v, j) => movedG[j] * (v / movedLength[j])));
 
@@ -96,6 +96,6 @@ export function setLength(state, i, text) {
   return {...state, lengths};
 }
 
-export function setStride(state, text) {
-  return {...state, stride: text};
+export function setLearningRate(state, text) {
+  return {...state, learning_rate: text};
 }
