@@ -7,12 +7,18 @@ own answer for the same state, computed here in Python by the widget's Python mo
 ``data-value`` to 1e-12 relative (to the largest figure of its table), each number as shown to
 the precision it is shown at. The page's state (cells, boxes, buttons, sliders, error sentences)
 must be the model's too. No console error is allowed.
+
+Every widget runs the same loop (`drive`): the opening view checked, then ACTIONS actions, each
+chosen by the widget's seeded action generator, done in the page and in the widget's Python model,
+and the page checked against the model's answer. The widgets of chapters 3, 4 and 5 (form fields
+keyed by the state, see `Keyed`) also share how an action is done and checked.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlparse
 
@@ -69,10 +75,39 @@ class Watched:
     def close(self) -> None:
         self.context.close()
 
+    def __enter__(self) -> Any:
+        return self.page
+
+    def __exit__(self, kind: type | None, *_: object) -> None:
+        """Close the page; when the test's body went through, the page must have logged no
+        console error and sent no request off the machine."""
+        errors, outside = self.errors, self.outside
+        self.close()
+        if kind is None:
+            assert not errors, f"console errors: {errors}"
+            assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
 
 def page_or_skip(name: str) -> None:
     if not (HTML / "book" / name).exists():
         pytest.skip(f"_build/html/book/{name} is missing: build the site first (make book)")
+
+
+def drive(state: Any, choose: Callable[[int, Any], Any], act: Callable[[Any, Any], Any],
+          check: Callable[[Any, str], None]) -> Any:
+    """The seeded loop every widget test runs; returns the model's last state.
+
+    `check(state, where)` holds what the page shows to the widget's Python model for `state`
+    (normcore's answer). `choose(n, state)` is the widget's action generator: its n-th reader
+    action (seeded), given the state on show. `act(state, action)` does it in the page and
+    returns the model's state after it.
+    """
+    check(state, "the opening view")
+    for n in range(ACTIONS):
+        action = choose(n, state)
+        state = act(state, action)
+        check(state, f"action {n + 1} {action!r}")
+    return state
 
 
 # ---------------------------------------------------------------------------------- playground
@@ -134,77 +169,57 @@ def compare(got: dict[str, Any], state: pm.State, where: str, runs: str = "page"
     assert got["where"] == runs, f"{where}: the widget says it runs on {got['where']!r}"
 
 
-def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
-    page_or_skip("02-worked-column.html")
-    watched = Watched(browser, f"{site}/book/02-worked-column.html")
-    page = watched.page
-    root = ".nc-playground"
-    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
-    state = pm.initial()
-    read = lambda: page.evaluate(READ, root)  # noqa: E731
-    compare(read(), state, "the opening view")
-    # it fits a 1440 x 900 screen: the answer within one screen of the controls' top, sliders
-    # wide enough to aim at both ends, a hint on how a typed cell is used
-    fit = page.evaluate("""root => { const box = document.querySelector(root);
-      const top = box.querySelector('.nc-controls').getBoundingClientRect().top;
-      const answer = box.querySelector('.nc-readout table').getBoundingClientRect().bottom;
-      return {span: answer - top, slider: box.querySelector('input[type=range]')
-              .getBoundingClientRect().width, hint: box.querySelector('.nc-hint').textContent};
-    }""", root)
-    assert fit["span"] <= 900, f"the answer ends {fit['span']:.0f} px below the controls' top"
-    assert fit["slider"] >= 200 and "Enter" in fit["hint"], fit
-
-    # the time of one update, default block: purpose away and back, each a full update
-    times = []
-    for _ in range(15):
-        page.locator(f"{root} .nc-toggle button[data-value=predicting]").click()
-        page.locator(f"{root} .nc-toggle button[data-value=training]").click()
-        times.append(read()["updateMs"])
-
-    rng = np.random.default_rng(13)
+def playground_actions(rng: np.random.Generator) -> Callable[[int, pm.State], tuple]:
+    """The playground's action generator: every kind of bad text first, then random actions."""
     opening = [("type", 0, 1, text) for text in ("abc", "1e400", "nan", "")] + [
         ("type", 0, 1, "8"), ("type", 2, 0, "  ")]
-    for n in range(ACTIONS):
-        rows, features = len(state["texts"]), len(state["scale"])
+
+    def choose(n: int, state: pm.State) -> tuple:
         if n < len(opening):
-            action = opening[n]
-        else:
-            kind = rng.choice(["type", "type", "type", "row", "kind", "purpose", "slider",
-                               "slider", "resize", "undo", "step", "step", "fresh"])
-            if kind == "type":
-                text = (str(rng.choice(BAD_TEXTS)) if rng.random() < 0.2 else
-                        str(rng.choice([f"{rng.integers(-30, 30)}",
-                                        f"{rng.normal(0, 20):.3f}", f"{rng.normal(0, 3):.2e}",
-                                        f".{rng.integers(0, 99)}"])))
-                action = ("type", int(rng.integers(rows)), int(rng.integers(features)), text)
-            elif kind == "row":
-                action = ("row", int(rng.integers(rows)))
-            elif kind in ("kind", "purpose"):
-                action = (kind, str(rng.choice(pm.KINDS if kind == "kind" else pm.PURPOSES)))
-            elif kind == "slider":
-                action = ("slider", str(rng.choice(["scale", "shift"])),
-                          int(rng.integers(features)), float(rng.uniform(-1, 1)))
-            elif kind == "resize":
-                action = ("resize", *[(1, 0), (-1, 0), (0, 1), (0, -1)][rng.integers(4)])
-            else:
-                action = (kind,)
-        where = f"action {n + 1} {action}"
+            return opening[n]
+        rows, features = len(state["texts"]), len(state["scale"])
+        kind = rng.choice(["type", "type", "type", "row", "kind", "purpose", "slider",
+                           "slider", "resize", "undo", "step", "step", "fresh"])
+        if kind == "type":
+            text = (str(rng.choice(BAD_TEXTS)) if rng.random() < 0.2 else
+                    str(rng.choice([f"{rng.integers(-30, 30)}",
+                                    f"{rng.normal(0, 20):.3f}", f"{rng.normal(0, 3):.2e}",
+                                    f".{rng.integers(0, 99)}"])))
+            return ("type", int(rng.integers(rows)), int(rng.integers(features)), text)
+        if kind == "row":
+            return ("row", int(rng.integers(rows)))
+        if kind in ("kind", "purpose"):
+            return (kind, str(rng.choice(pm.KINDS if kind == "kind" else pm.PURPOSES)))
+        if kind == "slider":
+            return ("slider", str(rng.choice(["scale", "shift"])),
+                    int(rng.integers(features)), float(rng.uniform(-1, 1)))
+        if kind == "resize":
+            return ("resize", *[(1, 0), (-1, 0), (0, 1), (0, -1)][rng.integers(4)])
+        return (str(kind),)
+
+    return choose
+
+
+def playground_act(page: Any, root: str) -> Callable[[pm.State, tuple], pm.State]:
+    """One playground action done in the page; returns the model's state after it."""
+
+    def act(state: pm.State, action: tuple) -> pm.State:
         if action[0] == "type":
             _, i, j, text = action
             box = page.locator(f"{root} input.nc-cell[data-row='{i}'][data-feature='{j}']")
             box.fill(text)
             box.press("Enter")
-            if text != state["texts"][i][j]:
-                state = pm.set_cell(state, i, j, text)
-        elif action[0] == "row":
+            return pm.set_cell(state, i, j, text) if text != state["texts"][i][j] else state
+        if action[0] == "row":
             page.locator(f"{root} .nc-grid input[type=checkbox]").nth(action[1]).click()
-            state = pm.set_active(state, action[1], not state["active"][action[1]])
-        elif action[0] in ("kind", "purpose"):
+            return pm.set_active(state, action[1], not state["active"][action[1]])
+        if action[0] in ("kind", "purpose"):
             page.locator(f"{root} .nc-toggle button[data-value={action[1]}]").click()
-            if state[action[0]] != action[1]:
-                setter = pm.set_kind if action[0] == "kind" else pm.set_purpose
-                state = setter(state, action[1])
-        elif action[0] == "slider":
+            if state[action[0]] == action[1]:
+                return state
+            setter = pm.set_kind if action[0] == "kind" else pm.set_purpose
+            return setter(state, action[1])
+        if action[0] == "slider":
             _, which, j, share = action
             slider = page.locator(f"{root} input[type=range][data-which={which}]"
                                   f"[data-feature='{j}']")
@@ -215,30 +230,53 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
                 " e.dispatchEvent(new Event('input', {bubbles: true})); return Number(e.value); }",
                 share)
             assert math.isfinite(value)
-            if value != state[which][j]:
-                state = pm.set_parameter(state, which, j, value)
-        elif action[0] == "resize":
+            return pm.set_parameter(state, which, j, value) if value != state[which][j] else state
+        if action[0] == "resize":
             label = {(1, 0): "+ row", (-1, 0): "− row", (0, 1): "+ feature",
                      (0, -1): "− feature"}[action[1:]]
             page.locator(root).get_by_role("button", name=label, exact=True).click()
-            state = pm.resize(state, *action[1:])
-        else:
-            page.locator(root).get_by_role(
-                "button", name={"undo": "Undo exactly", "step": "Step",
-                                "fresh": "Fresh layer"}[action[0]], exact=True).click()
-            state = {"undo": pm.undo, "step": pm.step, "fresh": pm.fresh}[action[0]](state)
-        compare(read(), state, where)
+            return pm.resize(state, *action[1:])
+        page.locator(root).get_by_role(
+            "button", name={"undo": "Undo exactly", "step": "Step",
+                            "fresh": "Fresh layer"}[action[0]], exact=True).click()
+        return {"undo": pm.undo, "step": pm.step, "fresh": pm.fresh}[action[0]](state)
 
-    shot = HTML.parent / "screenshots"
-    shot.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shot / "playground-after-actions.png"))
-    errors, outside = watched.errors, watched.outside
-    watched.close()
+    return act
+
+
+def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
+    page_or_skip("02-worked-column.html")
+    root = ".nc-playground"
+    with Watched(browser, f"{site}/book/02-worked-column.html") as page:
+        page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
+        read = lambda: page.evaluate(READ, root)  # noqa: E731
+        compare(read(), pm.initial(), "the opening view")
+        # it fits a 1440 x 900 screen: the answer within one screen of the controls' top,
+        # sliders wide enough to aim at both ends, a hint on how a typed cell is used
+        fit = page.evaluate("""root => { const box = document.querySelector(root);
+          const top = box.querySelector('.nc-controls').getBoundingClientRect().top;
+          const answer = box.querySelector('.nc-readout table').getBoundingClientRect().bottom;
+          return {span: answer - top, slider: box.querySelector('input[type=range]')
+                  .getBoundingClientRect().width, hint: box.querySelector('.nc-hint').textContent};
+        }""", root)
+        assert fit["span"] <= 900, f"the answer ends {fit['span']:.0f} px below the controls' top"
+        assert fit["slider"] >= 200 and "Enter" in fit["hint"], fit
+
+        # the time of one update, default block: purpose away and back, each a full update
+        times = []
+        for _ in range(15):
+            page.locator(f"{root} .nc-toggle button[data-value=predicting]").click()
+            page.locator(f"{root} .nc-toggle button[data-value=training]").click()
+            times.append(read()["updateMs"])
+
+        drive(pm.initial(), playground_actions(np.random.default_rng(13)),
+              playground_act(page, root), lambda state, where: compare(read(), state, where))
+        shot = HTML.parent / "screenshots"
+        shot.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot / "playground-after-actions.png"))
     print(f"\nplayground on the site: one update for the default block "
           f"{statistics.median(times):.2f} ms (median of {len(times)}; "
           f"min {min(times):.2f}, max {max(times):.2f})")
-    assert not errors, f"console errors: {errors}"
-    assert not outside, f"requests leaving 127.0.0.1: {outside}"
 
 
 # --------------------------------------------------------------------------- chapter 3's explorer
@@ -297,238 +335,212 @@ def routes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
             assert float(text) <= tol and value <= tol, f"{where}: {key} {text!r}"
 
 
+class Keyed:
+    """A widget whose form fields are keyed by its state (chapters 3, 4 and 5): an action is
+    (field key, option or text), chosen from a menu or typed and committed by pressing `leave`.
+
+    `figures(state)` is normcore's answer (a NormcoreError for input it cannot use), `compare(got,
+    figures, where)` holds the page's readout to it, `kept` is the sentence that follows an error
+    sentence, `apply(state, key, value)` is the model's action and `fields(state)` the state as
+    the form's fields show it.
+    """
+
+    def __init__(self, page: Any, root: str, *, figures: Callable[[Any], dict[str, Any]],
+                 compare: Callable[[dict[str, Any], dict[str, Any], str], None], kept: str,
+                 apply: Callable[[Any, str, str], Any], fields: Callable[[Any], dict[str, str]],
+                 leave: str = "Enter") -> None:
+        self.page, self.root, self.figures, self.compare = page, root, figures, compare
+        self.kept, self.apply, self.fields, self.leave = kept, apply, fields, leave
+        page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
+        self.good: dict[str, Any] | None = None  # the last figures that could be computed
+
+    def act(self, state: Any, action: tuple[str, str]) -> Any:
+        key, value = action
+        field = self.page.locator(f"{self.root} .nc-form [data-key='{key}']")
+        if field.evaluate("e => e.tagName") == "SELECT":
+            field.select_option(value)
+        else:
+            field.fill(value)
+            field.press(self.leave)
+        return self.apply(state, key, value) if value != self.fields(state)[key] else state
+
+    def check(self, state: Any, where: str) -> None:
+        got = self.page.evaluate(READ_KEYED, self.root)
+        try:
+            self.good = self.figures(state)
+        except NormcoreError as error:
+            assert got["error"] == f"{friendly(error)} {self.kept}", where
+        else:
+            assert got["error"] is None, where
+        assert self.good is not None, f"{where}: the widget opens on input it cannot use"
+        self.compare(got, self.good, where)
+        assert got["fields"] == self.fields(state), where
+        assert got["where"] == "page", f"{where}: the widget says it runs on {got['where']!r}"
+
+
+def seeded(opening: list[tuple[str, str]],
+           random: Callable[[], tuple[str, str]]) -> Callable[[int, Any], tuple[str, str]]:
+    """An action generator: the `opening` actions, then `random()` ones (seeded draws)."""
+    return lambda n, _state: opening[n] if n < len(opening) else random()
+
+
 def test_routes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
     from normcore.widgets import routes_model as rm
 
     page_or_skip("03-backward.html")
-    watched = Watched(browser, f"{site}/book/03-backward.html")
-    page, root = watched.page, ".nc-routes"
-    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
-    read = lambda: page.evaluate(READ_KEYED, root)  # noqa: E731
-    state = rm.initial()
-    good = rm.figures(state)
-    routes_compare(read(), good, "the opening view")
-    assert read()["where"] == "page"
-
     rng = np.random.default_rng(3)
     numbers = lambda k: " ".join(f"{v:.2f}" for v in rng.normal(0, 5, k))  # noqa: E731
+
+    def random() -> tuple[str, str]:
+        key = str(rng.choice(["source", "slope", "rows", "columns", "seed", "typed",
+                              "typed_slope"]))
+        if key == "source":
+            return key, str(rng.choice(["worked", "random", "typed"]))
+        if key == "slope":
+            return key, str(rng.choice(["counting", "ones", "random", "typed"]))
+        if key in ("rows", "columns", "seed"):
+            return key, (str(rng.choice(BAD_TEXTS + ["13", "0", "2.5"])) if rng.random() < 0.2
+                         else str(int(rng.integers(1, 7 if key != "seed" else 1000))))
+        r, c = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        return key, ("\n".join(numbers(c) for _ in range(r)) if rng.random() > 0.2
+                     else str(rng.choice(BAD_TEXTS)))
+
     opening = [("source", "random"), ("seed", "abc"), ("seed", "1e400"), ("seed", "nan"),
                ("seed", ""), ("seed", "5"), ("source", "typed"), ("typed", "1, x\n2, 3"),
                ("typed", "")]
-    for n in range(ACTIONS):
-        if n < len(opening):
-            key, value = opening[n]
-        else:
-            key = str(rng.choice(["source", "slope", "rows", "columns", "seed", "typed",
-                                  "typed_slope"]))
-            if key == "source":
-                value = str(rng.choice(["worked", "random", "typed"]))
-            elif key == "slope":
-                value = str(rng.choice(["counting", "ones", "random", "typed"]))
-            elif key in ("rows", "columns", "seed"):
-                value = (str(rng.choice(BAD_TEXTS + ["13", "0", "2.5"])) if rng.random() < 0.2
-                         else str(int(rng.integers(1, 7 if key != "seed" else 1000))))
-            else:
-                r, c = int(rng.integers(1, 5)), int(rng.integers(1, 4))
-                value = ("\n".join(numbers(c) for _ in range(r)) if rng.random() > 0.2
-                         else str(rng.choice(BAD_TEXTS)))
-        field = page.locator(f"{root} .nc-form [data-key={key}]")
-        if key in ("source", "slope"):
-            field.select_option(value)
-        else:
-            field.fill(value)
-            field.press("Tab")  # leaving the box commits it
-        if value != state[key]:
-            state = rm.choose(state, key, value)
-        where = f"action {n + 1} ({key} = {value!r})"
-        got = read()
-        try:
-            figures = rm.figures(state)
-        except NormcoreError as error:
-            assert got["error"] == (f"{friendly(error)} The figures below are for the last "
-                                    "block that could be used."), where
-            routes_compare(got, good, where)
-        else:
-            good = figures
-            assert got["error"] is None, where
-            routes_compare(got, good, where)
-        assert got["fields"] == {k: v for k, v in state.items()}, where
-    errors, outside = watched.errors, watched.outside
-    watched.close()
-    assert not errors, f"console errors: {errors}"
-    assert not outside, f"requests leaving 127.0.0.1: {outside}"
+    with Watched(browser, f"{site}/book/03-backward.html") as page:
+        widget = Keyed(page, ".nc-routes", figures=rm.figures, compare=routes_compare,
+                       kept="The figures below are for the last block that could be used.",
+                       apply=rm.choose, fields=dict, leave="Tab")  # leaving a box commits it
+        drive(rm.initial(), seeded(opening, random), widget.act, widget.check)
 
 
 # ------------------------------------------------------------------------- chapter 5's widget
+def weightnorm_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
+    want = {f"{k}:{i}": v for k in ("before", "weightnorm", "dense") for i, v in enumerate(f[k])}
+    want["distance"] = f["distance"]
+    assert sorted(got["figures"]) == sorted(want), where
+    for key, value in want.items():
+        page_value, text = got["figures"][key]
+        assert abs(page_value - value) <= 1e-12 * max(abs(value), 1.0), (
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+        assert abs(float(text) - value) <= 5e-5 + 1e-12, f"{where}: {key} shows {text!r}"
+
+
 def test_weightnorm_step_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
     from normcore.widgets import weightnorm_model as wm
 
     page_or_skip("05-weight-norm.html")
-    watched = Watched(browser, f"{site}/book/05-weight-norm.html")
-    page, root = watched.page, ".nc-weightnorm"
-    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
-    read = lambda: page.evaluate(READ_KEYED, root)  # noqa: E731
     case = wm.case_data()
-    state = wm.initial()
-    good = wm.figures(state, case)
-
-    def check(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
-        want = {f"{k}:{i}": v for k in ("before", "weightnorm", "dense")
-                for i, v in enumerate(f[k])}
-        want["distance"] = f["distance"]
-        assert sorted(got["figures"]) == sorted(want), where
-        for key, value in want.items():
-            page_value, text = got["figures"][key]
-            assert abs(page_value - value) <= 1e-12 * max(abs(value), 1.0), (
-                f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
-            assert abs(float(text) - value) <= 5e-5 + 1e-12, f"{where}: {key} shows {text!r}"
-
-    check(read(), good, "the opening view")
     rng = np.random.default_rng(5)
-    opening = [("length:1", "abc"), ("length:1", "1e400"), ("length:1", "nan"),
-               ("length:1", ""), ("length:1", "0"), ("length:1", "4"), ("stride", "abc")]
-    for n in range(ACTIONS):
-        if n < len(opening):
-            key, value = opening[n]
-        else:
-            key = str(rng.choice(["length:0", "length:1", "length:2", "stride"]))
-            value = (str(rng.choice(BAD_TEXTS + ["0", "2000"])) if rng.random() < 0.15
-                     else f"{rng.uniform(-5, 5):.3f}" if key != "stride"
+
+    def random() -> tuple[str, str]:
+        key = str(rng.choice(["length:0", "length:1", "length:2", "learning_rate"]))
+        return key, (str(rng.choice(BAD_TEXTS + ["0", "2000"])) if rng.random() < 0.15
+                     else f"{rng.uniform(-5, 5):.3f}" if key != "learning_rate"
                      else f"{rng.uniform(-0.5, 2):.3g}")
-        box = page.locator(f"{root} .nc-form [data-key='{key}']")
-        box.fill(value)
-        box.press("Enter")
-        current = state["stride"] if key == "stride" else state["lengths"][int(key[-1])]
-        if value != current:
-            state = (wm.set_stride(state, value) if key == "stride"
-                     else wm.set_length(state, int(key[-1]), value))
-        where = f"action {n + 1} ({key} = {value!r})"
-        got = read()
-        try:
-            f = wm.figures(state, case)
-        except NormcoreError as error:
-            assert got["error"] == (f"{friendly(error)} The table shows the last step that "
-                                    "could be taken."), where
-            check(got, good, where)
-        else:
-            good = f
-            assert got["error"] is None, where
-            check(got, good, where)
-    errors, outside = watched.errors, watched.outside
-    watched.close()
-    assert not errors, f"console errors: {errors}"
-    assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
+    def fields(state: wm.State) -> dict[str, str]:
+        return {**{f"length:{i}": t for i, t in enumerate(state["lengths"])},
+                "learning_rate": state["learning_rate"]}
+
+    def apply(state: wm.State, key: str, value: str) -> wm.State:
+        if key == "learning_rate":
+            return wm.set_learning_rate(state, value)
+        return wm.set_length(state, int(key[-1]), value)
+
+    opening = [("length:1", "abc"), ("length:1", "1e400"), ("length:1", "nan"),
+               ("length:1", ""), ("length:1", "0"), ("length:1", "4"), ("learning_rate", "abc")]
+    with Watched(browser, f"{site}/book/05-weight-norm.html") as page:
+        widget = Keyed(page, ".nc-weightnorm", figures=lambda state: wm.figures(state, case),
+                       compare=weightnorm_compare, apply=apply, fields=fields,
+                       kept="The table shows the last step that could be taken.")
+        labels = page.locator(".nc-weightnorm .nc-form .nc-label").all_inner_texts()
+        assert labels == ["length 1", "length 2", "length 3", "learning rate"], labels
+        drive(wm.initial(), seeded(opening, random), widget.act, widget.check)
 
 
 # ------------------------------------------------------------------------- chapter 4's explorer
+def axes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
+    scale = max(1.0, f["largest_true"])
+    want = {f"output:{i},{j}": (v, 1e-12 * scale, ".4f")
+            for (i, j), v in np.ndenumerate(np.asarray(f["output"]))}
+    want["count"] = (f["count"], 0.0, "int")
+    want["largest_true"] = (f["largest_true"], 1e-12 * scale, ".4f")
+    # the oracle's gap and a centred block's sums are rounding: held to its size only
+    want["true_gap"] = (f["true_gap"], ORACLE_NOISE * scale, "noise")
+    want["largest_sum"] = ((f["largest_sum"], 1e-12 * scale * f["count"], ".4f")
+                           if not f["centred"] else
+                           (f["largest_sum"], 1e-12 * scale * f["count"], "noise"))
+    figures = dict(got["figures"])
+    shape_value, shape_text = figures.pop("statistics_shape")
+    shape = f["statistics_shape"]
+    assert shape_text == f"({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+    assert sorted(figures) == sorted(want), where
+    for key, (value, tol, shown_as) in want.items():
+        page_value, text = figures[key]
+        assert abs(page_value - value) <= tol, (
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+        if shown_as == ".4f":
+            assert abs(float(text) - value) <= 5e-5 + tol, f"{where}: {key} {text!r}"
+        elif shown_as == "int":
+            assert int(text) == value, where
+        else:
+            assert float(text) <= tol and value <= tol, f"{where}: {key} {text!r}"
+
+
 def test_axes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
     from normcore.widgets import axes_model as am
 
     page_or_skip("04-rows-columns.html")
-    watched = Watched(browser, f"{site}/book/04-rows-columns.html")
-    page, root = watched.page, ".nc-axes"
-    page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
-    read = lambda: page.evaluate(READ_KEYED, root)  # noqa: E731
     values = am.data_values()
-    state = am.initial()
-    good = am.figures(state, values)
-
-    def check(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
-        scale = max(1.0, f["largest_true"])
-        want = {f"output:{i},{j}": (v, 1e-12 * scale, ".4f")
-                for (i, j), v in np.ndenumerate(np.asarray(f["output"]))}
-        want["count"] = (f["count"], 0.0, "int")
-        want["largest_true"] = (f["largest_true"], 1e-12 * scale, ".4f")
-        # the oracle's gap and a centred block's sums are rounding: held to its size only
-        want["true_gap"] = (f["true_gap"], ORACLE_NOISE * scale, "noise")
-        want["largest_sum"] = ((f["largest_sum"], 1e-12 * scale * f["count"], ".4f")
-                               if not f["centred"] else
-                               (f["largest_sum"], 1e-12 * scale * f["count"], "noise"))
-        figures = dict(got["figures"])
-        shape_value, shape_text = figures.pop("statistics_shape")
-        shape = f["statistics_shape"]
-        assert shape_text == f"({', '.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
-        assert sorted(figures) == sorted(want), where
-        for key, (value, tol, shown_as) in want.items():
-            page_value, text = figures[key]
-            assert abs(page_value - value) <= tol, (
-                f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
-            if shown_as == ".4f":
-                assert abs(float(text) - value) <= 5e-5 + tol, f"{where}: {key} {text!r}"
-            elif shown_as == "int":
-                assert int(text) == value, where
-            else:
-                assert float(text) <= tol and value <= tol, f"{where}: {key} {text!r}"
-
-    check(read(), good, "the opening view")
     rng = np.random.default_rng(4)
-    opening = [("data", "images"), ("axis", "group"), ("groups", "abc"), ("groups", "1e400"),
-               ("groups", "nan"), ("groups", ""), ("groups", "3"), ("groups", "4")]
-    for n in range(ACTIONS):
-        if n < len(opening):
-            key, value = opening[n]
-        else:
-            key = str(rng.choice(["data", "axis", "axis", "groups"]))
-            value = {"data": lambda: str(rng.choice(["block", "images"])),
+
+    def random() -> tuple[str, str]:
+        key = str(rng.choice(["data", "axis", "axis", "groups"]))
+        return key, {"data": lambda: str(rng.choice(["block", "images"])),
                      "axis": lambda: str(rng.choice(am.AXES)),
                      "groups": lambda: str(rng.choice(BAD_TEXTS + ["1", "2", "4", "3", "8",
                                                                    "0", "2.0", "-2"]))}[key]()
-        field = page.locator(f"{root} .nc-form [data-key={key}]")
-        if key == "groups":
-            field.fill(value)
-            field.press("Enter")
-        else:
-            field.select_option(value)
-        if value != state[key]:
-            state = am.choose(state, key, value)
-        where = f"action {n + 1} ({key} = {value!r})"
-        got = read()
-        try:
-            f = am.figures(state, values)
-        except NormcoreError as error:
-            assert got["error"] == (f"{friendly(error)} The figures below are for the last "
-                                    "choice that could be computed."), where
-            check(got, good, where)
-        else:
-            good = f
-            assert got["error"] is None, where
-            check(got, good, where)
-        assert got["fields"] == state, where
-    errors, outside = watched.errors, watched.outside
-    watched.close()
-    assert not errors, f"console errors: {errors}"
-    assert not outside, f"requests leaving 127.0.0.1: {outside}"
+
+    opening = [("data", "images"), ("axis", "group"), ("groups", "abc"), ("groups", "1e400"),
+               ("groups", "nan"), ("groups", ""), ("groups", "3"), ("groups", "4")]
+    with Watched(browser, f"{site}/book/04-rows-columns.html") as page:
+        widget = Keyed(page, ".nc-axes", figures=lambda state: am.figures(state, values),
+                       compare=axes_compare, apply=am.choose, fields=dict,
+                       kept="The figures below are for the last choice that could be computed.")
+        drive(am.initial(), seeded(opening, random), widget.act, widget.check)
 
 
 # ----------------------------------------------------------------------- chapter 1's switch
+SHIFT_READ = """root => { const box = document.querySelector(root);
+  return {figures: Object.fromEntries(Array.from(box.querySelectorAll('.nc-readout [data-key]'),
+                                                 e => [e.dataset.key, e.textContent])),
+          src: box.querySelector('img.nc-chart').src,
+          pressed: box.querySelector('button[aria-pressed=true]').dataset.value,
+          runs: box.querySelector('.nc-where').dataset.runs}; }"""
+
+
 def test_shift_chart_switches_in_the_page(browser: Any, site: str) -> None:  # noqa: F811
     from normcore.experiments.shift import crowd_shift
     from normcore.widgets.shift_chart import describe
 
     page_or_skip("01-moving-target.html")
     want = {key: describe(crowd_shift(key, seed=0)) for key in ("none", "batch")}
-    watched = Watched(browser, f"{site}/book/01-moving-target.html")
-    page, root = watched.page, ".nc-shift"
-    page.wait_for_selector(f"{root} .nc-readout [data-key]", timeout=30_000)
-    read = """root => { const box = document.querySelector(root);
-      return {figures: Object.fromEntries(Array.from(box.querySelectorAll('.nc-readout [data-key]'),
-                                                     e => [e.dataset.key, e.textContent])),
-              src: box.querySelector('img.nc-chart').src,
-              pressed: box.querySelector('button[aria-pressed=true]').dataset.value,
-              runs: box.querySelector('.nc-where').dataset.runs}; }"""
-    rng = np.random.default_rng(1)
-    shown, chosen = {}, "none"
-    for n in range(ACTIONS + 1):
-        if n:
-            chosen = str(rng.choice(["none", "batch"]))
+    root, rng, shown = ".nc-shift", np.random.default_rng(1), {}
+    with Watched(browser, f"{site}/book/01-moving-target.html") as page:
+        page.wait_for_selector(f"{root} .nc-readout [data-key]", timeout=30_000)
+
+        def act(_chosen: str, chosen: str) -> str:
             page.locator(f"{root} button[data-value={chosen}]").click()
-        got = page.evaluate(read, root)
-        expected = {k: v for k, v in want[chosen].items() if v is not None}
-        assert got["figures"] == expected, f"action {n}: {chosen}"
-        assert got["pressed"] == chosen and got["runs"] == "page"
-        assert shown.setdefault(chosen, got["src"]) == got["src"]  # each network its own chart
+            return chosen
+
+        def check(chosen: str, where: str) -> None:
+            got = page.evaluate(SHIFT_READ, root)
+            expected = {k: v for k, v in want[chosen].items() if v is not None}
+            assert got["figures"] == expected, f"{where}: {chosen}"
+            assert got["pressed"] == chosen and got["runs"] == "page", where
+            assert shown.setdefault(chosen, got["src"]) == got["src"]  # each its own chart
+
+        drive("none", lambda n, _: str(rng.choice(["none", "batch"])), act, check)
     assert shown["none"] != shown["batch"]
-    errors, outside = watched.errors, watched.outside
-    watched.close()
-    assert not errors, f"console errors: {errors}"
-    assert not outside, f"requests leaving 127.0.0.1: {outside}"
