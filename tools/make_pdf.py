@@ -21,20 +21,15 @@ _build/html/normcore.pdf, where each chapter page's download line points.
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from static_server import serve  # noqa: E402  (beside this file: tools/ is on sys.path)
 from take_away import can_print, chromium_path  # noqa: E402  (the site decides the PDF link)
 
 BUILD = ROOT / "_build"
@@ -97,25 +92,6 @@ def build_single_page() -> None:
         [str(jupyter_book), "build", ".", "--builder", "singlehtml", "-W", "-n", "--keep-going"],
         cwd=ROOT, check=True,
     )
-
-
-@contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """``directory`` over http on 127.0.0.1 (a free port), in a thread."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(directory))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def print_pdf(url: str, target: Path) -> list[str]:

@@ -5,10 +5,6 @@ documents of _toc.yml with a paired .ipynb (tests/test_take_away.py)."""
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,32 +13,11 @@ import pytest
 from test_take_away import notebook_chapters  # tests/ is on sys.path (rootdir import)
 
 from .conftest import ROOT
-
-HTML = ROOT / "_build" / "html"
-
-
-@pytest.fixture(scope="module")
-def site() -> Iterator[str]:
-    """`_build/html` served from 127.0.0.1 on a free port, in a thread."""
-    if not (HTML / "index.html").exists():
-        pytest.skip("_build/html does not exist: build the site first (make book)")
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+from .test_site import site  # noqa: F401  (the fixture that serves _build/html)
 
 
 @pytest.mark.parametrize("doc", notebook_chapters())
-def test_click_downloads_the_executed_notebook(browser: Any, site: str, doc: str,
+def test_click_downloads_the_executed_notebook(browser: Any, site: str, doc: str,  # noqa: F811
                                                tmp_path: Path) -> None:
     context = browser.new_context(accept_downloads=True)
     page = context.new_page()

@@ -4,10 +4,8 @@ not one request leaving 127.0.0.1. A screenshot of each page goes to _build/scre
 
 from __future__ import annotations
 
-import functools
-import http.server
 import re
-import threading
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,9 @@ from urllib.parse import urlparse
 import pytest
 
 from .conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+from static_server import serve  # noqa: E402  (tools/ is not a package; make_pdf.py serves too)
 
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
@@ -34,19 +35,8 @@ def site() -> Iterator[str]:
     if not (HTML / "index.html").exists():
         pytest.skip("_build/html does not exist: build the site first (make book)")
 
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(HTML))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve(HTML) as url:
+        yield url
 
 
 @pytest.mark.parametrize("page_path", pages() or [None], ids=lambda p: p.name if p else "none")
