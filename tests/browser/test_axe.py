@@ -24,9 +24,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "ipywidgets 8 draws a slider's handle (noUiSlider) without an accessible name; the "
         "widgets are being rebuilt with named sliders under the widget issue (helper 13), after "
         "which this line goes",
-    ("color-contrast", ".mod-info"):
-        "the chapter 2 playground's info-styled ipywidgets button (white on light blue); the "
-        "widget rebuild (helper 13) restyles it, after which this line goes",
 }
 
 
