@@ -37,7 +37,7 @@ class BatchNorm(Normaliser):
     - Variance: biased (divided by the number of rows). Epsilon (default 1e-5) sits under the
       square root: deviation = sqrt(variance + epsilon).
     - Scale and shift: per feature, starting at 1 and 0; ``affine=False`` fixes them there
-      (nothing learned), as seed 004's network does.
+      (nothing learned), as chapter 7's network does.
     - Purposes: 'training' standardises by the batch's own statistics; 'predicting' by the running
       figures. Predicting is the default, so a forgotten argument never lets other rows of a
       request leak into a row's answer.
@@ -46,7 +46,7 @@ class BatchNorm(Normaliser):
       *biased* variance. A forward pass never changes the layer: a training pass made for a look,
       never followed by a step, leaves prediction where it was.
     - With ``tracks='deviation'`` the running figures are the mean and the deviation
-      sqrt(variance + epsilon) instead (seed 004's choice), and predicting divides by the running
+      sqrt(variance + epsilon) instead (chapter 7's network), and predicting divides by the running
       deviation as it stands.
     - Backward (training): three routes (a value's own z, the column mean, the column variance;
       see `normcore.standardise`); the passed-down columns sum to zero. Backward (predicting):

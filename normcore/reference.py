@@ -1,7 +1,7 @@
 """The reference: what each layer states, and how it answers the edges, found by running it.
 
-* `statements()` asks every layer of normcore the questions seed 000's closing list says a
-  complete implementation must answer (its axis, its variance, epsilon's place, scale and shift,
+* `statements()` asks every layer of normcore the questions a complete
+  implementation must answer (its axis, its variance, epsilon's place, scale and shift,
   purposes, running figures, backward routes, parameter slopes, weight norm's projection). Each
   answer is read from a fresh layer or measured on a small block, not typed.
 * `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:

@@ -1,8 +1,8 @@
-"""The book's data: the crowd (25 fictional people) and seed 004's subscriber table.
+"""The book's data: the crowd (25 fictional people) and chapter 7's subscriber table.
 
 * :func:`load_crowd` returns a :class:`Crowd`: height, weight and a 0/1 label for 25 people.
-* :func:`load_subscribers` returns :class:`Subscribers`: 004's table, split and standardised
-  exactly as that seed does it (x_train 300×12, x_test 252×12).
+* :func:`load_subscribers` returns :class:`Subscribers`: the table, split and standardised
+  exactly as chapter 7's reference program does it (x_train 300×12, x_test 252×12).
 * :func:`load_digits` returns :class:`Digits`: the 1,797 UCI 8 x 8 handwritten digits (CC BY 4.0).
 """
 

@@ -1,9 +1,9 @@
-"""The fictional subscriber table of seed 004, rebuilt exactly.
+"""The fictional subscriber table of chapter 7's reference program, rebuilt exactly.
 
-Seed 004 (the lesson on the learning rate that batch norm allows, and on the leak of batch
-statistics at inference) prints a complete program and its output. This module regenerates that
-program's data with the same arithmetic, so that a chapter can be held against the seed's printed
-table digit for digit:
+The reference program (on the learning rate that batch norm allows, and on the leak of batch
+statistics at inference) is a complete program with a printed output. This module regenerates its
+data with the same arithmetic, so that chapter 7 can be held against the printed table digit for
+digit:
 
 * a 32-bit stream: the integer seed is scrambled by a multiply-xorshift hash, then advanced by a
   linear congruential step ``s <- (1664525 s + 1013904223) mod 2**32``; each draw is ``s / 2**32``;
@@ -14,10 +14,10 @@ table digit for digit:
 * every field standardised with the training rows' mean (``statistics.fmean``) and population
   deviation (``statistics.pstdev``, floored at 1e-9).
 
-All of it is done with plain Python floats in the same order of operations as the seed, and only
-converted to numpy (exactly) at the end, so the arrays are bit-identical to the seed's lists.
+All of it is done with plain Python floats in the same order of operations as the program, and
+only converted to numpy (exactly) at the end, so the arrays are bit-identical to its lists.
 
-Conventions: rows are samples, columns are the 12 ``FIELDS`` in the seed's order; labels are
+Conventions: rows are samples, columns are the 12 ``FIELDS`` in the program's order; labels are
 float64 0.0/1.0 with 1.0 meaning "suspicious".
 """
 
@@ -48,13 +48,13 @@ __all__ = [
 ]
 
 SEED: int = 20260218
-"""The seed every random choice of 004 is derived from (by adding an offset)."""
+"""The seed every random choice of the program is derived from (by adding an offset)."""
 
 RAW: int = 1400
 """Number of candidate subscribers generated before dropouts."""
 
 TRAIN_SIZE: int = 300
-"""Training rows: the first 300 of the shuffled table (004 reduced it from 756)."""
+"""Training rows: the first 300 of the shuffled table (the program reduced it from 756)."""
 
 TEST_START: int = 1008
 """The test set is the shuffled table from this row to the end (252 rows)."""
@@ -91,7 +91,7 @@ FIELDS: tuple[str, ...] = (
 
 
 def stream(seed: int) -> Callable[[], float]:
-    """Return the seed's uniform generator for ``seed``: each call gives a float in [0, 1).
+    """Return the program's uniform generator for ``seed``: each call gives a float in [0, 1).
 
     The seed is hashed (two multiply-xorshift rounds, as in a 32-bit finaliser) into the
     starting state of a 32-bit linear congruential generator; each call advances the state
@@ -193,7 +193,7 @@ def _build_row(index: int) -> SubscriberRow | None:
     spread = max(readings) - min(readings)
     has_zero = min(readings) == 0.0
     draw = stream(SEED + 51000 + subscriber_id)
-    # Left-to-right sum in the seed's order: the float result depends on it.
+    # Left-to-right sum in the program's order: the float result depends on it.
     score = (
         0.052 * (average - 20)
         + 0.85 * has_zero
@@ -228,7 +228,7 @@ def _raw_rows() -> list[SubscriberRow]:
 
 
 def batch_order(epoch: int) -> np.ndarray:
-    """The seed's order of the 300 training rows in ``epoch`` (0-based), shape (300,), int64.
+    """The program's order of the 300 training rows in ``epoch`` (0-based), shape (300,), int64.
 
     Shuffled with ``stream(SEED + 500 + epoch)``; the same in every run, whatever the model.
     Consecutive slices of 20 are the mini-batches.
@@ -237,10 +237,11 @@ def batch_order(epoch: int) -> np.ndarray:
 
 
 def shuffled_test_order() -> np.ndarray:
-    """The seed's reordering of the 252 test rows (``SEED + 4242``), shape (252,), int64.
+    """The program's reordering of the 252 test rows (``SEED + 4242``), shape (252,), int64.
 
-    004 uses it for "same path, test order changed": predict ``x_test[shuffled_test_order()]`` in
-    batches of 20 and put prediction ``k`` back at row ``shuffled_test_order()[k]``.
+    The program uses it for "same path, test order changed": predict
+    ``x_test[shuffled_test_order()]`` in batches of 20 and put prediction ``k`` back at row
+    ``shuffled_test_order()[k]``.
     """
     n_test = len(load_subscribers().y_test)
     return np.array(shuffled_indices(SEED + 4242, n_test), dtype=np.int64)
@@ -249,16 +250,16 @@ def shuffled_test_order() -> np.ndarray:
 def init_weights(
     seed: int, shape: Sequence[tuple[int, int]], gain: float = 1.0
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The seed's weight initialiser, returned as ``[(W, b), ...]``, one pair per layer.
+    """The program's weight initialiser, returned as ``[(W, b), ...]``, one pair per layer.
 
     ``shape`` lists ``(fan_in, fan_out)`` per layer, e.g. ``[(12, 16), (16, 1)]``. Weights are
     uniform on ``(-limit, limit)`` with ``limit = sqrt(6 * gain / fan_in)``; biases start at 0.
 
     Layout: ``W`` has shape (fan_in, fan_out) so a layer computes ``x @ W + b`` for rows ``x``;
     ``b`` has shape (fan_out,). One ``stream(seed)`` runs through all layers in order. Within a
-    layer the seed draws output unit by output unit (its weight row ``j`` holds unit ``j``'s
+    layer the program draws output unit by output unit (its weight row ``j`` holds unit ``j``'s
     ``fan_in`` incoming weights, then the bias), so draw number ``j * fan_in + k`` of the layer
-    lands in ``W[k, j]``: the seed's row-major list is ``W.T`` with the bias column dropped.
+    lands in ``W[k, j]``: the program's row-major list is ``W.T`` with the bias column dropped.
     The bias uses no draw.
     """
     draw = stream(seed)
@@ -281,7 +282,7 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Subscribers:
-    """004's subscriber table, split and standardised exactly as the seed does it.
+    """The subscriber table, split and standardised exactly as the reference program does it.
 
     Arrays are float64 and read-only (the object is cached and shared).
 
@@ -291,8 +292,8 @@ class Subscribers:
     * ``mean``, ``std`` (12,): the training rows' mean and population deviation (floored at
       1e-9) used for the scaling.
     * ``baseline``: share of test rows with label 0 (always answering "not suspicious").
-    * ``linear_line`` = 202/252 and ``tree_line`` = 198/252: quoted by 004 from another course
-      (a linear model and a decision tree on the same split); they are not computed here.
+    * ``linear_line`` = 202/252 and ``tree_line`` = 198/252: quoted by the program from another
+      course (a linear model and a decision tree on the same split); they are not computed here.
     * ``rows``: every surviving raw row, in shuffled order, so ``rows[:300]`` are the training
       rows and ``rows[1008:]`` the test rows.
     """
@@ -322,7 +323,7 @@ class Subscribers:
 
 @lru_cache(maxsize=1)
 def load_subscribers() -> Subscribers:
-    """Build (once) and return 004's subscriber table; see :class:`Subscribers`."""
+    """Build (once) and return the subscriber table; see :class:`Subscribers`."""
     raw = _raw_rows()
     shuffled = [raw[i] for i in shuffled_indices(SEED + 90000, len(raw))]
     train, test = shuffled[:TRAIN_SIZE], shuffled[TEST_START:]

@@ -27,7 +27,7 @@ from ..standardise import standardise
 from .routes import counting_slope
 
 #: A block with three features per row, for the layer-norm comparison (the worked four with a
-#: third unit added; seed 000 does not print its own three-feature block).
+#: third unit added).
 THREE_FEATURE_BLOCK = np.array(
     [[1.0, 7.0, 4.0], [1.0, 9.0, 2.0], [7.0, 1.0, 5.0], [23.0, 7.0, 3.0]]
 )

@@ -27,7 +27,7 @@ from ..oracle import finite_difference
 from ..standardise import naive_backward
 from . import network
 
-#: Seed 000's four people at two hidden units, chosen so every statistic comes out whole.
+#: The worked four: four people at two hidden units, chosen so every statistic comes out whole.
 WORKED_BLOCK = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.

@@ -1,6 +1,6 @@
 """Covariate shift, measured (chapter 1), and the lag of the running figures (chapter 2).
 
-* :func:`deep_stack` pushes one block of 64 rows through the ten dense + ReLU layers of seed 003,
+* :func:`deep_stack` pushes one block of 64 rows through a stack of ten dense + ReLU layers,
   with or without a batch layer between the dense layer and its ReLU, and records the mean and
   deviation of every block handed on.
 * :func:`crowd_shift` trains the crowd network (2 → 16 ReLU → [batch layer] → 1) on the whole
@@ -63,7 +63,7 @@ def deep_stack(
     depth: int = 10,
     input_scale: float = 1.0,
 ) -> StackDrift:
-    """Seed 003's stack: `depth` layers of dense → [batch layer, training] → ReLU.
+    """The deep stack: `depth` layers of dense → [batch layer, training] → ReLU.
 
     The input (standard normal, `rows` × `features`) and the dense layers come from one
     ``np.random.default_rng(seed)`` in that order, so both versions of the stack read the same
