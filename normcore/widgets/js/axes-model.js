@@ -5,19 +5,14 @@
 // or one whole image), standardised along that row, and scattered back.
 
 import {standardise, standardiseBackward} from "./standardise.js";
-import {parseNumber} from "./input.js";
+import {InputError, readNumber} from "./input.js";
 
 const EPSILON = 1e-5;
 const STEP = 1e-6;
 const CHANNELS = 4;
 
-/** A reader's choice that cannot be computed: the sentence says why. */
-export class InputError extends Error {}
-
 export function groups(state) {
-  const parsed = parseNumber(state.groups, "groups");
-  if (parsed.error !== undefined) throw new InputError(parsed.error);
-  const value = parsed.value;
+  const value = readNumber(state.groups, "groups");
   if (!Number.isInteger(value) || value < 1 || CHANNELS % value) {
     throw new InputError(`groups: expected a whole number >= 1 that divides the ${CHANNELS} ` +
       `channels, got ${state.groups.trim()}`);

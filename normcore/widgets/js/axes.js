@@ -40,7 +40,7 @@ export function readout(state, f) {
 function render({model, el}) {
   return computingView({
     model, el, classes: "nc-axes normcore-axes", readout,
-    figures: (state) => am.figures(state, model.get("data")), InputError: am.InputError,
+    figures: (state) => am.figures(state, model.get("data")),
     kept: "The figures below are for the last choice that could be computed.",
     build(form) {
       form.menu("data", "data", [["a block of 4 rows, 3 features", "block"],

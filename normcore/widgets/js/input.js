@@ -38,6 +38,18 @@ export function parseNumber(text, name, limit = Infinity) {
   return {value};
 }
 
+/** A reader's input that cannot be used (a NormcoreError in Python): the sentence says why.
+ * Every computing model throws it, and its view shows the sentence. */
+export class InputError extends Error {}
+
+/** The number `text` holds; otherwise an InputError with parseNumber's sentence (as Python's
+ * parse_number raises it). */
+export function readNumber(text, name, limit = Infinity) {
+  const parsed = parseNumber(text, name, limit);
+  if (parsed.error !== undefined) throw new InputError(parsed.error);
+  return parsed.value;
+}
+
 /** One sentence for the reader, as friendly() words it in Python. */
 export function friendly(message) {
   return message.charAt(0).toUpperCase() + message.slice(1) + ".";

@@ -3,7 +3,7 @@
 // routes, the finite-difference oracle, the naive d / s) for the block and slope chosen.
 
 import {affine, naiveBackward, standardise, standardiseBackward} from "./standardise.js";
-import {parseNumber} from "./input.js";
+import {InputError, readNumber} from "./input.js";
 
 export const MAX_ROWS = 12;
 export const MAX_COLUMNS = 6;
@@ -11,15 +11,6 @@ const LIMIT = 1e6;
 const EPSILON = 1e-5;
 const STEP = 1e-6;   // the oracle's step, as compare_blocks takes it
 const WORKED = [[1, 7], [1, 9], [7, 1], [23, 7]];
-
-/** A reader's input that cannot be used: the sentence says why. */
-export class InputError extends Error {}
-
-function number(text, name, limit = Infinity) {
-  const parsed = parseNumber(text, name, limit);
-  if (parsed.error !== undefined) throw new InputError(parsed.error);
-  return parsed.value;
-}
 
 /** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
 export function seeded(seed, count, low, high) {
@@ -33,7 +24,7 @@ export function seeded(seed, count, low, high) {
 }
 
 function whole(text, name, low, high) {
-  const value = number(text, name);
+  const value = readNumber(text, name);
   if (!Number.isInteger(value) || value < low || value > high) {
     throw new InputError(`${name}: expected a whole number from ${low} to ${high}, ` +
       `got '${text.trim()}'`);
@@ -53,7 +44,7 @@ export function parseBlock(text, name = "block") {
   for (const line of text.replace(/;/g, "\n").split(/\r\n|\r|\n/)) {
     const cells = line.replace(/,/g, " ").split(/\s+/).filter((c) => c !== "");
     if (cells.length) {
-      rows.push(cells.map((c) => number(c, `${name}, row ${rows.length + 1}`, LIMIT)));
+      rows.push(cells.map((c) => readNumber(c, `${name}, row ${rows.length + 1}`, LIMIT)));
     }
   }
   if (!rows.length) throw new InputError(`${name}: type at least one row of numbers`);

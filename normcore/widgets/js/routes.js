@@ -36,7 +36,7 @@ export function readout(state, f) {
 function render({model, el}) {
   return computingView({
     model, el, classes: "nc-routes normcore-routes", readout,
-    figures: rm.figures, InputError: rm.InputError,
+    figures: rm.figures,
     kept: "The figures below are for the last block that could be used.",
     build(form) {
       form.menu("source", "block", [["the worked four", "worked"],

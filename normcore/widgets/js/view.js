@@ -3,7 +3,7 @@
 // every change of the state or of the kernel's answer, and the marked-up figures the browser
 // tests read (each carries its full value in data-value beside the digits shown).
 
-import {friendly} from "./input.js";
+import {InputError, friendly} from "./input.js";
 import {ask, element, escape, showWhere} from "./page.js";
 
 /** A figure shown as `text`, keyed for the tests with its full `value`. */
@@ -103,12 +103,12 @@ export class Form {
 /**
  * A view that computes in the page (chapters 3, 4, 5), drawn into `el` in a div of `classes`:
  * the "where it runs" line, the form (`build(form)` adds its fields), a message line and the
- * readout. `figures(state)` is the model's arithmetic; it throws `InputError` for what cannot be
- * used, and then the message gives the sentence followed by `kept` and the readout keeps the
+ * readout. `figures(state)` is the model's arithmetic; it throws an InputError (input.js) for
+ * what cannot be used, and then the message gives the sentence followed by `kept` and the readout keeps the
  * last figures that could be computed. `readout(state, f)` is the figures' HTML. Returns the
  * view's clean-up.
  */
-export function computingView({model, el, classes, build, figures, InputError, readout, kept}) {
+export function computingView({model, el, classes, build, figures, readout, kept}) {
   const where = element("p", {class: "nc-where"});
   const form = new Form(model);
   const message = element("div", {class: "nc-message", role: "status"});

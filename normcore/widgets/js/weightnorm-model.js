@@ -4,29 +4,20 @@
 // three neurons read five people through tanh; the tanh answers summed are each person's logit,
 // scored by binary cross-entropy (summed over the people).
 
-import {parseNumber} from "./input.js";
+import {InputError, readNumber} from "./input.js";
 
 const LIMIT = 1000;
 
-/** A reader's input that cannot be used: the sentence says why. */
-export class InputError extends Error {}
-
-function number(text, name) {
-  const parsed = parseNumber(text, name, LIMIT);
-  if (parsed.error !== undefined) throw new InputError(parsed.error);
-  return parsed.value;
-}
-
 /** The lengths and learning rate typed (as weightnorm_model.parse). */
 export function parse(state) {
-  const lengths = state.lengths.map((t, i) => number(t, `length ${i + 1}`));
+  const lengths = state.lengths.map((t, i) => readNumber(t, `length ${i + 1}`, LIMIT));
   lengths.forEach((v, i) => {
     if (v === 0) {
       throw new InputError(`length ${i + 1} is 0: a direction of length 0 has no unit vector ` +
         "to point along");
     }
   });
-  return [lengths, number(state.learning_rate, "learning rate")];
+  return [lengths, readNumber(state.learning_rate, "learning rate", LIMIT)];
 }
 
 const matmul = (a, b) => a.map((row) => b[0].map((_, j) =>

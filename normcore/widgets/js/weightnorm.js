@@ -20,7 +20,7 @@ function render({model, el}) {
   const state = () => model.get("state");
   return computingView({
     model, el, classes: "nc-weightnorm normcore-weightnorm", readout,
-    figures: (s) => wm.figures(s, model.get("case")), InputError: wm.InputError,
+    figures: (s) => wm.figures(s, model.get("case")),
     kept: "The table shows the last step that could be taken.",
     build(form) {
       [0, 1, 2].forEach((i) => form.box(`length:${i}`, `length ${i + 1}`, {size: "7",
