@@ -110,3 +110,13 @@ def test_chapter_one_checkers_match_the_side_by_side_runs_the_chapter_glues():
     batch = crowd_shifts("batch", seeds)[1].largest_shift
     assert ch01.check_seed_one(plain, batch) == "right"
     assert ch01.check_seed_one(plain, batch * 1.01) != "right"
+
+
+def test_chapter_one_exercise_one_is_the_deep_stack_with_a_tenfold_input():
+    """Checked here rather than in the chapter, so no hidden cell hands a checker its answer."""
+    from normcore.exercises import ch01
+    from normcore.experiments.shift import deep_stack
+
+    ten = deep_stack(False, input_scale=10.0).deviation[1]
+    assert ch01.check_ten_times_input(ten) == "right"
+    assert ch01.check_ten_times_input(10 * deep_stack(False).deviation[1]).startswith("not yet")
