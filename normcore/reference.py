@@ -528,7 +528,7 @@ def _cases() -> list[EdgeCase]:
             "a row of two numbers",
             _two_number_row,
             "worth knowing",
-            "any two different numbers become ∓1 (up to epsilon)",
+            "(3, 11) becomes ∓1: two numbers far apart beside √epsilon do; closer ones do not",
         ),
         EdgeCase(
             "bn-look",

@@ -110,3 +110,30 @@ def test_chapter_one_checkers_match_the_side_by_side_runs_the_chapter_glues():
     batch = crowd_shifts("batch", seeds)[1].largest_shift
     assert ch01.check_seed_one(plain, batch) == "right"
     assert ch01.check_seed_one(plain, batch * 1.01) != "right"
+
+
+def test_chapter_one_exercise_one_is_the_deep_stack_with_a_tenfold_input():
+    """Checked here rather than in the chapter, so no hidden cell hands a checker its answer."""
+    from normcore.exercises import ch01
+    from normcore.experiments.shift import deep_stack
+
+    ten = deep_stack(False, input_scale=10.0).deviation[1]
+    assert ch01.check_ten_times_input(ten) == "right"
+    assert ch01.check_ten_times_input(10 * deep_stack(False).deviation[1]).startswith("not yet")
+
+
+def test_chapter_two_checkers_accept_the_worked_answers():
+    """Chapter 2's solutions, held here rather than in a hidden cell of the chapter."""
+    from normcore import BatchNorm
+    from normcore.exercises import ch02
+    from normcore.experiments.shift import fold_in
+
+    three = BatchNorm.create(2)
+    for _ in range(3):
+        three = fold_in(three, ch02.WORKED)
+    assert ch02.check_running_after_three(three.running_mean, three.running_variance) == "right"
+    assert ch02.check_running_after_three(three.running_mean, three.running_mean) != "right"
+    assert ch02.check_steps_to_one_percent(44) == "right"  # ln 0.01 / ln 0.9 = 43.7
+    assert ch02.check_steps_to_one_percent(43).startswith("not yet")
+    assert ch02.check_pytorch_running_variance(0.9 + 0.1 * 12.0) == "right"  # 36 / 3 = 12
+    assert ch02.check_pytorch_running_variance(0.9 + 0.1 * 9.0).startswith("not yet")  # biased

@@ -423,3 +423,24 @@ def test_binary_cross_entropy_stacked_agrees() -> None:
         value.backward()
         agree(loss.value[i], value.item())
         agree(loss.slope[i], z.grad.numpy())
+
+
+def test_the_pytorch_column_of_the_reference_is_pytorchs_own():
+    """Chapter 9's 'Where normcore and PyTorch differ' computes PyTorch's figures from its
+    documented update rule; here PyTorch itself gives them, on the column 1, 1, 7, 23."""
+    from normcore import reference as ref
+
+    said = {r["difference"]: r["PyTorch"] for r in ref.pytorch_differences()}
+    column = torch.tensor([[1.0], [1.0], [7.0], [23.0]], dtype=torch.float64)
+    module = torch.nn.BatchNorm1d(1, dtype=torch.float64)
+    assert module.training  # a fresh module is in training mode
+    out = module(column)
+    assert f"running mean {module.running_mean.item():.4g}" in said["momentum's name"]
+    assert said["running variance"].endswith(f": {module.running_var.item():.4g}")  # 11.7
+    assert said["default purpose"].endswith(f"{out[-1, 0].item():.4f}")  # 1.6667
+    mistaken = torch.nn.BatchNorm1d(1, momentum=0.9, dtype=torch.float64)
+    mistaken(column)
+    assert said["momentum's name"].endswith(f"{mistaken.running_mean.item():.4g}")  # 7.2
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        torch.nn.BatchNorm1d(1, dtype=torch.float64)(column[:1])
+    assert said["one-row training batch"].startswith("refused (ValueError")
