@@ -149,6 +149,48 @@ def tile(net: DeepNet, copies: int) -> DeepNet:
     )
 
 
+def nudged(net: DeepNet, direction: int) -> DeepNet:
+    """`net` with every hidden dense weight moved by one unit in the last place, up
+    (`direction` = 1) or down (-1): a change of about one part in 1e16, far below any printed
+    digit, of the size by which two computers' arithmetic may differ."""
+    if direction not in (-1, 1) or isinstance(direction, bool):
+        raise SettingError(f"direction: expected 1 or -1, got {direction!r}")
+    toward = np.inf * direction
+    dense = tuple(
+        dataclasses.replace(d, weights=np.nextafter(d.weights, toward)) for d in net.dense
+    )
+    return DeepNet(dense=dense, norms=net.norms, output=net.output, relu=net.relu)
+
+
+def concatenate(nets: Sequence[DeepNet]) -> DeepNet:
+    """One stack of every network of `nets` in order (same version and shapes)."""
+    if not nets:
+        raise SettingError("nets: expected at least one stacked network")
+
+    def joined(layers: list[Any]) -> Any:
+        if layers[0] is None:
+            return None
+        first = layers[0]
+        size = nets[0].size
+        fields = {}
+        for f in dataclasses.fields(first):
+            value = getattr(first, f.name)
+            if isinstance(value, np.ndarray) and value.ndim >= 1 and value.shape[0] == size:
+                fields[f.name] = np.concatenate([getattr(layer, f.name) for layer in layers])
+        return dataclasses.replace(first, **fields)
+
+    shapes = {tuple(d.weights.shape[1:] for d in n.dense) for n in nets}
+    kinds = {tuple(type(m) for m in n.norms) for n in nets}
+    if len(shapes) != 1 or len(kinds) != 1:
+        raise SettingError("nets: expected networks of one version and one shape")
+    return DeepNet(
+        dense=tuple(joined([n.dense[k] for n in nets]) for k in range(len(nets[0].dense))),
+        norms=tuple(joined([n.norms[k] for n in nets]) for k in range(len(nets[0].norms))),
+        output=joined([n.output for n in nets]),
+        relu=nets[0].relu,
+    )
+
+
 def _normaliser(version: str, stack: int, width: int) -> Any:
     make = {"batch": BatchNorm.create, "layer": LayerNorm.create, "rms": RMSNorm.create}
     return make[version](width, stack=(stack,)) if version in make else None
