@@ -153,7 +153,9 @@ def nudged(net: DeepNet, direction: int) -> DeepNet:
     """`net` with every hidden dense weight moved by one unit in the last place, up
     (`direction` = 1) or down (-1): a change of about one part in 1e16, far below any printed
     digit, of the size by which two computers' arithmetic may differ."""
-    if direction not in (-1, 1) or isinstance(direction, bool):
+    if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)) or (
+        direction not in (-1, 1)
+    ):
         raise SettingError(f"direction: expected 1 or -1, got {direction!r}")
     toward = np.inf * direction
     dense = tuple(
