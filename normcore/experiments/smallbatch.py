@@ -48,10 +48,11 @@ class FineTune:
     """Held-out accuracy (predicting) before and after TUNE_STEPS steps on batches of two, for
     each way of treating the batch layer; shapes (S,).
 
-    `after_frozen` is steady: the same on every processor's arithmetic. `after_training` is not:
-    the running figures end as the statistics of the last few pairs, and on one seed of the
-    chapter's three the final accuracy moves by about a tenth between processors' arithmetic, so
-    the chapter states a bound for it, never its digits."""
+    `after_frozen` is steady: the same under every arithmetic setting the book is tested with
+    (tools/arith_matrix.py). `after_training` is not: the running figures end as the statistics
+    of the last few pairs, and on one seed of the chapter's three the final accuracy moved by
+    about a tenth between those settings, so the chapter states a bound for it, never its
+    digits."""
 
     before: np.ndarray
     after_training: np.ndarray
