@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from normcore.data import load_crowd
+from normcore.errors import SettingError
 from normcore.experiments import comparison, network
 
 
@@ -135,13 +137,171 @@ def test_first_under_and_verdict():
     assert comparison.spread_verdict(s) == {"none": "inside", "a": "below", "b": "above"}
 
 
-def test_widget_reports_errors_inside():
-    from normcore.widgets.comparison import comparison_widget, results_table
+# ------------------------------------------------------------- the network is its layers in order
+def _by_hand(net, x, y, epochs, rate, naive=False):
+    """The crowd network trained by calling every layer by hand, in the order the network is
+    written (hidden, ReLU, normaliser, output; back again; every layer stepped): the reference
+    that `network.train`, which hands the layers to one `Sequential`, is held to."""
+    from normcore.loss import binary_cross_entropy
+    from normcore.standardise import naive_backward
 
-    assert "Cannot" in results_table([], [0], 1.0)
-    assert "Cannot" in results_table(["none"], [0], -1.0)
-    w = comparison_widget(arrangements=("none",), seeds=(0,))
-    assert "<table class='nc-padded'>" in w.table.value
-    w.seed_box.value = "x"
-    w.run()
-    assert "not a number" in w.table.value
+    hidden, relu, norm, output = net.hidden, net.relu, net.norm, net.output
+    losses = []
+    for _ in range(epochs):
+        h = hidden.forward(x, "training")
+        a = relu.forward(h.output, "training")
+        n = norm.forward(a.output, "training") if norm is not None else None
+        o = output.forward(n.output if n is not None else a.output, "training")
+        loss = binary_cross_entropy(o.output[..., 0], y, stack_axes=1)
+        losses.append(loss.value)
+        g_out = output.backward(o, loss.slope[..., None])
+        d = g_out.passed_down
+        if norm is not None:
+            g_norm = norm.backward(n, d)
+            d = (naive_backward(n.cache, d * norm.aligned(norm.scale, d)) if naive
+                 else g_norm.passed_down)
+            norm = norm.step(g_norm, rate)
+        g_hidden = hidden.backward(h, relu.backward(a, d).passed_down)
+        hidden, output = hidden.step(g_hidden, rate), output.step(g_out, rate)
+    return network.CrowdNetwork(hidden=hidden, norm=norm, output=output, relu=relu), losses
+
+
+@pytest.mark.parametrize("arrangement", network.ARRANGEMENTS)
+def test_sequential_training_is_the_layers_called_by_hand(arrangement):
+    blocks = comparison.fold_blocks((0, 3))
+    for naive in (False, True) if arrangement in ("batch", "layer", "rms") else (False,):
+        start = network.build(arrangement, blocks.run_seeds)
+        net, history = network.train(start, blocks.x_train, blocks.y_train, 25, 0.7, naive=naive)
+        ref, losses = _by_hand(start, blocks.x_train, blocks.y_train, 25, 0.7, naive=naive)
+        assert np.array_equal(history.loss, np.array(losses))
+        for mine, theirs in zip(net.layers, ref.layers, strict=True):
+            for field in ("weights", "direction", "magnitude", "bias", "scale", "shift",
+                          "running_mean", "running_variance"):
+                if hasattr(theirs, field):
+                    assert np.array_equal(getattr(mine, field), getattr(theirs, field)), field
+    # the naive route does change the training (it is not the true backward pass)
+    if arrangement == "batch":
+        true = network.train(start, blocks.x_train, blocks.y_train, 25, 0.7)[1].loss
+        assert not np.array_equal(true, history.loss)
+
+
+def test_forward_names_the_sequential_parts():
+    net = network.build("batch", [0, 1])
+    x = comparison.fold_blocks((0,)).x_train[:2]
+    p = network.forward(net, x, "training")
+    h, a, n, o = p.responses
+    assert h.layer is net.hidden and a.layer is net.relu and n.layer is net.norm
+    assert o.layer is net.output
+    assert np.array_equal(p.read, n.output) and p.logits.shape == (2, 20)
+    assert network.forward(network.build("none", [0]), x[:1]).responses[2] is None
+
+
+# --------------------------------------------------------------------- the chapter's shortcuts
+def test_losses_one_at_a_time_are_the_slow_route():
+    losses = comparison.losses_one_at_a_time("rms", seeds=(1,), epochs=4)
+    slow = comparison.compare_one_at_a_time("rms", seeds=(1,), epochs=4)
+    assert losses.shape == (4, 5) and np.array_equal(losses, slow.run_loss)
+
+
+def test_sensitivities_continue_the_same_runs():
+    """One run of 60 epochs scored at 30 and 60 says what two runs of 30 and 60 say."""
+    short, long = comparison.sensitivities("layer", seeds=(4,), lengths=(30, 60))
+    assert short == comparison.sensitivity("layer", seeds=(4,), epochs=30)
+    assert long == comparison.sensitivity("layer", seeds=(4,), epochs=60)
+    assert (short.epochs, long.epochs) == (30, 60)
+    # worked out here from two separate stacks, built and nudged: the nudge moves the losses
+    blocks = comparison.fold_blocks((4,))
+    built = network.train(network.build("layer", blocks.run_seeds), blocks.x_train,
+                          blocks.y_train, 30, comparison.RATE)[0]
+    moved = network.train(comparison.nudged(network.build("layer", blocks.run_seeds)),
+                          blocks.x_train, blocks.y_train, 30, comparison.RATE)[0]
+    a = comparison.score("layer", blocks, built, np.zeros((1, 5)))
+    b = comparison.score("layer", blocks, moved, np.zeros((1, 5)))
+    np.testing.assert_allclose(short.train_loss, np.max(np.abs(a.train_loss - b.train_loss)),
+                               rtol=0.5, atol=1e-15)
+    assert 0 < short.train_loss < 1e-6
+    with pytest.raises(SettingError):
+        comparison.sensitivities("layer", lengths=(60, 30))
+
+
+def test_nudged_moves_only_the_runs_asked():
+    net = network.build("weight", [0, 1])
+    moved = comparison.nudged(net, slice(1, None))
+    assert np.array_equal(moved.hidden.direction[0], net.hidden.direction[0])
+    assert np.all(moved.hidden.direction[1] > net.hidden.direction[1])
+
+
+def test_chapter_6_checkers():
+    from normcore.exercises import PROMPT, ch06
+
+    scores = comparison.compare(["none", "rms"])
+    people = round(float(scores["none"].held_accuracy[0]) * 25)
+    assert ch06.check_held_out_people(None) == PROMPT
+    assert ch06.check_held_out_people(people) == "right"
+    assert ch06.check_held_out_people(people + 1).startswith("not yet")
+    first = comparison.curves(["none"], rate=0.5)["none"].first_under
+    assert ch06.check_first_under_half_rate(first) == "right"
+    assert ch06.check_first_under_half_rate(first - 1).startswith("not yet")
+    # counted here seed by seed, in people out of 25
+    count = sum(round(r * 25) >= round(n * 25) for r, n in
+                zip(scores["rms"].held_accuracy, scores["none"].held_accuracy, strict=True))
+    assert ch06.check_rms_seeds_holding_up(None) == PROMPT
+    assert ch06.check_rms_seeds_holding_up(count) == "right"
+    assert ch06.check_rms_seeds_holding_up(count + 1).startswith("not yet")
+
+
+# ------------------------------------------------------------------------------------ the widget
+@pytest.fixture(scope="module")
+def short_runs():
+    return comparison.run_all(epochs=20).scores
+
+
+def test_widget_averages_the_seeds_ticked(short_runs):
+    from normcore.widgets import comparison_model as cm
+    from normcore.widgets.comparison import comparison_widget
+
+    w = comparison_widget(short_runs)
+    assert w.state == {"arrangements": list(network.ARRANGEMENTS), "seeds": [0, 1, 2, 3, 4]}
+    w.act(cm.toggle_seed, 2, False)
+    w.act(cm.toggle_arrangement, "layer", False)
+    w.act(cm.toggle_arrangement, "layer", True)  # ticked again: shown in the book's order
+    w.act(cm.toggle_arrangement, "none", False)
+    f = w.answer()
+    assert f["arrangements"] == ["batch", "layer", "rms", "weight"] and f["seeds"] == 4
+    for i, key in enumerate(f["arrangements"]):
+        s = short_runs[key]
+        at = [0, 1, 3, 4]
+        for field in cm.FIELDS:
+            assert f[field][i] == pytest.approx(getattr(s, field)[at].mean(), rel=1e-11)
+        assert f["held_low"][i] == pytest.approx(s.held_accuracy[at].min(), rel=1e-11)
+        assert f["held_high"][i] == pytest.approx(s.held_accuracy[at].max(), rel=1e-11)
+    # every figure the widget stores has 12 significant figures at most
+    for per_field in w.results["figures"].values():
+        for values in per_field.values():
+            assert all(float(f"{v:.12g}") == v for v in values)
+
+
+def test_widget_errors_are_sentences(short_runs):
+    from normcore.widgets import comparison_model as cm
+    from normcore.widgets.comparison import comparison_widget
+
+    w = comparison_widget(short_runs, arrangements=("none",), seeds=(0,))
+    w.act(cm.toggle_seed, 0, False)
+    assert w.answer() == {"error": "Tick at least one seed: every figure is a mean over the "
+                                   "seeds ticked."}
+    w.state = {"arrangements": [], "seeds": [0]}
+    assert w.answer()["error"].startswith("Tick at least one arrangement")
+    w.state = {"arrangements": ["none", "group"], "seeds": [0, 9]}
+    assert w.answer() == {"error": "The chapter has no runs for group, 9."}
+    with pytest.raises(SettingError):
+        cm.figures(w.state, w.results)
+
+
+def test_widget_says_where_it_runs_and_uses_no_stride():
+    from normcore.widgets._esm import bundle
+
+    js = bundle("comparison.js")
+    assert "Runs in this page" in js and "no kernel needed" in js
+    assert "stride" not in js.lower()
+    widget = Path(comparison.__file__).parents[1] / "widgets" / "comparison.py"
+    assert "stride" not in widget.read_text().lower()

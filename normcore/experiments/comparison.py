@@ -9,9 +9,10 @@
   every epoch; for the batch layer it also asks the network two ways after every step.
 * :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
 * :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
-  and the tests.
-* :func:`sensitivity` trains every fold run twice in one stack, once from starting weights
-  moved by one unit in the last place, and reports how far each table figure moves.
+  and the tests; :func:`losses_one_at_a_time` keeps only their losses, for the chapter.
+* :func:`sensitivities` trains every fold run twice in one stack, once from starting weights
+  moved by one unit in the last place, and reports how far each table figure moves, after one
+  run length or several.
 """
 
 from __future__ import annotations
@@ -145,35 +146,47 @@ def compare(
     return {a: compare_arrangement(a, blocks, epochs, rate) for a in arrangements}
 
 
+def _one_at_a_time(
+    arrangement: str, blocks: FoldBlocks, epochs: int, rate: float
+) -> tuple[list[network.CrowdNetwork], np.ndarray]:
+    """Every run of `blocks` trained alone (a stack of one each): the trained networks and the
+    per-epoch training loss, shape (epochs, runs)."""
+    nets, losses = [], []
+    for r, seed in enumerate(blocks.run_seeds):
+        one = slice(r, r + 1)
+        net, history = network.train(
+            network.build(arrangement, [seed]),
+            blocks.x_train[one],
+            blocks.y_train[one],
+            epochs,
+            rate,
+        )
+        nets.append(net)
+        losses.append(history.loss)
+    return nets, np.concatenate(losses, axis=1)
+
+
+def losses_one_at_a_time(
+    arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+) -> np.ndarray:
+    """The per-epoch training loss of the runs `compare_arrangement` trains as one stack, trained
+    here one network at a time: shape (epochs, runs), run r = seed index * 5 + fold, as
+    `Scores.run_loss`."""
+    return _one_at_a_time(arrangement, fold_blocks(seeds), epochs, rate)[1]
+
+
 def compare_one_at_a_time(
     arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> Scores:
     """The same runs as `compare_arrangement`, trained one network at a time (a stack of one
     each), then gathered into the same shapes: the slow route, for the benchmark and tests."""
     blocks = fold_blocks(seeds)
-    nets, losses = [], []
-    for r, seed in enumerate(blocks.run_seeds):
-        one = slice(r, r + 1)
-        net, history = network.train(
-            network.build(arrangement, [seed]), blocks.x_train[one], blocks.y_train[one],
-            epochs, rate,
-        )
-        nets.append(net)
-        losses.append(history.loss)
-    train_acc = np.concatenate(
-        [network.accuracy(n, blocks.x_train[r : r + 1], blocks.y_train[r : r + 1])
-         for r, n in enumerate(nets)]
-    )
-    held_acc = np.concatenate(
-        [network.accuracy(n, blocks.x_held[r : r + 1], blocks.y_held[r : r + 1])
-         for r, n in enumerate(nets)]
-    )
-    train_loss = np.concatenate(
-        [_loss(n, blocks.x_train[r : r + 1], blocks.y_train[r : r + 1]) for r, n in enumerate(nets)]
-    )
-    held_loss = np.concatenate(
-        [_loss(n, blocks.x_held[r : r + 1], blocks.y_held[r : r + 1]) for r, n in enumerate(nets)]
-    )
+    nets, run_loss = _one_at_a_time(arrangement, blocks, epochs, rate)
+
+    def each(measure, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """`measure` of every run alone, on its own rows of `x` and `y`."""
+        return np.concatenate([measure(n, x[r : r + 1], y[r : r + 1]) for r, n in enumerate(nets)])
+
     seeds_n = len(seeds)
 
     def per_seed(values: np.ndarray) -> np.ndarray:
@@ -181,11 +194,11 @@ def compare_one_at_a_time(
 
     return Scores(
         arrangement=arrangement,
-        train_accuracy=per_seed(train_acc),
-        held_accuracy=per_seed(held_acc),
-        train_loss=per_seed(train_loss),
-        held_loss=per_seed(held_loss),
-        run_loss=np.concatenate(losses, axis=1),
+        train_accuracy=per_seed(each(network.accuracy, blocks.x_train, blocks.y_train)),
+        held_accuracy=per_seed(each(network.accuracy, blocks.x_held, blocks.y_held)),
+        train_loss=per_seed(each(_loss, blocks.x_train, blocks.y_train)),
+        held_loss=per_seed(each(_loss, blocks.x_held, blocks.y_held)),
+        run_loss=run_loss,
     )
 
 
@@ -264,19 +277,21 @@ def _weight_field(layer) -> str:
     return "direction" if "direction" in names else "weights"
 
 
-def nudged(net: network.CrowdNetwork) -> network.CrowdNetwork:
-    """The same network with every starting hidden weight moved by one unit in the last place
-    (``np.nextafter`` towards +inf): a change far below anything the prose could show."""
+def nudged(net: network.CrowdNetwork, runs: slice = slice(None)) -> network.CrowdNetwork:
+    """The same network with the starting hidden weights of the stacked `runs` (default: all)
+    moved by one unit in the last place (``np.nextafter`` towards +inf): a change far below
+    anything the prose could show."""
     hidden = net.hidden
     field = _weight_field(hidden)
-    moved = np.nextafter(getattr(hidden, field), np.inf)
+    moved = np.array(getattr(hidden, field))
+    moved[runs] = np.nextafter(moved[runs], np.inf)
     return dataclasses.replace(net, hidden=dataclasses.replace(hidden, **{field: moved}))
 
 
 @dataclass(frozen=True)
 class Sensitivity:
     """How far a last-bit nudge of the starting weights moves each table figure of one
-    arrangement: the largest change, over seeds, of each per-seed figure."""
+    arrangement after `epochs` epochs: the largest change, over seeds, of each per-seed figure."""
 
     arrangement: str
     epochs: int
@@ -290,35 +305,58 @@ class Sensitivity:
         return max(self.train_loss, self.held_loss)
 
 
-def sensitivity(
+def sensitivities(
     arrangement: str,
     seeds: Sequence[int] = SEEDS,
-    epochs: int = EPOCHS,
+    lengths: Sequence[int] = (EPOCHS,),
     rate: float = RATE,
-    built: Scores | None = None,
-) -> Sensitivity:
-    """Train every fold run of `arrangement` from nudged starting weights (see `nudged`), as one
-    stack, and report how far the nudge moves each per-seed figure of the table. `built` is the
-    same runs trained as built (from `compare_arrangement`, shared with the table); without it
-    they are trained here too."""
+) -> tuple[Sensitivity, ...]:
+    """Train every fold run of `arrangement` twice, side by side in one stack: as built, and
+    from nudged starting weights (see `nudged`). After each of `lengths` epochs (increasing),
+    report how far the nudge has moved each per-seed figure of the table. The longer lengths
+    continue the same runs, so (200, 400) costs one run of 400 epochs."""
+    if list(lengths) != sorted(set(lengths)) or not lengths or lengths[0] < 1:
+        raise SettingError(f"lengths: expected increasing epoch counts from 1, got {lengths}")
     blocks = fold_blocks(seeds)
-    if built is None:
-        built = compare_arrangement(arrangement, blocks, epochs, rate)
-    net = nudged(network.build(arrangement, blocks.run_seeds))
-    net, history = network.train(net, blocks.x_train, blocks.y_train, epochs, rate)
-    moved = score(arrangement, blocks, net, history.loss)
-
-    def change(field: str) -> float:
-        return float(np.max(np.abs(getattr(built, field) - getattr(moved, field))))
-
-    return Sensitivity(
-        arrangement=arrangement,
-        epochs=epochs,
-        train_accuracy=change("train_accuracy"),
-        held_accuracy=change("held_accuracy"),
-        train_loss=change("train_loss"),
-        held_loss=change("held_loss"),
+    runs = len(blocks.run_seeds)
+    twice = FoldBlocks(
+        x_train=np.concatenate([blocks.x_train] * 2),
+        y_train=np.concatenate([blocks.y_train] * 2),
+        x_held=np.concatenate([blocks.x_held] * 2),
+        y_held=np.concatenate([blocks.y_held] * 2),
+        run_seeds=blocks.run_seeds * 2,
+        folds=blocks.folds,
     )
+    net = nudged(network.build(arrangement, twice.run_seeds), slice(runs, None))
+    out, done = [], 0
+    for epochs in lengths:
+        net, history = network.train(net, twice.x_train, twice.y_train, epochs - done, rate)
+        done = epochs
+        both = score(arrangement, twice, net, history.loss)
+
+        def change(field: str, both: Scores = both) -> float:
+            values = getattr(both, field)
+            half = len(values) // 2
+            return float(np.max(np.abs(values[:half] - values[half:])))
+
+        out.append(
+            Sensitivity(
+                arrangement=arrangement,
+                epochs=epochs,
+                train_accuracy=change("train_accuracy"),
+                held_accuracy=change("held_accuracy"),
+                train_loss=change("train_loss"),
+                held_loss=change("held_loss"),
+            )
+        )
+    return tuple(out)
+
+
+def sensitivity(
+    arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+) -> Sensitivity:
+    """`sensitivities` after `epochs` epochs only."""
+    return sensitivities(arrangement, seeds, (epochs,), rate)[0]
 
 
 def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[str, str]:
@@ -355,9 +393,11 @@ __all__ = [
     "disagreements",
     "first_under",
     "fold_blocks",
+    "losses_one_at_a_time",
     "nudged",
     "run_all",
     "score",
+    "sensitivities",
     "sensitivity",
     "spread_verdict",
 ]

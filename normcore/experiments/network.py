@@ -28,6 +28,8 @@ from ..dense import Dense, WeightNormDense, starting_weights
 from ..errors import SettingError
 from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
+from ..responses import Gradient, Response
+from ..sequential import Sequential
 from ..standardise import naive_backward
 
 ARRANGEMENTS = ("none", "batch", "layer", "rms", "weight")
@@ -36,9 +38,14 @@ HIDDEN = 16
 
 @dataclass(frozen=True, eq=False)
 class CrowdNetwork:
-    """Hidden dense layer, ReLU, optional normaliser, output dense layer."""
+    """Hidden dense layer, ReLU, optional normaliser, output dense layer.
 
-    hidden: Dense
+    The network is `layers` answered one after another, which is what `normcore.Sequential`
+    does: `forward`, `train_step` and `train` below hand the four (or three) layers to one
+    `Sequential` and name its parts back.
+    """
+
+    hidden: Dense | WeightNormDense
     norm: Any
     output: Dense
     relu: ReLU = dataclasses.field(default_factory=ReLU)
@@ -46,6 +53,46 @@ class CrowdNetwork:
     @property
     def stack(self) -> tuple[int, ...]:
         return self.hidden.stack
+
+    @property
+    def layers(self) -> tuple[Any, ...]:
+        """The layers in the order a block goes through them (the normaliser only if there is
+        one)."""
+        middle = () if self.norm is None else (self.norm,)
+        return (self.hidden, self.relu, *middle, self.output)
+
+    @staticmethod
+    def of(layers: Sequence[Any]) -> CrowdNetwork:
+        """The network whose `layers` these are (the inverse of `layers`)."""
+        hidden, relu, *middle, output = layers
+        norm = middle[0] if middle else None
+        if isinstance(norm, NaivePassedDown):
+            norm = norm.layer
+        return CrowdNetwork(hidden=hidden, norm=norm, output=output, relu=relu)
+
+
+@dataclass(frozen=True, eq=False)
+class NaivePassedDown:
+    """A normaliser whose backward pass hands down the naive block, d / deviation, instead of the
+    three-route one (chapter 3); its parameter slopes, its forward pass and its step are the
+    normaliser's own. A layer like any other, so that it can stand in a `Sequential`."""
+
+    layer: Any
+
+    def forward(self, x: np.ndarray, purpose: str = PREDICTING) -> Response:
+        """The normaliser's forward pass, unchanged."""
+        return self.layer.forward(x, purpose)
+
+    def backward(self, response: Response, d_out: np.ndarray) -> Gradient:
+        """The normaliser's gradient with `passed_down` replaced by the naive block: the slope
+        arriving at the standardised block (d_out times the scale) over the deviation."""
+        gradient = self.layer.backward(response, d_out)
+        arriving = d_out * self.layer.aligned(self.layer.scale, d_out)
+        return dataclasses.replace(gradient, passed_down=naive_backward(response.cache, arriving))
+
+    def step(self, gradient: Gradient, rate: float) -> NaivePassedDown:
+        """The normaliser stepped, still handing down the naive block."""
+        return NaivePassedDown(self.layer.step(gradient, rate))
 
 
 def build(
@@ -76,24 +123,37 @@ def build(
 
 @dataclass(frozen=True, eq=False)
 class Pass:
-    """One forward pass: the responses of every layer, the logits and the block the output
-    layer reads (`read`)."""
+    """One forward pass: the responses of every layer as (hidden, relu, normaliser or None,
+    output), the logits, shape (*stack, rows), and the block the output layer reads (`read`)."""
 
     responses: tuple
     logits: np.ndarray
     read: np.ndarray
 
 
+def _pass(net: CrowdNetwork, response: Response) -> Pass:
+    """Name the parts of a Sequential's response after the network's layers."""
+    h, a, *middle, o = response.parts
+    n = middle[0] if middle else None
+    return Pass(responses=(h, a, n, o), logits=o.output[..., 0], read=o.input)
+
+
 def forward(net: CrowdNetwork, x: np.ndarray, purpose: str = PREDICTING) -> Pass:
-    h = net.hidden.forward(x, purpose)
-    a = net.relu.forward(h.output, purpose)
-    n = net.norm.forward(a.output, purpose) if net.norm is not None else None
-    read = n.output if n is not None else a.output
-    o = net.output.forward(read, purpose)
-    return Pass(responses=(h, a, n, o), logits=o.output[..., 0], read=read)
+    """The network's forward pass: its layers as one `Sequential`.
+
+    Args:
+        net: the (stacked) network.
+        x: a block (*stack, rows, 2).
+        purpose: 'training' or 'predicting' (the default).
+
+    Returns:
+        A `Pass` with every layer's response and the logits, shape (*stack, rows).
+    """
+    return _pass(net, Sequential(net.layers).forward(x, purpose))
 
 
 def probabilities(net: CrowdNetwork, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
+    """The chance of class 1 for every row, per stacked network, shape (*stack, rows)."""
     logits = forward(net, x, purpose).logits
     return 1.0 / (1.0 + np.exp(-logits))
 
@@ -106,30 +166,33 @@ def accuracy(net: CrowdNetwork, x: np.ndarray, y: np.ndarray, purpose: str = PRE
 def train_step(
     net: CrowdNetwork, x: np.ndarray, y: np.ndarray, rate: float, naive: bool = False
 ) -> tuple[CrowdNetwork, np.ndarray, Pass]:
-    """One full-batch step; returns the new network, the loss measured on the way (per stacked
-    network) and the forward pass. `naive=True` replaces the normaliser's passed-down block by
-    the naive d / deviation (the parameter slopes are unchanged), for chapter 3."""
-    p = forward(net, x, TRAINING)
-    h, a, n, o = p.responses
-    loss = binary_cross_entropy(p.logits, y, stack_axes=len(net.stack))
-    g_out = net.output.backward(o, loss.slope[..., None])
-    d = g_out.passed_down
-    g_norm = None
-    if net.norm is not None:
-        g_norm = net.norm.backward(n, d)
-        if naive:
-            arriving = d * net.norm.aligned(net.norm.scale, d)
-            g_norm = dataclasses.replace(g_norm, passed_down=naive_backward(n.cache, arriving))
-        d = g_norm.passed_down
-    g_relu = net.relu.backward(a, d)
-    g_hidden = net.hidden.backward(h, g_relu.passed_down)
-    new = CrowdNetwork(
-        hidden=net.hidden.step(g_hidden, rate),
-        norm=net.norm.step(g_norm, rate) if net.norm is not None else None,
-        output=net.output.step(g_out, rate),
-        relu=net.relu,
-    )
-    return new, loss.value, p
+    """One full-batch step of gradient descent on binary cross-entropy.
+
+    The network's layers, as one `Sequential`, answer `x` for training; the loss's slope goes
+    back through them (`Sequential.backward`), and every layer steps at `rate`
+    (`Sequential.step`). With `naive=True` the normaliser hands down the naive block
+    (`NaivePassedDown`; its parameter slopes are unchanged), for chapter 3.
+
+    Args:
+        net: the (stacked) network.
+        x: the training block (*stack, rows, 2); y: its 0/1 labels (*stack, rows).
+        rate: the learning rate.
+        naive: hand down the naive block at the normaliser.
+
+    Returns:
+        The stepped network, the loss this step's forward pass measured (per stacked network,
+        shape `stack`) and that forward pass.
+    """
+    layers = net.layers
+    if naive and net.norm is not None:
+        layers = (*layers[:2], NaivePassedDown(net.norm), layers[-1])
+    body = Sequential(layers)
+    response = body.forward(x, TRAINING)
+    logits = response.output[..., 0]
+    loss = binary_cross_entropy(logits, y, stack_axes=len(net.stack))
+    gradient = body.backward(response, loss.slope[..., None])
+    stepped = CrowdNetwork.of(body.step(gradient, rate).layers)
+    return stepped, loss.value, _pass(net, response)
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,90 +217,48 @@ def train(
     naive: bool = False,
     two_ways: bool = False,
 ) -> tuple[CrowdNetwork, History]:
-    """Train for `epochs` full-batch steps. The loss recorded for an epoch is the one its own
-    forward pass measured, before its step. With `watch`, also record the block the output layer
-    reads (per-unit mean and deviation over the rows, before the step), the normaliser's shift,
-    and, after each step, the accuracy on `x` asked two ways: predicting, and training (the
-    batch's own statistics). `two_ways` records only those two accuracies, more cheaply (the
-    training-purpose answer after step k is read off epoch k + 1's own forward pass, which asks
-    exactly that question of exactly that network)."""
-    if watch or naive:
-        return _train_watching(net, x, y, epochs, rate, watch, naive)
-    return _train_lean(net, x, y, epochs, rate, two_ways)
+    """Train for `epochs` full-batch steps (`train_step`, one an epoch).
 
+    The loss recorded for an epoch is the one its own forward pass measured, before its step.
+    With `watch`, also record the block the output layer reads (per-unit mean and deviation over
+    the rows, before the step), the normaliser's shift, and, after each step, the accuracy on
+    `x` asked two ways: predicting, and training (the batch's own statistics). `two_ways`
+    records only those two accuracies, more cheaply: the training-purpose answer after step k
+    is read off step k + 1's own forward pass, which asks exactly that question of exactly that
+    network.
 
-def _train_lean(
-    net: CrowdNetwork, x: np.ndarray, y: np.ndarray, epochs: int, rate: float, two_ways: bool
-) -> tuple[CrowdNetwork, History]:
-    """`train_step`'s arithmetic, layer call for layer call, without the bookkeeping objects: the
-    same forward, backward and step of every layer in the same order, so the same numbers."""
-    hidden, relu, norm, output = net.hidden, net.relu, net.norm, net.output
-    stack_axes = len(net.stack)
+    Returns:
+        The trained network and its `History`.
+    """
     losses = np.empty((epochs, *net.stack))
-    asked = np.empty((epochs + 1, *net.stack)) if two_ways else None
-    by_running = np.empty((epochs, *net.stack)) if two_ways else None
+    asking = watch or two_ways
+    predicting = np.empty((epochs, *net.stack)) if asking else None
+    batch = np.empty((epochs + 1, *net.stack)) if asking else None
+    means, deviations, shifts = [], [], []
     wanted = y > 0.5
     for epoch in range(epochs):
-        h = hidden.forward(x, TRAINING)
-        a = relu.forward(h.output, TRAINING)
-        n = norm.forward(a.output, TRAINING) if norm is not None else None
-        o = output.forward(n.output if n is not None else a.output, TRAINING)
-        logits = o.output[..., 0]
-        if two_ways:
-            asked[epoch] = np.mean((logits > 0) == wanted, axis=-1)
-        loss = binary_cross_entropy(logits, y, stack_axes=stack_axes)
-        losses[epoch] = loss.value
-        g_out = output.backward(o, loss.slope[..., None])
-        d = g_out.passed_down
-        if norm is not None:
-            g_norm = norm.backward(n, d)
-            d = g_norm.passed_down
-            norm = norm.step(g_norm, rate)
-        g_hidden = hidden.backward(h, relu.backward(a, d).passed_down)
-        hidden = hidden.step(g_hidden, rate)
-        output = output.step(g_out, rate)
-        if two_ways:
-            stepped = CrowdNetwork(hidden=hidden, norm=norm, output=output, relu=relu)
-            by_running[epoch] = accuracy(stepped, x, y, PREDICTING)
-    net = CrowdNetwork(hidden=hidden, norm=norm, output=output, relu=relu)
-    if not two_ways:
+        before = net
+        net, losses[epoch], seen = train_step(net, x, y, rate, naive)
+        if asking:
+            batch[epoch] = np.mean((seen.logits > 0) == wanted, axis=-1)
+            predicting[epoch] = accuracy(net, x, y, PREDICTING)
+        if watch:
+            means.append(seen.read.mean(axis=-2))
+            deviations.append(seen.read.std(axis=-2))
+            if before.norm is not None:
+                shifts.append(before.norm.shift)
+    if not asking:
         return net, History(loss=losses)
-    asked[epochs] = accuracy(net, x, y, TRAINING)
-    return net, History(loss=losses, accuracy_predicting=by_running, accuracy_batch=asked[1:])
-
-
-def _train_watching(
-    net: CrowdNetwork,
-    x: np.ndarray,
-    y: np.ndarray,
-    epochs: int,
-    rate: float,
-    watch: bool,
-    naive: bool,
-) -> tuple[CrowdNetwork, History]:
-    losses, means, devs, shifts, acc_p, acc_b = [], [], [], [], [], []
-    for _ in range(epochs):
-        new, loss, p = train_step(net, x, y, rate, naive=naive)
-        losses.append(loss)
-        if watch:
-            means.append(p.read.mean(axis=-2))
-            devs.append(p.read.std(axis=-2))
-            if net.norm is not None:
-                shifts.append(net.norm.shift)
-        net = new
-        if watch:
-            acc_p.append(accuracy(net, x, y, PREDICTING))
-            acc_b.append(accuracy(net, x, y, TRAINING))
-    if not watch:
-        return net, History(loss=np.array(losses))
-    return net, History(
-        loss=np.array(losses),
-        read_mean=np.array(means),
-        read_deviation=np.array(devs),
-        shift=np.array(shifts) if shifts else None,
-        accuracy_predicting=np.array(acc_p),
-        accuracy_batch=np.array(acc_b),
-    )
+    batch[epochs] = accuracy(net, x, y, TRAINING)
+    history = History(loss=losses, accuracy_predicting=predicting, accuracy_batch=batch[1:])
+    if watch:
+        history = dataclasses.replace(
+            history,
+            read_mean=np.array(means),
+            read_deviation=np.array(deviations),
+            shift=np.array(shifts) if shifts else None,
+        )
+    return net, history
 
 
 def standardise_features(train_x: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
