@@ -49,49 +49,33 @@ def oracle(objective: Any, x: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------ chapter 6
-COMPARISON = ".normcore-comparison"
-
-
-def comparison_answer(arrangements: list[str], seeds: list[int], stride: float
-                      ) -> dict[str, Any]:
-    scores = comparison.compare(arrangements, seeds, comparison.EPOCHS, stride)
-    want: dict[str, Any] = {"arrangements": ",".join(arrangements),
-                            "seeds": [float(s) for s in seeds], "stride": stride}
-    for name, s in scores.items():
-        want |= {f"{name}:train_accuracy": s.train_accuracy.mean(),
-                 f"{name}:held_accuracy": s.held_accuracy.mean(),
-                 f"{name}:held_min": s.held_accuracy.min(),
-                 f"{name}:held_max": s.held_accuracy.max(),
-                 f"{name}:train_loss": s.train_loss.mean(),
-                 f"{name}:held_loss": s.held_loss.mean()}
-    return want
-
-
+# Its widget averages the chapter's runs in the page (anywidget); on the built site
+# tests/browser/test_site_comparison_widget.py drives it through 220 reader actions. Here, in
+# JupyterLab, the kernel answers too, and its answer must be the page's.
 def test_chapter6_comparison_live(browser: Any, lab: Lab, clock: dict[str, float]) -> None:
+    from normcore.widgets import comparison_model as cm
+
+    from .live import ANSWER_TIMEOUT, wait_for
+    from .test_site_comparison_widget import READ, ROOT, check, expected
+
+    answered = ("root => { const w = document.querySelector(root + ' .nc-where');"
+                " return w !== null && w.dataset.runs === 'kernel'; }")
+    scores = comparison.run_all().scores
     with chapter(browser, lab, "06-comparison.ipynb") as page:
         clock["ran"] = time.monotonic()
-        root = page.locator(COMPARISON)
-        expect(page, COMPARISON, comparison_answer(["none", "batch"], [0, 1], comparison.RATE))
-
-        # 1. one other seed and five times the stride, then run
-        root.get_by_label("seeds", exact=True).fill("2")
-        root.get_by_label("stride", exact=True).fill("5")
-        root.get_by_role("button", name="run", exact=True).click()
-        expect(page, COMPARISON, comparison_answer(["none", "batch"], [2], 5.0))
-
-        # 2. two other arrangements at that stride: the RMS network's values grow until
-        # normcore refuses them, and the widget says so instead of a table
-        root.get_by_label("arrangements", exact=True).select_option(["layer", "rms"])
-        root.get_by_role("button", name="run", exact=True).click()
-        with pytest.raises(nc.NormcoreError) as refused:
-            comparison.compare(["layer", "rms"], [2], comparison.EPOCHS, 5.0)
-        expect(page, COMPARISON, {"error": str(refused.value), "#text": "Cannot run that"})
-
-        # 3. a tenth of that stride: both train
-        root.get_by_label("stride", exact=True).fill("0.5")
-        root.get_by_role("button", name="run", exact=True).click()
-        got = expect(page, COMPARISON, comparison_answer(["layer", "rms"], [2], 0.5))
-        assert "none:held_loss" not in got and "error" not in got
+        page.wait_for_selector(f"{ROOT} .nc-readout [data-key]", timeout=ANSWER_TIMEOUT)
+        state = {"arrangements": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
+        for label, kind, value in ((None, None, None), ("seed 1", "seed", 1),
+                                   ("plain", "arrangement", "none"), ("seed 4", "seed", 4)):
+            if label is not None:
+                page.locator(ROOT).get_by_role("checkbox", name=label, exact=True).click()
+                toggle = cm.toggle_seed if kind == "seed" else cm.toggle_arrangement
+                state = toggle(state, value, False)
+            assert wait_for(page, answered, ROOT, ANSWER_TIMEOUT), f"{label}: no kernel answer"
+            check(page.evaluate(READ, ROOT), expected(state, scores), state, str(label),
+                  runs="kernel")
+            gap = page.locator(f"{ROOT} .nc-where [data-key=kernel-gap]")
+            assert float(gap.get_attribute("data-value")) <= 1e-12, label
 
 
 # ------------------------------------------------------------------------------ chapter 7
