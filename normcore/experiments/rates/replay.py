@@ -44,12 +44,13 @@ def _add_all(terms: np.ndarray, compensated: Any) -> np.ndarray:
     before plus the next term), so the same bits as the loop, without a Python loop.
     `compensated` is True, False, or one flag a run when axis 1 of `terms` is the runs."""
     start = np.zeros((1, *terms.shape[1:]))
-    partial = np.add.accumulate(np.concatenate([start, terms]), axis=0)  # 0, x0, x0 + x1, ...
+    every = np.concatenate([start, terms])  # 0, x0, x1, ... (a contiguous copy)
+    partial = np.add.accumulate(every, axis=0)  # 0, x0, x0 + x1, ...
     flags = np.asarray(compensated, dtype=bool)
     if not flags.any():
         return partial[-1]
     runs = slice(None) if flags.ndim == 0 else np.flatnonzero(flags)  # the compensated runs
-    x, before, after = terms[:, runs], partial[:-1, runs], partial[1:, runs]
+    x, before, after = every[1:, runs], partial[:-1, runs], partial[1:, runs]
     first = np.abs(before) >= np.abs(x)  # Neumaier: the larger part loses the rounding error
     lost = (np.where(first, before, x) - after) + np.where(first, x, before)
     c = np.add.accumulate(np.concatenate([start[:, runs], lost]), axis=0)[-1]

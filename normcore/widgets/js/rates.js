@@ -43,6 +43,9 @@ function render({model, el}) {
   const out = element("div", {class: "nc-readout normcore-readout"});
   root.append(where, controls, message, out);
   el.append(root);
+  // The keys a reader presses here are the widget's: JupyterLab's notebook would otherwise take
+  // them as its own shortcuts (an arrow key would move between cells, not along the slider).
+  root.addEventListener("keydown", (event) => event.stopPropagation());
   const choose = (change) => {
     model.set("state", {...model.get("state"), ...change});
     model.save_changes();
