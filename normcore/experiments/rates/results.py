@@ -19,6 +19,7 @@ from .replay import train_in_order_many
 from .trainer import Run, train_many
 
 TRAINERS = ("normcore", "sequential", "compensated")
+NUDGES = (-1, 1)
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class SweepRow:
     dead: tuple[int, ...]
     refused: tuple[str | None, ...] = ()
     runs: tuple[Run, ...] = dataclasses.field(default=(), compare=False, repr=False)
+    # for a chaotic setting: each run again from starting weights nudged by each of `NUDGES`
+    # units in the last place (run 1 nudged down, up, then run 2 ...); empty otherwise
+    nudged: tuple[Run, ...] = dataclasses.field(default=(), compare=False, repr=False)
 
     @property
     def sensitive(self) -> bool:
@@ -58,24 +62,34 @@ def sweep(
     units; the families in the order of `normalised` (plain first by default), rates in the
     order given.
 
-    ``trainer='normcore'`` trains with normcore's layers, each family as one stack;
+    ``trainer='normcore'`` trains with normcore's layers, each family as one stack, and in the
+    same stack each run of a chaotic setting (`SENSITIVE`) twice more, from starting weights
+    nudged down and up by one unit in the last place (`SweepRow.nudged`: its spread);
     ``'sequential'`` or ``'compensated'`` replays the reference program's arithmetic in that
     order of adding (`replay.train_in_order_many`; the clip is then the program's own)."""
     if trainer not in TRAINERS:
         raise SettingError(f"trainer: expected one of {TRAINERS}, got {trainer!r}")
     data = subscribers()
-    all_seeds = [s for _ in rates for s in seeds]
-    all_rates = [r for r in rates for _ in seeds]
     rows = []
     for family in normalised:
+        settings = [(s, r, 0) for r in rates for s in seeds]
+        if trainer == "normcore":  # each run of a chaotic setting again, nudged down and up
+            chaotic = [r for r in rates if (bool(family), float(r)) in SENSITIVE]
+            settings += [(s, r, k) for r in chaotic for s in seeds for k in NUDGES]
+        all_seeds, all_rates, nudges = (list(column) for column in zip(*settings, strict=True))
         if trainer == "normcore":
-            flat = train_many(all_seeds, all_rates, family, epsilon=epsilon, clip=clip)
+            flat = train_many(
+                all_seeds, all_rates, family, nudges=nudges, epsilon=epsilon, clip=clip
+            )
         else:
             flat = train_in_order_many(
                 all_seeds, all_rates, family, summation=trainer, epsilon=epsilon
             )
         for k, rate in enumerate(rates):
             runs = flat[k * len(seeds) : (k + 1) * len(seeds)]
+            nudged = [
+                run for (_, r, n), run in zip(settings, flat, strict=True) if n != 0 and r == rate
+            ]
             rows.append(
                 SweepRow(
                     normalised=bool(family),
@@ -90,6 +104,7 @@ def sweep(
                     dead=tuple(-1 if r.refused else dead_units(r.net) for r in runs),
                     refused=tuple(r.refused for r in runs),
                     runs=tuple(runs),
+                    nudged=tuple(nudged),
                 )
             )
     return rows
