@@ -75,6 +75,13 @@ def test_the_chaotic_row_is_chaotic_and_its_stable_facts_hold(rows):
     one of the two runs above the loss-1 line, no dead unit. The rows the chapter prints
     survive the same nudge."""
     by = {(r.normalised, r.rate): r for r in rows}
+    # the sweep trained the nudged runs of this row in its stack; train() hands the same ones out
+    nudged = by[(True, 60.0)].nudged
+    assert [(run.seed, run.rate) for run in nudged] == [
+        (s, 60.0) for s in R.RUN_SEEDS for _ in "du"
+    ]
+    assert all(not r.nudged for r in rows if not r.sensitive)
+    assert nudged[1] is R.train(R.RUN_SEEDS[0], 60.0, True, nudge=1)
     versions = {k: [R.train(seed, 60.0, True, nudge=k) for seed in R.RUN_SEEDS] for k in (-1, 0, 1)}
     for seed in range(2):
         assert len({round(versions[k][seed].loss, 4) for k in versions}) == 3
