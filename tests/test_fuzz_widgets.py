@@ -132,9 +132,9 @@ def test_playground_all_rows_off_and_back() -> None:
 
 
 # ------------------------------------------------------------------------- the other widgets
-BUILDERS = {
-    "rates": "rate_explorer",
-}
+# Chapter 7's widget is an anywidget now, with no ipywidgets inputs to poke: tests/test_rates.py
+# drives its choices at random instead.
+BUILDERS: dict[str, str] = {}
 
 
 def inputs(root: Any) -> list[Any]:

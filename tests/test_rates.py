@@ -8,7 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from normcore.exercises import PROMPT
 from normcore.experiments import rates as R
 
 # Rows any correct implementation reproduces (measured on the seed's own program).
@@ -31,13 +34,16 @@ PRINTED_ROWS = {(r["normalised"], r["rate"]): r for r in PRINTED["rows"]}
 
 
 def test_the_package_quotes_the_printed_table():
-    # the chapter quotes R.SEED_004_TABLE; it must be the table in tests/data, cell for cell
-    assert len(PRINTED_ROWS) == len(R.SEED_004_TABLE) == 8
-    for key, (loss, test, dead) in R.SEED_004_TABLE.items():
+    # the chapter quotes R.REFERENCE_TABLE; it must be the table in tests/data, cell for cell
+    assert len(PRINTED_ROWS) == len(R.REFERENCE_TABLE) == 8
+    for key, (loss, test, dead) in R.REFERENCE_TABLE.items():
         row = PRINTED_ROWS[key]
-        assert (list(loss), list(test), list(dead)) == (row["loss"], row["test_accuracy"],
-                                                        row["dead_units"])
-    assert R.SEED_004_THREE_WAYS == PRINTED["three_ways"]
+        assert (list(loss), list(test), list(dead)) == (
+            row["loss"],
+            row["test_accuracy"],
+            row["dead_units"],
+        )
+    assert R.REFERENCE_THREE_WAYS == PRINTED["three_ways"]
 
 
 def test_robust_rows_agree_with_the_printed_table_within_its_last_digit(rows):
@@ -48,12 +54,12 @@ def test_robust_rows_agree_with_the_printed_table_within_its_last_digit(rows):
             for ours, seed in zip(by[key].column(column), printed[name], strict=True):
                 assert abs(ours - seed) <= HALF_LAST_DIGIT + OWN_ROUNDING, (key, column)
         assert list(by[key].dead) == printed["dead_units"], key
-    cells = [c for c in R.compare_with_seed(rows) if (c.normalised, c.rate) in ROBUST]
+    cells = [c for c in R.compare_with_reference(rows) if (c.normalised, c.rate) in ROBUST]
     assert len(cells) == 30 and all(c.status == "agrees" for c in cells)
 
 
 def test_cells_are_refused_or_chaotic_only_where_the_chapter_says(rows):
-    status = {(c.normalised, c.rate, c.column): c.status for c in R.compare_with_seed(rows)}
+    status = {(c.normalised, c.rate, c.column): c.status for c in R.compare_with_reference(rows)}
     for (normalised, rate, column), state in status.items():
         if not normalised and rate in (20.0, 60.0):
             assert state == "refused"
@@ -69,6 +75,13 @@ def test_the_chaotic_row_is_chaotic_and_its_stable_facts_hold(rows):
     one of the two runs above the loss-1 line, no dead unit. The rows the chapter prints
     survive the same nudge."""
     by = {(r.normalised, r.rate): r for r in rows}
+    # the sweep trained the nudged runs of this row in its stack; train() hands the same ones out
+    nudged = by[(True, 60.0)].nudged
+    assert [(run.seed, run.rate) for run in nudged] == [
+        (s, 60.0) for s in R.RUN_SEEDS for _ in "du"
+    ]
+    assert all(not r.nudged for r in rows if not r.sensitive)
+    assert nudged[1] is R.train(R.RUN_SEEDS[0], 60.0, True, nudge=1)
     versions = {k: [R.train(seed, 60.0, True, nudge=k) for seed in R.RUN_SEEDS] for k in (-1, 0, 1)}
     for seed in range(2):
         assert len({round(versions[k][seed].loss, 4) for k in versions}) == 3
@@ -82,10 +95,79 @@ def test_the_chaotic_row_is_chaotic_and_its_stable_facts_hold(rows):
 
 def test_stacked_replay_gives_each_run_its_own_bits():
     alone = R.train_in_order(R.RUN_SEEDS[1], 60.0, True, summation="compensated")
-    stacked = R.train_in_order_many([R.RUN_SEEDS[0], R.RUN_SEEDS[1]], [5.0, 60.0], True,
-                                    summation="compensated")[1]
+    stacked = R.train_in_order_many(
+        [R.RUN_SEEDS[0], R.RUN_SEEDS[1]], [5.0, 60.0], True, summation="compensated"
+    )[1]
     assert np.array_equal(alone.epoch_losses, stacked.epoch_losses)
-    assert np.array_equal(alone.net.net.w1, stacked.net.net.w1)
+    assert np.array_equal(alone.net.w1, stacked.net.w1)
+    # one order of adding a run: each run still gets exactly its own bits
+    adding = ["compensated", "sequential"]
+    mixed = R.train_in_order_many(R.RUN_SEEDS, [60.0, 60.0], True, summation=adding)
+    for seed, order, run in zip(R.RUN_SEEDS, adding, mixed, strict=True):
+        own = R.train_in_order(seed, 60.0, True, summation=order)
+        assert np.array_equal(own.epoch_losses, run.epoch_losses), order
+        assert np.array_equal(own.net.mean, run.net.mean), order
+    assert mixed[0].loss != mixed[1].loss  # the orders differ here, so a mix-up would show
+
+
+def _net_arrays(net):
+    return [
+        np.asarray(layer_array)
+        for layer_array in (
+            net.hidden.weights,
+            net.hidden.bias,
+            net.output.weights,
+            net.output.bias,
+            *((net.norm.running_mean, net.norm.running_variance) if net.norm is not None else ()),
+        )
+    ]
+
+
+@pytest.mark.parametrize("normalised", [False, True])
+def test_a_stack_trains_each_run_exactly_as_alone(normalised):
+    """Each run of a stack, at its own rate (refused ones included), has the bits, the losses,
+    the refusal and the final network it has when trained alone (not handed out from memory)."""
+    from normcore.experiments.rates import trainer
+
+    seeds, rates = list(R.RUN_SEEDS) * 4, [0.05, 0.05, 5.0, 5.0, 20.0, 20.0, 60.0, 60.0]
+    nudges = [0, 1, 0, -1, 0, 0, 0, 2]
+    stacked = trainer._train_stack(
+        seeds, rates, normalised, nudges, R.EPOCHS, R.BATCH, R.EPSILON, R.CLIP
+    )
+    refusals = 0
+    for seed, rate, nudge, run in zip(seeds, rates, nudges, stacked, strict=True):
+        alone = trainer._train_stack(
+            [seed], [rate], normalised, [nudge], R.EPOCHS, R.BATCH, R.EPSILON, R.CLIP
+        )[0]
+        assert (run.refused, run.refused_at) == (alone.refused, alone.refused_at), rate
+        assert np.array_equal(run.epoch_losses, alone.epoch_losses), rate
+        if run.refused is None:
+            assert np.array_equal(run.unclipped_losses, alone.unclipped_losses), rate
+        for a, b in zip(_net_arrays(run.net), _net_arrays(alone.net), strict=True):
+            assert np.array_equal(a, b), rate
+        refusals += run.refused is not None
+    assert refusals == (0 if normalised else 4)  # the plain runs at 20 and 60 are refused
+
+
+def test_a_stack_steps_each_run_at_its_own_rate():
+    # one batch by hand: a stack of two runs at rates 0.5 and 3 against each alone
+    data = R.subscribers()
+    xb, yb = data.x_train[:20], data.y_train[:20]
+    both = R.build_many(list(R.RUN_SEEDS), True)
+    stepped, loss = R.train_step(both, np.stack([xb, xb]), np.stack([yb, yb]), [0.5, 3.0])
+    for k, rate in enumerate((0.5, 3.0)):
+        one, one_loss = R.train_step(both.member(k), xb, yb, rate)
+        assert one_loss == loss[k]
+        for a, b in zip(_net_arrays(stepped.member(k)), _net_arrays(one), strict=True):
+            assert np.array_equal(a, b)
+
+
+def test_trained_runs_are_shared_not_retrained():
+    first = R.train(R.RUN_SEEDS[0], 0.05, True)
+    assert R.train(R.RUN_SEEDS[0], 0.05, True) is first
+    assert R.train_many([R.RUN_SEEDS[0]], [0.05], True)[0] is first
+    assert R.train(R.RUN_SEEDS[0], 0.05, True, nudge=1) is not first
+    assert not first.epoch_losses.flags.writeable  # shared, so nobody may change it
 
 
 def test_the_two_orders_of_adding_differ_only_in_the_chaotic_row():
@@ -103,7 +185,7 @@ def test_plain_high_rates_are_refused():
 
 
 def test_three_ways_match_the_seed():
-    got = R.three_ways().summary()
+    got = R.three_ways(R.train(R.RUN_SEEDS[0], 0.05, True).net).summary()
     for key, value in PRINTED["three_ways"].items():
         assert abs(got[key] - value) <= HALF_LAST_DIGIT + OWN_ROUNDING, key
 
@@ -113,12 +195,12 @@ def test_replays_reproduce_the_plain_rows():
         for key in [(False, 20.0), (False, 60.0)]:
             row = R.sweep(rates=[key[1]], trainer=trainer)[0]
             for c, name in enumerate(R.COLUMNS):
-                assert [round(v, 4) for v in row.column(name)] == list(R.SEED_004_TABLE[key][c])
+                assert [round(v, 4) for v in row.column(name)] == list(R.REFERENCE_TABLE[key][c])
 
 
 def test_plain_60_loss_is_the_clip_times_the_share():
-    share = float(R._data().y_train.mean())
-    assert round(share * -math.log(R.CLIP), 4) == R.SEED_004_TABLE[(False, 60.0)][0][0]
+    share = float(R.subscribers().y_train.mean())
+    assert round(share * -math.log(R.CLIP), 4) == R.REFERENCE_TABLE[(False, 60.0)][0][0]
 
 
 def test_unclipped_loss_is_recorded_from_the_same_passes():
@@ -128,10 +210,14 @@ def test_unclipped_loss_is_recorded_from_the_same_passes():
 
 
 def test_epsilon_moves_rate_60_but_not_rate_005():
-    a = [round(R.train(s, 0.05, True, epsilon=e).loss, 4) for e in (1e-8, 1e-14)
-         for s in R.RUN_SEEDS[:1]]
-    b = [round(R.train(s, 60.0, True, epsilon=e).loss, 4) for e in (1e-8, 1e-14)
-         for s in R.RUN_SEEDS]
+    a = [
+        round(R.train(s, 0.05, True, epsilon=e).loss, 4)
+        for e in (1e-8, 1e-14)
+        for s in R.RUN_SEEDS[:1]
+    ]
+    b = [
+        round(R.train(s, 60.0, True, epsilon=e).loss, 4) for e in (1e-8, 1e-14) for s in R.RUN_SEEDS
+    ]
     assert a[0] == a[1]
     assert b[:2] != b[2:]
 
@@ -143,38 +229,109 @@ def test_largest_stable_rates(rows):
 
 def test_predict_by_batch_puts_rows_back():
     net = R.build(R.RUN_SEEDS[0], True)
-    x = R._data().x_test[:40]
+    x = R.subscribers().x_test[:40]
     order = np.arange(40)[::-1]
     a = R.predict(net, x, "batch", order=order)
     b = R.predict(net, x[order], "batch")
     assert np.array_equal(a[order], b)
 
 
-def test_widget_reads_out_without_raising():
-    from normcore.widgets.rates import rate_explorer, readout
-
-    assert "refused" in readout(60.0, False)
-    box = rate_explorer(rate=0.05, normalised=False)
-    box.rate.value = 5.0
-    box.train()
-    assert "dead units 1/16" in box.out.value
-
-
-def test_widget_trains_at_its_rate_whatever_the_browser_slider_snaps_it_to():
+def test_widget_offers_exactly_the_sweeps_runs(rows):
+    from normcore.widgets import rates_model
     from normcore.widgets.rates import rate_explorer
 
-    box = rate_explorer(rate=20.0, normalised=False)
-    box.rate.set_state({"value": 10.0**1.3})  # a browser shows 20 as 10^1.3 and sends that
-    box.train()
-    assert 'data-rate="20.0"' in box.out.value
-    box.rate.set_state({"value": 10.0**1.25})  # one notch down: a reader's move
-    box.train()
-    assert f'data-rate="{10.0**1.25!r}"' in box.out.value
+    w = rate_explorer(rows)
+    assert w.rates == ["0.05", "5", "20", "60"]
+    assert len(w.results) == 16 and w.state == {"rate": "20", "normalised": True, "run": 1}
+    by = {(r.normalised, r.rate): r for r in rows}
+    for state in rates_model.choices(rows):
+        w.choose(rate=float(state["rate"]), normalised=state["normalised"], run=state["run"])
+        got = w.answer()
+        assert got == w.results[rates_model.key(state)]
+        row = by[(state["normalised"], float(state["rate"]))]
+        run = row.runs[state["run"] - 1]
+        if run.refused:
+            assert got == {
+                "refused_epoch": str(run.refused_at[0] + 1),
+                "refused_batch": str(run.refused_at[1] + 1),
+            }
+            continue
+        assert got["dead"] == f"{R.dead_units(run.net)}/16"
+        if row.sensitive:
+            assert got["loss"] == got["accuracy"] == R.CHAOTIC
+            continue
+        assert abs(float(got["loss"]) - run.loss) <= 5e-5 + 1e-12
+        assert abs(float(got["accuracy"]) - row.test[state["run"] - 1]) <= 5e-5 + 1e-12
+    assert "refused_epoch" in w.results["plain 60 run 2"]
+    assert w.results["normalised 60 run 1"]["loss"] == R.CHAOTIC
+
+
+def test_widget_refuses_what_the_sweep_does_not_hold(rows):
+    from normcore.errors import SettingError
+    from normcore.widgets.rates import rate_explorer
+
+    w = rate_explorer(rows, rate=5.0, normalised=False, run=2)
+    before = dict(w.state)
+    for bad in ({"rate": 7.0}, {"rate": "abc"}, {"run": 3}, {"stride": 1}):
+        with pytest.raises(SettingError):
+            w.choose(**bad)
+        assert w.state == before
+    answer = w.answer({"rate": "7", "normalised": True, "run": 1})
+    assert answer["error"].startswith("Choice: the sweep holds no run")
+    assert answer["error"].endswith(".")
+    assert "Error" not in answer["error"]  # a sentence, not an exception's name
+
+
+def test_widget_kernel_answers_the_page_when_asked(rows):
+    from normcore.widgets.rates import rate_explorer
+
+    w = rate_explorer(rows)
+    assert w.kernel == {}  # nothing but the state is stored before a page asks
+    w.request = "token"
+    w.choose(rate=0.05)
+    assert w.kernel["state"] == w.state
+    assert w.kernel["figures"] == w.results["normalised 0.05 run 1"]
 
 
 def test_exercise_checks_say_right_to_right_answers():
     from normcore.exercises import ch07
 
-    share = float(R._data().y_train.mean())
+    share = float(R.subscribers().y_train.mean())
     assert ch07.check_clip_loss(share * -math.log(1e-12)) == "right"
     assert ch07.check_clip_loss(1.0) != "right"
+    ten = R.train(R.RUN_SEEDS[0], 10.0, True).loss
+    assert ch07.check_rate_ten(ten) == "right" and ch07.check_rate_ten(ten + 0.01) != "right"
+    for check in (ch07.check_clip_loss, ch07.check_rate_ten, ch07.check_batch_of_ten):
+        assert check(None) == PROMPT
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    moves=st.lists(
+        st.one_of(
+            st.tuples(st.just("rate"), st.sampled_from([0.05, 5, 20.0, 60, "5", 7.0, "abc", -1])),
+            st.tuples(st.just("normalised"), st.booleans()),
+            st.tuples(st.just("run"), st.sampled_from([1, 2, 0, 3])),
+        ),
+        max_size=12,
+    )
+)
+def test_widget_random_choices_keep_a_run_of_the_sweep_on_show(moves):
+    from normcore.errors import SettingError
+    from normcore.widgets import rates_model
+    from normcore.widgets.rates import rate_explorer
+
+    rows = R.sweep()  # the runs are shared: nothing is trained again
+    w = rate_explorer(rows)
+    for name, value in moves:
+        before = dict(w.state)
+        offered = {"rate": ["0.05", "5", "20", "60"], "normalised": [False, True], "run": [1, 2]}
+        text = f"{value:g}" if name == "rate" and isinstance(value, (int, float)) else value
+        if text in offered[name]:
+            w.choose(**{name: value})
+            assert w.state == {**before, name: text}
+        else:
+            with pytest.raises(SettingError):
+                w.choose(**{name: value})
+            assert w.state == before
+        assert w.answer() == w.results[rates_model.key(w.state)]

@@ -7,6 +7,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from normcore.plots.style import BOOK_COLOURS, use_book_style
 
@@ -35,6 +36,14 @@ def sweep_chart(rows: Sequence[Any], limit: float = 1.0) -> Any:
     left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="final training loss",
              title="loss (× = refused by normcore)")
     right.set(xscale="log", xlabel="learning rate", ylabel="test accuracy", title="test accuracy")
+    # ticks at the rates swept and at round losses, written plainly (no minor ticks)
+    swept = sorted({r.rate for r in rows})
+    for ax in (left, right):
+        ax.set_xticks(swept, [f"{v:g}" for v in swept])
+        ax.xaxis.set_minor_locator(NullLocator())
+    lossy = [0.3, 1, 3, 10, 30]
+    left.set_yticks(lossy, [f"{v:g}" for v in lossy])
+    left.yaxis.set_minor_locator(NullLocator())
     left.legend(fontsize=8, loc="upper left")
     return fig
 

@@ -1,4 +1,4 @@
-"""The widgets of chapters 6 and 7, live in JupyterLab in a real browser.
+"""The widget of chapter 6, live in JupyterLab in a real browser.
 
 Each test opens its chapter in the session's JupyterLab (a temporary copy of book/), clears and
 runs every cell from the menus, then works the chapter's widget in the page as a reader would:
@@ -19,9 +19,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
-from normcore.data.subscribers import load_subscribers
 from normcore.experiments import comparison
-from normcore.experiments import rates as R
 
 from .live import Lab, chapter, expect
 
@@ -78,49 +76,4 @@ def test_chapter6_comparison_live(browser: Any, lab: Lab, clock: dict[str, float
             assert float(gap.get_attribute("data-value")) <= 1e-12, label
 
 
-# ------------------------------------------------------------------------------ chapter 7
-RATES = ".normcore-rates"
-
-
-def rates_answer(rate: float, normalised: bool) -> dict[str, Any]:
-    seed = R.RUN_SEEDS[0]
-    run = R.train(seed, rate, normalised)
-    want: dict[str, Any] = {"rate": rate, "normalised": "true" if normalised else "false",
-                            "seed": seed}
-    if run.refused:
-        epoch, batch = run.refused_at
-        return want | {"refused-epoch": epoch + 1, "refused-batch": batch + 1}
-    test = load_subscribers()
-    want |= {"loss": run.loss, "dead-units": R.dead_units(run.net),
-             "accuracy": R.accuracy(R.predict(run.net, test.x_test), test.y_test)}
-    if normalised:
-        ways = R.three_ways(run.net)
-        want |= {"batch-accuracy": ways.accuracy("batch"),
-                 "shuffled-accuracy": ways.accuracy("shuffled"),
-                 "changed-by-order": ways.changed_by_order}
-    return want
-
-
-def test_chapter7_rates_live(browser: Any, lab: Lab, clock: dict[str, float]) -> None:
-    with chapter(browser, lab, "07-rates-and-leaks.ipynb") as page:
-        clock["ran"] = time.monotonic()
-        root = page.locator(RATES)
-        expect(page, RATES, rates_answer(20.0, True))
-        train = root.get_by_role("button", name="train", exact=True)
-
-        # 1. without the batch layer, slider untouched: it shows 20, so it must train at 20
-        # (the browser snaps 20 to the slider's grid, 10^1.3 = 19.95, and sends that back).
-        # The plain network's values grow until normcore refuses them; the readout says where.
-        root.get_by_label("batch layer", exact=True).uncheck()
-        train.click()
-        want = rates_answer(20.0, False)
-        assert "refused-epoch" in want
-        expect(page, RATES, want)
-
-        # 2. one notch (0.05 in log10) down the slider with the keyboard, batch layer back on;
-        # the network trains at the rate the slider sent, which the readout states in full
-        root.locator(".noUi-handle").first.press("ArrowLeft")
-        root.get_by_label("batch layer", exact=True).check()
-        train.click()
-        got = expect(page, RATES, {"rate": 10.0**1.25, "normalised": "true"}, rtol=1e-9)
-        expect(page, RATES, rates_answer(float(got["rate"]), True))
+# Chapter 7's widget: tests/browser/test_site_rate_widget.py works it on the site and in Lab.

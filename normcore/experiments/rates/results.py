@@ -1,0 +1,116 @@
+"""The rate sweep: every (batch layer or none, learning rate) setting, two runs each.
+
+For each run: the last epoch's training loss, the test accuracy when predicting by the running
+figures, and the dead units (hidden units at zero on every training row). `sweep` trains each
+family (plain, normalised) as one stack with normcore's layers (`trainer.train_many`), or replays
+it in a stated order of adding (`replay.train_in_order_many`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ...errors import SettingError
+from .data import CLIP, EPSILON, RATES, RUN_SEEDS, SENSITIVE, subscribers
+from .network import accuracy, dead_units, predict
+from .replay import train_in_order_many
+from .trainer import Run, train_many
+
+TRAINERS = ("normcore", "sequential", "compensated")
+NUDGES = (-1, 1)
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One (normalisation, rate) setting, one entry per run. A run normcore refused to finish
+    has NaN loss and test accuracy, dead units -1, and its error in `refused`."""
+
+    normalised: bool
+    rate: float
+    loss: tuple[float, ...]
+    test: tuple[float, ...]
+    dead: tuple[int, ...]
+    refused: tuple[str | None, ...] = ()
+    runs: tuple[Run, ...] = dataclasses.field(default=(), compare=False, repr=False)
+    # for a chaotic setting: each run again from starting weights nudged by each of `NUDGES`
+    # units in the last place (run 1 nudged down, up, then run 2 ...); empty otherwise
+    nudged: tuple[Run, ...] = dataclasses.field(default=(), compare=False, repr=False)
+
+    @property
+    def sensitive(self) -> bool:
+        """A row whose losses and test accuracies change with the last bit of any sum
+        (see `SENSITIVE`)."""
+        return (self.normalised, self.rate) in SENSITIVE
+
+    def column(self, name: str) -> tuple[float, ...]:
+        """'loss', 'test' or 'dead', one entry per run."""
+        return getattr(self, name)
+
+
+def sweep(
+    rates: Sequence[float] = RATES,
+    seeds: Sequence[int] = RUN_SEEDS,
+    *,
+    normalised: Sequence[bool] = (False, True),
+    epsilon: float = EPSILON,
+    clip: float | None = CLIP,
+    trainer: str = "normcore",
+) -> list[SweepRow]:
+    """Every (normalisation, rate) setting, one run a seed: final loss, test accuracy, dead
+    units; the families in the order of `normalised` (plain first by default), rates in the
+    order given.
+
+    ``trainer='normcore'`` trains with normcore's layers, each family as one stack, and in the
+    same stack each run of a chaotic setting (`SENSITIVE`) twice more, from starting weights
+    nudged down and up by one unit in the last place (`SweepRow.nudged`: its spread);
+    ``'sequential'`` or ``'compensated'`` replays the reference program's arithmetic in that
+    order of adding (`replay.train_in_order_many`; the clip is then the program's own)."""
+    if trainer not in TRAINERS:
+        raise SettingError(f"trainer: expected one of {TRAINERS}, got {trainer!r}")
+    data = subscribers()
+    rows = []
+    for family in normalised:
+        settings = [(s, r, 0) for r in rates for s in seeds]
+        if trainer == "normcore":  # each run of a chaotic setting again, nudged down and up
+            chaotic = [r for r in rates if (bool(family), float(r)) in SENSITIVE]
+            settings += [(s, r, k) for r in chaotic for s in seeds for k in NUDGES]
+        all_seeds, all_rates, nudges = (list(column) for column in zip(*settings, strict=True))
+        if trainer == "normcore":
+            flat = train_many(
+                all_seeds, all_rates, family, nudges=nudges, epsilon=epsilon, clip=clip
+            )
+        else:
+            flat = train_in_order_many(
+                all_seeds, all_rates, family, summation=trainer, epsilon=epsilon
+            )
+        for k, rate in enumerate(rates):
+            runs = flat[k * len(seeds) : (k + 1) * len(seeds)]
+            nudged = [
+                run for (_, r, n), run in zip(settings, flat, strict=True) if n != 0 and r == rate
+            ]
+            rows.append(
+                SweepRow(
+                    normalised=bool(family),
+                    rate=float(rate),
+                    loss=tuple(r.loss for r in runs),
+                    test=tuple(
+                        float("nan")
+                        if r.refused
+                        else accuracy(predict(r.net, data.x_test), data.y_test)
+                        for r in runs
+                    ),
+                    dead=tuple(-1 if r.refused else dead_units(r.net) for r in runs),
+                    refused=tuple(r.refused for r in runs),
+                    runs=tuple(runs),
+                    nudged=tuple(nudged),
+                )
+            )
+    return rows
+
+
+def largest_stable_rate(rows: Sequence[SweepRow], normalised: bool, limit: float = 1.0) -> float:
+    """The largest rate whose runs all end with a training loss under `limit`."""
+    ok = [r.rate for r in rows if r.normalised == normalised and max(r.loss) < limit]
+    return max(ok) if ok else float("nan")
