@@ -68,7 +68,9 @@ def standardise(
     """
     axes = tuple(a % x.ndim for a in axes)
     if centre:
-        mean = x.mean(axis=axes, keepdims=True)
+        # summed in float64 (as numpy sums a float64 block anyway), so that a float32 block far
+        # from zero keeps the digits of its spread; then stored in the block's own type
+        mean = x.mean(axis=axes, keepdims=True, dtype=np.float64).astype(x.dtype, copy=False)
         centred = x - mean
     else:
         mean = None

@@ -21,7 +21,8 @@ compute the same figures for larger blocks, with four savings:
   axis, so the backward sums are taken of the raw slope (they are the parameter slopes too), and
   the answer is ``d * k + z * a + c`` with per-feature constants ``k``, ``a`` and ``c``.
 
-Same conventions as `normcore.standardise`; the figures agree with the readable pair to rounding
+Same conventions as `normcore.standardise`, whose means are summed in float64 here too (a float32
+block thousands of spreads from zero keeps its spread's digits: `_sums64`); the figures agree with the readable pair to rounding
 (about 1e-15 relative in float64), held to 1e-12 by ``tests/test_fused.py`` (which shrinks `CHUNK`
 to force every slab path on small blocks) and by ``tests/test_fuzz_api.py`` (which draws blocks
 beyond `CHUNK`).
@@ -156,6 +157,39 @@ def _down_sum(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
         flat = a.reshape(a.shape[0], -1)
         return _column_sums(flat).reshape(_kept(a.shape, axes))
     return np.add.reduce(a, axis=axes, keepdims=True)
+
+
+def _mean(x: np.ndarray, axes: tuple[int, ...], n: int) -> np.ndarray:
+    """The mean along `axes` (kept), summed in float64 as `normcore.standardise` sums it, and
+    stored in x's type. Down the first axis alone the sums go to BLAS, a slab at a time."""
+    if axes == (0,) and x.flags.c_contiguous:
+        flat = x.reshape(x.shape[0], -1)
+        total = _sums64(flat, 0).reshape(_kept(x.shape, axes))
+    else:
+        total = np.add.reduce(x, axis=axes, keepdims=True, dtype=np.float64)
+    total /= n  # as ndarray.mean does: the same bits
+    return total.astype(x.dtype, copy=False)
+
+
+def _sums64(a: np.ndarray, axis: int) -> np.ndarray:
+    """The sums of the 2-D block `a` down its columns (`axis` 0) or along its rows (1), taken
+    in float64 by BLAS. A float32 block is copied into float64 a slab at a time: its own sums
+    would lose the digits of values that sit far from zero (thousands of spreads)."""
+    ones = np.ones(a.shape[axis], np.float64)
+    if a.dtype == np.float64:
+        return _column_sums(a) if axis == 0 else a @ ones
+    per = max(1, CHUNK // max(a.shape[1], 1))
+    scratch = np.empty((min(per, len(a)), a.shape[1]), np.float64)
+    total = np.zeros(a.shape[1]) if axis == 0 else np.empty(len(a))
+    for i in range(0, len(a), per):
+        j = min(i + per, len(a))
+        part = scratch[: j - i]
+        np.copyto(part, a[i:j])
+        if axis == 0:
+            total += ones[i:j] @ part
+        else:
+            np.matmul(part, ones, out=total[i:j])
+    return total
 
 
 def _column_sums(a: np.ndarray) -> np.ndarray:
@@ -308,8 +342,9 @@ def _forward_into(job: _Pass) -> Stats:
     """A block that holds its whole statistics: z and out written in place, statistics returned."""
     x, z, out, axes, n = job.x, job.z, job.out, job.axes, job.n
     if job.centre:
-        mean = np.add.reduce(x, axis=axes, keepdims=True)
-        mean /= n  # as ndarray.mean does: the same bits
+        mean = np.add.reduce(x, axis=axes, keepdims=True, dtype=np.float64)
+        mean /= n  # as the readable routine's ndarray.mean does: the same bits
+        mean = mean.astype(x.dtype, copy=False)
         np.subtract(x, mean, out=z)
     else:
         mean = None
@@ -347,7 +382,7 @@ def _forward_down_slabs(job: _Pass) -> Stats:
     x, z, out, axes, n = job.x, job.z, job.out, job.axes, job.n
     cuts = _slabs(x.shape)
     slab = x[cuts[0]]
-    mean = _down_sum(x, axes) / n if job.centre else None
+    mean = _mean(x, axes, n) if job.centre else None
     mean_t = _tiled_or_none(mean, slab)
     variance = np.empty(_kept(x.shape, axes), x.dtype)
     for i, cut in enumerate(cuts):
@@ -386,8 +421,9 @@ def _forward_rows(job: _Pass, plan: _RowPlan) -> Stats:
     rows = x2.shape[0]
     mean = None
     if job.centre:  # every row's sum at once, by BLAS (a matrix-vector product with ones)
-        mean = (x2 @ np.ones(n, dtype)).reshape(rows, 1)
+        mean = _sums64(x2, 1).reshape(rows, 1)
         mean /= n
+        mean = mean.astype(dtype, copy=False)
     squares, inverse = np.empty(rows, dtype), np.empty((rows, 1), dtype)
     per = _slab_rows(plan, n)
     if plan.kind == "position":
