@@ -400,6 +400,6 @@ def test_float32_far_from_zero_keeps_the_spread(name: str) -> None:
     exact = standardise(x.astype(np.float64), axes, 1e-12)
     half_ulp = float(np.spacing(np.float32(5.0))) / 2  # the mean's own rounding
     limit = 1.2 * half_ulp / exact.deviation  # magnified by the deviation, a margin for the rest
-    for st in (fused.standardise_fast(x, axes, 1e-12), standardise(x, axes, 1e-12)):
-        assert st.z.dtype == np.float32
-        assert np.all(np.abs(st.z - exact.z) < limit)
+    for got in (fused.standardise_fast(x, axes, 1e-12), standardise(x, axes, 1e-12)):
+        assert got.z.dtype == np.float32
+        assert np.all(np.abs(got.z - exact.z) < limit)

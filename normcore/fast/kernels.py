@@ -22,10 +22,10 @@ compute the same figures for larger blocks, with four savings:
   the answer is ``d * k + z * a + c`` with per-feature constants ``k``, ``a`` and ``c``.
 
 Same conventions as `normcore.standardise`, whose means are summed in float64 here too (a float32
-block thousands of spreads from zero keeps its spread's digits: `_sums64`); the figures agree with the readable pair to rounding
-(about 1e-15 relative in float64), held to 1e-12 by ``tests/test_fused.py`` (which shrinks `CHUNK`
-to force every slab path on small blocks) and by ``tests/test_fuzz_api.py`` (which draws blocks
-beyond `CHUNK`).
+block thousands of spreads from zero keeps its spread's digits: `_sums64`); the figures agree
+with the readable pair to rounding (about 1e-15 relative in float64), held to 1e-12 by
+``tests/test_fused.py`` (which shrinks `CHUNK` to force every slab path on small blocks) and by
+``tests/test_fuzz_api.py`` (which draws blocks beyond `CHUNK`).
 """
 
 from __future__ import annotations
