@@ -2,7 +2,7 @@
 
 Subclasses say only where their statistics run (`_stat_axes`), how their parameters line up with
 the block (`_expand`) and what input shapes they take (`_prepare`). The arithmetic is the routine
-in `normcore.standardise`, called by `_forward` and `_backward` below; blocks larger than one
+in `normcore.standardise`, called by `forward` and `backward` below; blocks larger than one
 slab go to `normcore.fast` instead, an optimisation of that routine chosen there and only there.
 """
 
@@ -41,50 +41,6 @@ from .responses import (
 from .standardise import Standardised, standardise, standardise_backward, standardise_by
 
 Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
-
-
-def _forward(
-    x: np.ndarray,
-    axes: tuple[int, ...],
-    epsilon: float,
-    centre: bool,
-    scale: np.ndarray | None,
-    shift: np.ndarray | None,
-    given: Given | None,
-    what: str,
-) -> tuple[Standardised, np.ndarray]:
-    """Standardise `x` along `axes` (by its own statistics, or by `given`), then scale and shift."""
-    if fast.serves(x):
-        return fast.forward(x, axes, epsilon, centre, scale, shift, given, what)
-    if given is None:
-        st = standardise(x, axes, epsilon, centre)
-    else:
-        st = standardise_by(x, given[0], given[1], axes)
-    out = st.z if scale is None else st.z * scale + shift
-    return st, check_finite_result(out, what)
-
-
-def _backward(
-    st: Standardised,
-    d: np.ndarray,
-    scale: np.ndarray | None,
-    shared: tuple[int, ...] | None,
-    largest_d: float,
-    what: str,
-) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """The slope passed down through ``z * scale + shift``, and the sums of ``d * z`` and ``d``
-    along `shared` (the parameter slopes; None without parameters)."""
-    if fast.serves(d):
-        return fast.backward(st, d, scale, shared, largest_d, what)
-    arriving = d if scale is None else d * scale  # the slope arriving at z
-    passed = check_finite_result(standardise_backward(st, arriving), what)
-    if shared is None:
-        return passed, None, None
-    return (
-        passed,
-        np.sum(d * st.z, axis=shared, keepdims=True),
-        np.sum(d, axis=shared, keepdims=True),
-    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -191,8 +147,15 @@ class Normaliser:
         check_values(x, math.prod([view.shape[a] for a in axes]), "x")
         scale, shift = self._parameters_for(x)
         given = self._given(x) if purpose == PREDICTING else None
-        what = f"{type(self).__name__}.forward"
-        st, out = _forward(view, axes, self.epsilon, self.centred, scale, shift, given, what)
+        what, eps = f"{type(self).__name__}.forward", self.epsilon
+        if fast.serves(view):  # beyond one slab: the same figures, computed a slab at a time
+            st, out = fast.forward(view, axes, eps, self.centred, scale, shift, given, what)
+        else:  # the readable routine, then scale and shift
+            if given is None:
+                st = standardise(view, axes, eps, self.centred)
+            else:
+                st = standardise_by(view, given[0], given[1], axes)
+            out = check_finite_result(st.z if scale is None else st.z * scale + shift, what)
         return Response(
             output=sealed(out.reshape(x.shape)),
             layer=self,
@@ -226,7 +189,15 @@ class Normaliser:
         scale, _ = self._parameters_for(d)
         shared = None if scale is None else tuple(i for i, n in enumerate(scale.shape) if n == 1)
         what = f"{type(self).__name__}.backward"
-        passed, d_scale, d_shift = _backward(st, view, scale, shared, largest, what)
+        if fast.serves(view):
+            passed, d_scale, d_shift = fast.backward(st, view, scale, shared, largest, what)
+        else:  # the readable routine, through z * scale + shift
+            arriving = view if scale is None else view * scale  # the slope arriving at z
+            passed = check_finite_result(standardise_backward(st, arriving), what)
+            d_scale = d_shift = None
+            if shared is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
+                d_scale = np.sum(view * st.z, axis=shared, keepdims=True)
+                d_shift = np.sum(view, axis=shared, keepdims=True)
         slopes: dict[str, np.ndarray] = {}
         if d_scale is not None and d_shift is not None:
             for key, value in (("scale", d_scale), ("shift", d_shift)):
