@@ -24,9 +24,10 @@ from normcore.widgets import playground_model as pm
 from normcore.widgets._esm import JS, bundle
 from normcore.widgets._input import NotANumberError, friendly, parse_number
 from normcore.widgets.playground import Playground, playground
+from normcore.worked import FOUR_ROWS
 
 EPS = 1e-5
-WORKED = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+WORKED = FOUR_ROWS
 BAD_TEXTS = ["", "abc", "1,5", "nan", "1e999", "-inf", "=1+1", "9" * 500, "2**3", "0x10", "  ",
              "1_000", "infinity", "__import__('os')"]
 

@@ -15,9 +15,10 @@ from hypothesis.extra.numpy import arrays
 import normcore as nc
 from normcore.experiments import network
 from normcore.experiments import shift as sh
+from normcore.worked import FOUR_ROWS
 
 EPS = 1e-5
-WORKED = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+WORKED = FOUR_ROWS
 
 
 # ------------------------------------------------------------------------------ the deep stack

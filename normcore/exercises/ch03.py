@@ -8,6 +8,7 @@ import numpy as np
 
 from normcore.exercises import Verdict, verdict
 from normcore.experiments.routes import compare_blocks
+from normcore.worked import four_rows
 
 #: Exercise 1: the block and the arriving slope.
 BLOCK_ONE = np.array([[2.0], [4.0], [9.0]])
@@ -36,8 +37,7 @@ def check_constant_slope(answer: Any) -> Verdict:
 def check_step_gap(answer: Any) -> Verdict:
     """Exercise 3: the largest gap between the oracle with step 1e-3 and the collected block on
     the worked four under the counting slope (within 10%)."""
-    expected = compare_blocks(np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]]),
-                              step=1e-3).true_gap
+    expected = compare_blocks(four_rows(), step=1e-3).true_gap
     if answer is None:
         return verdict(None, expected)
     try:
@@ -73,7 +73,7 @@ def check_backward_function(backward: Any) -> Verdict:
     if not callable(backward):
         return Verdict("not yet: the answer should be a function backward(x, d, epsilon)")
     rng = np.random.default_rng(5)
-    blocks = [np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])]
+    blocks = [four_rows()]
     blocks += [rng.normal(size=shape) * 3.0 for shape in ((3, 1), (5, 2), (6, 3))]
     worst, scale = 0.0, 0.0
     for x in blocks:

@@ -25,10 +25,11 @@ from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
 from ..oracle import finite_difference
 from ..standardise import naive_backward
+from ..worked import FOUR_ROWS
 from . import network
 
 #: The worked four: four people at two hidden units, chosen so every statistic comes out whole.
-WORKED_BLOCK = np.array([[1.0, 7.0], [1.0, 9.0], [7.0, 1.0], [23.0, 7.0]])
+WORKED_BLOCK = FOUR_ROWS
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
 AXES = ("batch", "layer", "rms")

@@ -32,10 +32,10 @@ from normcore.experiments.shift import fold_in
 from normcore.layer import LayerNorm, RMSNorm
 from normcore.standardise import standardise
 from normcore.widgets._input import parse_number
+from normcore.worked import FOUR_ROWS
 
 State = dict[str, Any]
 
-WORKED_BLOCK = ((1.0, 7.0), (1.0, 9.0), (7.0, 1.0), (23.0, 7.0))
 MAX_ROWS = 8
 MAX_FEATURES = 4
 LIMIT = 1e9  # the largest magnitude a cell accepts
@@ -60,7 +60,7 @@ def _cell_text(value: float) -> str:
 
 def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> State:
     """A fresh layer over `block` (default: the four worked rows), every row switched on."""
-    values = np.array(WORKED_BLOCK if block is None else block, dtype=np.float64)
+    values = np.array(FOUR_ROWS if block is None else block, dtype=np.float64)
     if values.ndim != 2 or not (1 <= values.shape[0] <= MAX_ROWS) or not (
         1 <= values.shape[1] <= MAX_FEATURES
     ):
