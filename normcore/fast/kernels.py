@@ -747,14 +747,9 @@ def standardise_by_affine(
                     z[cut],
                     out[cut],
                 )
+    n = _count(x.shape, axes)
     st = Standardised(
-        z=z,
-        mean=mean,
-        variance=None,
-        deviation=deviation,
-        axes=axes,
-        count=_count(x.shape, axes),
-        from_block=False,
+        z=z, mean=mean, variance=None, deviation=deviation, axes=axes, count=n, from_block=False
     )
     return st, out
 
