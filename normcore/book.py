@@ -14,18 +14,20 @@ stable (CI runs the book under a matrix of those settings to check that they are
   spec is refused, so no full-precision float reaches a stored output.
 * :func:`below` glues the power of ten just above a rounding-level figure, whose digits are
   noise and whose size is the finding.
-* :func:`table` sets rows of figures as an HTML table, each float rounded by :func:`shown`.
+* :func:`table` sets rows of figures as a `normcore.tables.Table`, each float formatted by its
+  column's spec.
 """
 
 from __future__ import annotations
 
-import html
 import math
 import numbers
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["GLUE_PREFIX", "Table", "below", "glue", "keep", "shown", "table"]
+from .tables import Table
+
+__all__ = ["GLUE_PREFIX", "below", "glue", "keep", "shown", "table"]
 
 # myst-nb reads a glued figure from a display output whose mime types carry this prefix and whose
 # metadata names it ("scrapbook"), exactly what `myst_nb.glue(name, value, display=False)` emits.
@@ -84,31 +86,6 @@ def below(name: str, value: float, floor: float = 1e-16) -> None:
     _emit(name, 10.0 ** math.ceil(math.log10(max(float(value), floor))))
 
 
-class Table:
-    """Rows of figures shown as an HTML table (and as aligned text where HTML is not shown)."""
-
-    def __init__(self, header: Sequence[str], rows: Sequence[Sequence[str]], caption: str = ""):
-        self.header = [str(h) for h in header]
-        self.rows = [[str(c) for c in row] for row in rows]
-        self.caption = caption
-
-    def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
-            for row in self.rows
-        )
-        caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
-        return (f'<table class="normcore-table">{caption}<thead><tr>{head}</tr></thead>'
-                f"<tbody>{body}</tbody></table>")
-
-    def __repr__(self) -> str:
-        lines = [self.header, *self.rows]
-        widths = [max(len(line[k]) for line in lines) for k in range(len(self.header))]
-        return "\n".join("  ".join(c.rjust(w) for c, w in zip(line, widths, strict=True))
-                         for line in lines)
-
-
 def table(
     header: Sequence[str],
     rows: Sequence[Sequence[Any]],
@@ -129,5 +106,5 @@ def table(
             return format(float(value), spec)
         return str(value)
 
-    return Table(header, [[cell(v, s) for v, s in zip(row, specs, strict=True)] for row in rows],
-                 caption)
+    cells = [[cell(v, s) for v, s in zip(row, specs, strict=True)] for row in rows]
+    return Table(header, cells, caption, digits=None)

@@ -89,7 +89,7 @@ def test_table_formats_each_column_by_its_spec() -> None:
     t = table(["name", "loss", "count"], [("plain", 0.123456, 3), ("batch", float("nan"), 4)],
               [None, ".4f", None])
     html = t._repr_html_()
-    assert "<th>loss</th>" in html and "<td>0.1235</td>" in html and "<td>—</td>" in html
+    assert ">loss</th>" in html and ">0.1235</td>" in html and ">—</td>" in html
     assert "0.123456" not in html and "0.1235" in repr(t)
     with pytest.raises(TypeError, match="format spec"):
         table(["x"], [(0.5,)])

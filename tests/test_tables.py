@@ -26,11 +26,3 @@ def test_text_twin_lines_up():
 def test_ragged_rows_are_refused():
     with pytest.raises(ValueError, match="expected rows of 2 cells, got 1"):
         Table(["a", "b"], [["x"]])
-
-
-def test_gap_words():
-    from normcore.prose import gap_words
-
-    assert gap_words(0.0) == "none, bit for bit"
-    assert gap_words(2.22e-16) == "2.2e-16"
-    assert gap_words(0.0, zero="identical") == "identical"
