@@ -24,16 +24,15 @@ from ..image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from ..layer import LayerNorm, RMSNorm
 from ..oracle import finite_difference
 from ..standardise import standardise
+from ..worked import FOUR_ROWS
 from .routes import counting_slope
 
 #: A block with three features per row, for the layer-norm comparison (the worked four with a
 #: third unit added).
-THREE_FEATURE_BLOCK = np.array(
-    [[1.0, 7.0, 4.0], [1.0, 9.0, 2.0], [7.0, 1.0, 5.0], [23.0, 7.0, 3.0]]
-)
+THREE_FEATURE_BLOCK = np.column_stack([FOUR_ROWS, [4.0, 2.0, 5.0, 3.0]])
 
-#: The row every two-number figure starts from.
-WORKED_ROW = np.array([[1.0, 7.0]])
+#: The row every two-number figure starts from (the worked four's first).
+WORKED_ROW = np.array(FOUR_ROWS[:1])
 
 IMAGE_AXES = ("batch", "layer", "instance", "group")
 
