@@ -20,10 +20,6 @@ BLOCKING = {"serious", "critical"}
 
 #: (axe rule id, CSS fragment of the offending element) -> why it is tolerated, and until when.
 KNOWN: dict[tuple[str, str], str] = {
-    ("aria-input-field-name", "noUi-handle"):
-        "ipywidgets 8 draws a slider's handle (noUiSlider) without an accessible name; the "
-        "widgets are being rebuilt with named sliders under the widget issue (helper 13), after "
-        "which this line goes",
 }
 
 

@@ -21,7 +21,7 @@ import pytest
 import normcore as nc
 from normcore.experiments import comparison
 
-from .live import Lab, chapter, expect
+from .live import Lab, chapter
 
 EPS = 1e-5
 ORACLE_STEP = 1e-6
