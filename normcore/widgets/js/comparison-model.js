@@ -3,8 +3,8 @@
 // averages them over the seeds ticked: the mean added in seed order and divided by the count,
 // and the lowest and highest held-out accuracy.
 
-/** A choice that leaves nothing to show: the sentence says why. */
-export class InputError extends Error {}
+// InputError: a choice that leaves nothing to show; the sentence says why.
+import {InputError} from "./input.js";
 
 export const FIELDS = ["train_accuracy", "held_accuracy", "train_loss", "held_loss"];
 

@@ -3,8 +3,9 @@
 // the page (comparison-model.js). Nothing is trained again, so no kernel is needed.
 
 import * as cm from "./comparison-model.js";
-import {friendly} from "./input.js";
-import {ask, element, escape, showWhere} from "./page.js";
+import {InputError, friendly} from "./input.js";
+import {element, escape, showWhere} from "./page.js";
+import {follow} from "./view.js";
 
 // how each column is shown: the chapter's table prints these digits
 const SHOWN = {train_accuracy: 3, held_accuracy: 3, held_low: 2, held_high: 2, train_loss: 4,
@@ -65,13 +66,13 @@ function render({model, el}) {
     `Every run was trained when the chapter ran: learning rate ${results.rate}, ` +
     `${results.epochs} epochs, five folds per seed. Ticking a box re-averages them.`));
 
-  function update() {
+  function update(token) {
     for (const [box, ticked] of boxes) box.checked = ticked();
     let f;
     try {
       f = cm.figures(model.get("state"), results);
     } catch (error) {
-      if (!(error instanceof cm.InputError)) throw error;
+      if (!(error instanceof InputError)) throw error;
       message.innerHTML = `<span class="nc-error">${escape(friendly(error.message))} The ` +
         "table below is for the last choice that had one.</span>";
       where.dataset.runs = "page";
@@ -85,14 +86,7 @@ function render({model, el}) {
         "built; your browser averages them over the seeds you tick, no kernel needed.";
     }
   }
-  model.on("change:state", update);
-  model.on("change:kernel", update);
-  const token = ask(model);
-  update();
-  return () => {
-    model.off("change:state", update);
-    model.off("change:kernel", update);
-  };
+  return follow(model, update);
 }
 
 export default {render};

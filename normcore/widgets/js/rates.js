@@ -2,7 +2,8 @@
 // chapter's rate sweep was trained when the chapter ran, and its figures stored in `results`
 // (normcore/widgets/rates_model.py); the controls choose one, the page shows it.
 
-import {ask, element, escape, showWhere} from "./page.js";
+import {element, escape, showWhere} from "./page.js";
+import {follow} from "./view.js";
 
 /** The name of a choice in `results`, as rates_model.key writes it. */
 export function key(state) {
@@ -72,7 +73,7 @@ function render({model, el}) {
   }
   controls.append(rateField, normField, runs);
 
-  function update() {
+  function update(token) {
     const state = model.get("state");
     const index = rates.indexOf(state.rate);
     slider.value = String(Math.max(index, 0));
@@ -97,14 +98,7 @@ function render({model, el}) {
         "chapter ran; the controls choose among them, no kernel needed.";
     }
   }
-  model.on("change:state", update);
-  model.on("change:kernel", update);
-  const token = ask(model);
-  update();
-  return () => {
-    model.off("change:state", update);
-    model.off("change:kernel", update);
-  };
+  return follow(model, update);
 }
 
 export default {render};
