@@ -6,6 +6,9 @@ STAMP  := $(VENV)/.installed
 
 LOCK   := constraints.txt
 
+# A failed build leaves no target behind that looks up to date (a half-built site, say).
+.DELETE_ON_ERROR:
+
 .PHONY: install lock book site lab test test-arith lint notebooks clean pdf
 
 # Install the package and its book and test extras at the exact versions in $(LOCK), the ones the

@@ -1,0 +1,65 @@
+"""The preface's epsilon slider: move epsilon over powers of ten, watch one standardised entry.
+
+    slider = epsilon_slider(block)   # the preface's block; the slider starts at 1e-05
+    slider                           # display it
+    slider.answer({"exponent": -3, "block": block.tolist()})   # normcore's figures for a state
+
+The page computes the entry itself (``js/epsilon.js`` over ``js/standardise.js``), so on the
+static site the slider answers with no kernel; in JupyterLab the kernel answers too, with
+`figures` below, and the page shows the largest difference between the two.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import traitlets
+
+from normcore.batch import BatchNorm
+from normcore.errors import SettingError
+from normcore.widgets._esm import bundle
+from normcore.widgets._page import PageWidget
+
+LOW, HIGH = -8, 3  # the slider's stops: epsilon from 1e-08 to 1e+03
+
+
+def epsilon_at(exponent: int) -> float:
+    """Epsilon for a slider stop: the decimal literal 1e<exponent> (as the page reads it)."""
+    return float(f"1e{int(exponent)}")
+
+
+def figures(state: dict[str, Any]) -> dict[str, float]:
+    """The batch layer's answer (scale 1, shift 0, training) for the last row's first entry of
+    ``state["block"]`` at epsilon 1e<``state["exponent"]``>."""
+    exponent = state["exponent"]
+    whole = isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool)
+    if not whole or not LOW <= exponent <= HIGH:
+        raise SettingError(f"exponent: expected a whole number from {LOW} to {HIGH}, "
+                           f"got {exponent!r}")
+    block = np.asarray(state["block"], dtype=np.float64)
+    layer = BatchNorm.create(block.shape[1], epsilon=epsilon_at(exponent))
+    return {"entry": float(layer.forward(block, "training").output[-1, 0])}
+
+
+class EpsilonSlider(PageWidget):
+    """The slider; its state is ``{"exponent": int, "block": rows}``."""
+
+    _esm = bundle("epsilon.js")
+    low = traitlets.Int(LOW).tag(sync=True)
+    high = traitlets.Int(HIGH).tag(sync=True)
+    compute = staticmethod(figures)
+
+    def __repr__(self) -> str:
+        return f"EpsilonSlider(epsilon {epsilon_at(self.state['exponent']):.0e})"
+
+
+def epsilon_slider(block: Any, exponent: int = -5) -> EpsilonSlider:
+    """The preface's slider over `block` (rows x features), starting at epsilon 1e<exponent>."""
+    rows = np.asarray(block, dtype=np.float64)
+    if rows.ndim != 2 or min(rows.shape) < 1 or not np.all(np.isfinite(rows)):
+        raise SettingError(f"block: expected a finite 2-D block, got shape {rows.shape}")
+    state = {"exponent": exponent, "block": rows.tolist()}
+    figures(state)  # refuses a bad exponent before anything is shown
+    state["exponent"] = int(exponent)  # a numpy integer, stored as JSON
+    return EpsilonSlider(state=state)
