@@ -31,7 +31,6 @@ LENGTHS = (1.0, 2.5, 0.5)
 PEOPLE = 5
 CASE_SEED = 5
 LEARNING_RATE = 0.1
-STRIDE = LEARNING_RATE  # the earlier name, kept for callers that still use it
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,7 @@ def slope_checks(case: Case, step: float = 1e-6) -> SlopeChecks:
 
 @dataclass(frozen=True)
 class StepComparison:
-    stride: float
+    learning_rate: float
     distance: float  # ‖effective weights after (weight norm) - after (dense)‖
     length_before: np.ndarray  # per neuron, effective weight length (the same for both)
     length_weightnorm: np.ndarray  # after one step
@@ -133,22 +132,17 @@ class StepComparison:
     weights_weightnorm: np.ndarray
     weights_dense: np.ndarray
 
-    @property
-    def learning_rate(self) -> float:
-        """The learning rate of the step (the field is named `stride` for older callers)."""
-        return self.stride
 
-
-def one_step(case: Case, stride: float = STRIDE) -> StepComparison:
-    """One step of each layer at `stride` from the same arriving slope."""
+def one_step(case: Case, learning_rate: float = LEARNING_RATE) -> StepComparison:
+    """One step of each layer at `learning_rate` from the same arriving slope."""
     results = []
     for layer in (case.weightnorm, case.dense):
         response, d = arriving_slope(layer, case.x, case.y)
-        moved = layer.step(layer.backward(response, d), stride)
+        moved = layer.step(layer.backward(response, d), learning_rate)
         results.append(np.array(moved.effective_weights))
     wn_after, dense_after = results
     return StepComparison(
-        stride=float(stride),
+        learning_rate=float(learning_rate),
         distance=float(np.sqrt(np.sum((wn_after - dense_after) ** 2))),
         length_before=direction_length(case.dense.weights),
         length_weightnorm=direction_length(wn_after),
