@@ -1,4 +1,7 @@
-"""Random sequences of reader events on every widget in normcore.widgets.
+"""Random sequences of reader events on the widgets' models (normcore.widgets.*_model).
+
+Every widget is page-computed now (anywidget): its Python model is what the kernel answers
+with, and the browser tests (tests/browser/test_site_*) drive the pages themselves.
 
 Nothing a reader types or clicks may raise; the playground's readout must always match normcore's
 own answer for the last valid state; and nothing typed is ever evaluated as code (a cell holding
@@ -19,7 +22,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("ipywidgets", reason="the widgets need ipywidgets (the book extra)")
-import ipywidgets as widgets  # noqa: E402
 
 SENTINEL = "normcore_fuzz_planted"
 TEXTS = [
@@ -129,63 +131,6 @@ def test_playground_all_rows_off_and_back() -> None:
     assert state["steps"] == 0 and state["note"] == "step-needs-rows"
     state = pm.set_active(state, 0, True)
     assert np.array(pm.figures(state)["answer"]).shape == (1, 2)
-
-
-# ------------------------------------------------------------------------- the other widgets
-# Chapter 7's widget is an anywidget now, with no ipywidgets inputs to poke: tests/test_rates.py
-# drives its choices at random instead.
-BUILDERS: dict[str, str] = {}
-
-
-def inputs(root: Any) -> list[Any]:
-    """Every input widget under `root` (depth first), buttons included."""
-    found, stack = [], [root]
-    while stack:
-        w = stack.pop()
-        if isinstance(w, widgets.Box):
-            stack.extend(w.children)
-        elif isinstance(w, (widgets.ValueWidget, widgets.Button)):
-            found.append(w)
-        box = getattr(w, "box", None)
-        if isinstance(box, widgets.Widget) and box is not w:
-            stack.append(box)
-    return found
-
-
-def poke(w: Any, data: st.DataObject) -> None:
-    if isinstance(w, widgets.Button):
-        if w.description.lower() != "train":  # training a network per event is too slow
-            w.click()
-    elif isinstance(w, (widgets.Text, widgets.Textarea)):
-        w.value = data.draw(st.sampled_from(TEXTS))
-    elif isinstance(w, (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons)):
-        w.index = data.draw(st.integers(0, len(w.options) - 1))
-    elif isinstance(w, widgets.Checkbox):
-        w.value = data.draw(st.booleans())
-    elif isinstance(w, (widgets.BoundedIntText, widgets.IntSlider)):
-        w.value = data.draw(st.integers(w.min, w.max))
-    elif isinstance(w, (widgets.FloatSlider, widgets.FloatLogSlider)):
-        w.value = data.draw(st.floats(w.min, w.max))
-
-
-@pytest.mark.parametrize("name", sorted(BUILDERS))
-@settings(WIDGET_SETTINGS, max_examples=25)
-@given(data=st.data())
-def test_widget_random_events(name: str, data: st.DataObject) -> None:
-    module = module_or_skip(name)
-    build = getattr(module, BUILDERS[name], None)
-    if build is None:
-        pytest.skip(f"normcore.widgets.{name}.{BUILDERS[name]} does not exist yet")
-    w = build()
-    targets = inputs(w)
-    for _ in range(data.draw(st.integers(1, 8))):
-        if not targets:
-            break
-        target = data.draw(st.sampled_from(targets))
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            poke(target, data)
-    assert SENTINEL not in sys.modules, "typed text was evaluated as code"
 
 
 # ------------------------------------------------------------- the page-computed widgets' models
