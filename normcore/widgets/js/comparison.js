@@ -80,11 +80,9 @@ function render({model, el}) {
     }
     message.textContent = "";
     out.innerHTML = readout(f, results.labels);
-    showWhere(where, model, token, f);
-    if (where.dataset.runs === "page") {
-      where.textContent = "Runs in this page: the chapter's 125 runs were trained when it was " +
-        "built; your browser averages them over the seeds you tick, no kernel needed.";
-    }
+    showWhere(where, model, token, f,
+      "Runs in this page: the chapter's 125 runs were trained when it was " +
+        "built; your browser averages them over the seeds you tick, no kernel needed.");
   }
   return follow(model, update);
 }

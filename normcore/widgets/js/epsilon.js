@@ -51,11 +51,9 @@ function render({model, el}) {
     value.textContent = shown(state.exponent);
     out.innerHTML = `ε = ${shown(state.exponent)}: the entry ${last} becomes ` +
       `<b data-key="entry" data-value="${f.entry}">${f.entry.toFixed(4)}</b>`;
-    showWhere(where, model, token, f);
-    if (where.dataset.runs === "page") {
-      where.textContent = "Runs in this page: your browser standardises the block at each " +
-        "epsilon with normcore's arithmetic in JavaScript; no kernel is needed.";
-    }
+    showWhere(where, model, token, f,
+      "Runs in this page: your browser standardises the block at each " +
+        "epsilon with normcore's arithmetic in JavaScript; no kernel is needed.");
   });
 }
 

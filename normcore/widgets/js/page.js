@@ -29,8 +29,12 @@ export function ask(model) {
   return token;
 }
 
+/** What the "where it runs" line says on a static page (a view may say what it does instead). */
+const IN_PAGE = "Runs in this page: your browser computes every figure with normcore's " +
+  "arithmetic in JavaScript; no kernel is needed.";
+
 /** Fill the "where it runs" line: `figures` are the page's own for the state on show. */
-export function showWhere(where, model, token, figures) {
+export function showWhere(where, model, token, figures, inPage = IN_PAGE) {
   const kernel = model.get("kernel") || {};
   const state = model.get("state");
   if (kernel.token === token && JSON.stringify(kernel.state) === JSON.stringify(state)) {
@@ -41,8 +45,7 @@ export function showWhere(where, model, token, figures) {
           `${gap.toExponential(1)}</b>.`);
     where.dataset.runs = "kernel";
   } else {
-    where.textContent = "Runs in this page: your browser computes every figure with " +
-      "normcore's arithmetic in JavaScript; no kernel is needed.";
+    where.textContent = inPage;
     where.dataset.runs = "page";
   }
 }

@@ -92,11 +92,9 @@ function render({model, el}) {
     }
     message.textContent = "";
     out.innerHTML = readout(figures);
-    showWhere(where, model, token, figures);
-    if (where.dataset.runs === "page") {
-      where.textContent = "Runs in this page: every run it offers was trained when the " +
-        "chapter ran; the controls choose among them, no kernel needed.";
-    }
+    showWhere(where, model, token, figures,
+      "Runs in this page: every run it offers was trained when the " +
+        "chapter ran; the controls choose among them, no kernel needed.");
   }
   return follow(model, update);
 }

@@ -45,11 +45,9 @@ function render({model, el}) {
     image.src = result.src;
     image.alt = result.alt;
     out.innerHTML = readout(result.figures);
-    showWhere(where, model, token, result.figures);
-    if (where.dataset.runs === "page") {
-      where.textContent = "Runs in this page: both networks were trained when the chapter " +
-        "was built; the switch shows either, no kernel needed.";
-    }
+    showWhere(where, model, token, result.figures,
+      "Runs in this page: both networks were trained when the chapter " +
+        "was built; the switch shows either, no kernel needed.");
   });
 }
 
