@@ -104,23 +104,7 @@ def pick(net: DeepNet, index: Any) -> DeepNet:
     if chosen.size == 0:
         raise SettingError(f"index: {index!r} selects no network of {net.size}")
 
-    def some(layer: Any) -> Any:
-        if layer is None:
-            return None
-        fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
-        sliced = {
-            k: v[chosen].copy()
-            for k, v in fields.items()
-            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == net.size
-        }
-        return dataclasses.replace(layer, **sliced)
-
-    return DeepNet(
-        dense=tuple(some(d) for d in net.dense),
-        norms=tuple(some(n) for n in net.norms),
-        output=some(net.output),
-        relu=net.relu,
-    )
+    return _restack(net, net.size, lambda v: v[chosen].copy())
 
 
 def tile(net: DeepNet, copies: int) -> DeepNet:
@@ -130,21 +114,27 @@ def tile(net: DeepNet, copies: int) -> DeepNet:
     if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 1:
         raise SettingError(f"copies: expected a whole number >= 1, got {copies!r}")
 
-    def many(layer: Any) -> Any:
+    return _restack(net, 1, lambda v: np.repeat(v, copies, axis=0))
+
+
+def _restack(net: DeepNet, count: int, change: Any) -> DeepNet:
+    """`net` with `change` applied to every array (parameters, running figures) whose first axis
+    runs over the `count` networks of the stack; other fields are kept."""
+
+    def each(layer: Any) -> Any:
         if layer is None:
             return None
         fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
-        repeated = {
-            k: np.repeat(v, copies, axis=0)
+        return dataclasses.replace(layer, **{
+            k: change(v)
             for k, v in fields.items()
-            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == 1
-        }
-        return dataclasses.replace(layer, **repeated)
+            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == count
+        })
 
     return DeepNet(
-        dense=tuple(many(d) for d in net.dense),
-        norms=tuple(many(n) for n in net.norms),
-        output=many(net.output),
+        dense=tuple(each(d) for d in net.dense),
+        norms=tuple(each(n) for n in net.norms),
+        output=each(net.output),
         relu=net.relu,
     )
 
