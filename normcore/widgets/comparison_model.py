@@ -44,13 +44,15 @@ def results_data(scores: Mapping[str, comparison.Scores]) -> Results:
             per arrangement, each with one entry per seed of `comparison.SEEDS`.
 
     Returns:
-        ``{"seeds": [...], "rate": r, "epochs": n, "order": [keys], "labels": {key: label},
+        ``{"seeds": [...], "rate": r, "epochs": n, "folds": k, "order": [keys],
+        "labels": {key: label},
         "figures": {key: {field: [one value per seed]}}}``.
     """
     return {
         "seeds": list(comparison.SEEDS),
         "rate": comparison.RATE,
         "epochs": comparison.EPOCHS,
+        "folds": comparison.FOLDS,
         "order": list(scores),
         "labels": {key: LABELS.get(key, key) for key in scores},
         "figures": {

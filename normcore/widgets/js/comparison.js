@@ -11,7 +11,7 @@ import {follow} from "./view.js";
 const SHOWN = {train_accuracy: 3, held_accuracy: 3, held_low: 2, held_high: 2, train_loss: 4,
   held_loss: 3};
 
-export function readout(f, labels) {
+export function readout(f, labels, folds) {
   const value = (key, field, i) => {
     const v = f[field][i];
     return `<span data-key="${key}:${field}" data-value="${v}">${v.toFixed(SHOWN[field])}</span>`;
@@ -22,7 +22,7 @@ export function readout(f, labels) {
     `<td>${value(key, "train_loss", i)}</td><td>${value(key, "held_loss", i)}</td></tr>`).join("");
   const seeds = f.seeds === 1 ? "1 seed" : `${f.seeds} seeds`;
   return `<table class="nc-table"><caption>mean over <span data-key="seeds" ` +
-    `data-value="${f.seeds}">${seeds}</span> (five fold runs each)</caption>` +
+    `data-value="${f.seeds}">${seeds}</span> (${folds} fold runs each)</caption>` +
     '<thead><tr><th scope="col">arrangement</th><th scope="col">training accuracy</th>' +
     '<th scope="col">held-out accuracy</th><th scope="col">held-out range over seeds</th>' +
     '<th scope="col">training loss</th><th scope="col">held-out loss</th></tr></thead>' +
@@ -64,7 +64,9 @@ function render({model, el}) {
     () => model.get("state").seeds.includes(s), (state, on) => cm.toggleSeed(state, s, on)])));
   controls.append(element("p", {class: "nc-hint"},
     `Every run was trained when the chapter ran: learning rate ${results.rate}, ` +
-    `${results.epochs} epochs, five folds per seed. Ticking a box re-averages them.`));
+    `${results.epochs} epochs, ${results.folds} folds per seed. Ticking a box re-averages them.`));
+
+  const runs = results.order.length * results.seeds.length * results.folds;
 
   function update(token) {
     for (const [box, ticked] of boxes) box.checked = ticked();
@@ -79,9 +81,9 @@ function render({model, el}) {
       return;
     }
     message.textContent = "";
-    out.innerHTML = readout(f, results.labels);
+    out.innerHTML = readout(f, results.labels, results.folds);
     showWhere(where, model, token, f,
-      "Runs in this page: the chapter's 125 runs were trained when it was " +
+      `Runs in this page: the chapter's ${runs} runs were trained when it was ` +
         "built; your browser averages them over the seeds you tick, no kernel needed.");
   }
   return follow(model, update);
