@@ -12,7 +12,7 @@ arithmetic.
 """
 
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
-from .batch import BatchNorm, ImageBatchNorm
+from .batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
 from .dense import Dense, WeightNormDense
 from .errors import (
     DtypeError,
@@ -47,6 +47,7 @@ __all__ = [
     "PREDICTING",
     "TRAINING",
     "BatchNorm",
+    "GhostBatchNorm",
     "Dense",
     "DtypeError",
     "EmptyBatchError",

@@ -8,11 +8,13 @@ from typing import Any, Literal
 import numpy as np
 
 from ._checks import (
+    as_block,
     as_parameter,
     check_finite_result,
     check_momentum,
     check_rank,
     check_size,
+    fits,
     frozen,
     own_error_state,
     renewed,
@@ -21,7 +23,8 @@ from ._checks import (
 )
 from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
-from .responses import Gradient, Statistics, check_gradient, check_statistics
+from .purpose import PREDICTING, TRAINING, check_purpose
+from .responses import Gradient, Response, Statistics, check_gradient, check_statistics
 from .standardise import Standardised
 
 Tracks = Literal["variance", "deviation"]
@@ -179,6 +182,102 @@ class BatchNorm(Normaliser):
             for key in ("running_mean", "running_variance"):
                 check_finite_result(moved[key], f"BatchNorm.step ({key})")
         return renewed(self, moved)
+
+
+@dataclass(frozen=True, eq=False)
+class GhostBatchNorm(BatchNorm):
+    """Batch normalisation whose training statistics are read over groups of `group_rows` rows:
+    ghost batch normalisation (Hoffer, Hubara & Soudry 2017).
+
+    - Training: a block of R rows (R a multiple of `group_rows`) is cut, in row order, into
+      R / group_rows groups, and each row is standardised by its own group's mean and (biased)
+      variance, as each of R / group_rows machines would standardise the rows it holds. With
+      ``group_rows == R`` the answer is `BatchNorm`'s.
+    - Scale, shift and running figures: one per feature, shared by every group. A step folds the
+      groups' average statistics (the mean of their means, of their variances and of their
+      deviations) into the running figures, with `BatchNorm`'s momentum rule.
+    - Predicting: exactly `BatchNorm`'s (the running figures, row by row), for any number of rows.
+    - Backward (training): each group's three routes, inside its group (the passed-down columns
+      of every group sum to zero); the parameter slopes sum over every row of every group.
+    - Shapes: x (..., rows, features), parameters (..., features), as `BatchNorm`.
+
+    PyTorch has no such layer. Its equivalent is ``torch.nn.BatchNorm1d`` applied to each group
+    of rows in turn with shared parameters, the parameter slopes summed over the groups; the
+    running figures then differ (PyTorch moves them once per group, with unbiased variances).
+    """
+
+    group_rows: int = 2
+
+    name = "ghost batch"
+
+    @own_error_state
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "group_rows", whole_number(self.group_rows, "group_rows",
+                                                            SettingError))
+
+    @classmethod
+    def create(  # type: ignore[override]
+        cls,
+        features: int,
+        group_rows: int,
+        *,
+        stack: tuple[int, ...] = (),
+        epsilon: float = 1e-5,
+        momentum: float = 0.9,
+        affine: bool = True,
+        tracks: Tracks = "variance",
+    ) -> GhostBatchNorm:
+        """A fresh layer reading its training statistics over groups of `group_rows` rows: scale
+        1, shift 0, running mean 0, running variance 1, each of shape (*stack, features)."""
+        shape = check_size(
+            (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
+        )
+        return cls(
+            scale=np.ones(shape),
+            shift=np.zeros(shape),
+            epsilon=epsilon,
+            affine=affine,
+            momentum=momentum,
+            tracks=tracks,
+            group_rows=whole_number(group_rows, "group_rows", SettingError),
+        )
+
+    @own_error_state
+    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+        """As `BatchNorm.forward`, the training statistics read group by group. Refuses (ShapeError)
+        a training block whose row count is not a multiple of `group_rows`."""
+        if check_purpose(purpose) == TRAINING:
+            x = as_block(x, "x", finite=False)
+            self._prepare(x)
+            if x.shape[-2] % self.group_rows:
+                raise ShapeError(
+                    f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
+                    f"got {x.shape[-2]}"
+                )
+        return super().forward(x, purpose)
+
+    def _view(self, x: np.ndarray) -> np.ndarray:
+        """(..., groups, group_rows, features); one group of every row when the rows do not divide
+        (predicting only: the running figures read no group)."""
+        rows = x.shape[-2]
+        size = self.group_rows if rows % self.group_rows == 0 else rows
+        return x.reshape(*x.shape[:-2], rows // size, size, x.shape[-1])
+
+    def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
+        e = p[..., None, None, :]
+        return fits(e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape), x.dtype, name)
+
+    def _batch_statistics(self, st: Standardised) -> Statistics:
+        shape = self.scale.shape
+        groups = st.z.ndim - 3  # the axis that runs over the groups
+
+        def average(a: np.ndarray) -> np.ndarray:
+            return np.mean(a, axis=groups).reshape(shape)
+
+        return Statistics(
+            mean=average(st.mean), variance=average(st.variance), deviation=average(st.deviation)
+        )
 
 
 @dataclass(frozen=True, eq=False)
