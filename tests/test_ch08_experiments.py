@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from normcore import NormcoreError, SettingError, ShapeError, finite_difference
+from normcore import GhostBatchNorm, NormcoreError, SettingError, ShapeError, finite_difference
 from normcore.experiments import (
     bias,
     deepnet,
@@ -302,17 +302,47 @@ def test_bias_before_a_batch_layer_is_dead() -> None:
     assert f.plain_slope > 0.01
 
 
-def test_accuracy_by_batch_is_flat_for_a_row_normaliser() -> None:
-    x, y, xh, yh = digits_rates.digits_data()
-    net = deepnet.build("layer", [0], depth=2)
-    acc = smallbatch.accuracy_by_batch(net, xh, yh)
-    assert np.all(acc == acc[0])
-    batch = smallbatch.accuracy_by_batch(deepnet.build("batch", [0], depth=2), xh, yh)
-    assert len(set(batch.tolist())) > 1
+def test_ghost_swaps_every_batch_layer_and_keeps_its_figures() -> None:
+    net, x, y = tiny("batch", seeds=(0, 1))
+    # one training step, so the running figures are no longer their starting values
+    net = deepnet.step(net, deepnet.gradients(net, x, y)[1], np.full(2, 0.1))
+    four = smallbatch.ghost(net, 4)
+    assert all(isinstance(n, GhostBatchNorm) and n.group_rows == 4 for n in four.norms)
+    for old, new in zip(net.norms, four.norms, strict=True):
+        for field in ("scale", "shift", "running_mean", "running_variance"):
+            np.testing.assert_array_equal(getattr(new, field), getattr(old, field))
+    # predicting reads only the running figures: the same answers; training differs by group
+    np.testing.assert_array_equal(deepnet.forward(four, x)[1], deepnet.forward(net, x)[1])
+    whole = smallbatch.ghost(net, 12)
+    np.testing.assert_array_equal(deepnet.forward(whole, x, "training")[1],
+                                  deepnet.forward(net, x, "training")[1])
+    assert not np.allclose(deepnet.forward(four, x, "training")[1],
+                           deepnet.forward(net, x, "training")[1])
     with pytest.raises(SettingError):
-        smallbatch.accuracy_by_batch(net, xh, yh, sizes=(3,))
+        smallbatch.ghost(tiny("layer")[0], 4)
+
+
+def test_group_size_64_is_the_sweep_itself() -> None:
+    """The chapter draws B = 64 from the sweep's first epoch: training with statistics over groups
+    of 64 rows in 64-row steps is that run, to the last bit."""
+    data = digits_rates.digits_data()
+    rate = digits_rates.RATES[1]
+    ghosted = smallbatch.by_group_size(data, rate, sizes=(64,))
+    swept = digits_rates.sweep("batch", data).accuracy[digits_rates.RATES.index(rate), :, 1]
+    assert smallbatch.EPOCHS == 1
+    np.testing.assert_array_equal(ghosted[0], swept)
+
+
+def test_small_statistic_batches_cost_the_batch_network_accuracy() -> None:
+    data = digits_rates.digits_data()
+    acc = smallbatch.by_group_size(data, digits_rates.RATES[1], seeds=(0,), sizes=(2, 16))
+    assert acc.shape == (2, 1)
+    assert acc[0, 0] < 0.2 < 0.5 < acc[1, 0]  # pairs: near chance (0.1); sixteen rows: trains
+    for bad in ((3,), (0,), (128,), (True,), (2.0,)):
+        with pytest.raises(SettingError):
+            smallbatch.by_group_size(data, 0.3, sizes=bad)
     with pytest.raises(SettingError):
-        smallbatch.accuracy_by_batch(deepnet.build("layer", [0, 1], depth=2), xh, yh)
+        smallbatch.by_group_size(data, 0.3, seeds=())
 
 
 def test_scale_invariance() -> None:

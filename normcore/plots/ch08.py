@@ -81,17 +81,22 @@ def gradient_by_block(profiles: dict[str, Any]) -> Any:
     return fig
 
 
-def accuracy_by_batch(sizes: tuple[int, ...], curves: dict[str, np.ndarray]) -> Any:
-    """Accuracy against the size of the batch the rows were answered in, one line a network."""
+def accuracy_by_group_size(sizes: tuple[int, ...], curves: dict[str, np.ndarray]) -> Any:
+    """Held-out accuracy against the number of rows the batch layers' statistics were read over,
+    one line a network (the mean over seeds, `curves[name]` shaped (len(sizes), seeds)) and the
+    seeds' range as a band."""
     import matplotlib.pyplot as plt
 
     use_book_style()
     fig, ax = plt.subplots()
     for name, acc in curves.items():
-        ax.plot(sizes, acc, marker=MARKERS[name], color=COLOURS[name], label=NAMES[name])
+        ax.plot(sizes, acc.mean(axis=1), marker=MARKERS[name], color=COLOURS[name],
+                label=NAMES[name])
+        ax.fill_between(sizes, acc.min(axis=1), acc.max(axis=1), color=COLOURS[name], alpha=0.15)
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes, [str(s) for s in sizes])
-    ax.set_xlabel("rows answered together (batch size)")
+    ax.minorticks_off()
+    ax.set_xlabel("rows each statistic is read over (B)")
     ax.set_ylabel("held-out accuracy")
     ax.legend()
     return fig
