@@ -18,6 +18,18 @@ MARKERS = {"plain": "o", "batch": "s", "layer": "^", "rms": "D", "post-LN": "s",
            "pre-RMS": "D"}
 
 
+def _log_axis(ax: Any, values: np.ndarray) -> None:
+    """A log-scale y axis labelled at 1, 2 and 5 times the powers of ten its `values` span, and
+    no minor ticks (matplotlib's default minor labels cost more to lay out than they tell)."""
+    ax.set_yscale("log")
+    low, high = np.log10(np.min(values)), np.log10(np.max(values))
+    ticks = [m * 10.0**e for e in range(int(np.floor(low)), int(np.ceil(high)) + 1)
+             for m in (1, 2, 5)]
+    ticks = [t for t in ticks if 10**low / 1.5 <= t <= 10**high * 1.5]
+    ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+
+
 def smoothness(results: dict[str, Any], steps: tuple[int, ...]) -> Any:
     """Two panels, loss variation and relative gradient change at each probe, one dot a seed,
     plain and batch side by side."""
@@ -74,7 +86,7 @@ def gradient_by_block(profiles: dict[str, Any]) -> Any:
         blocks = np.arange(1, p.norm.shape[1] + 1)
         ax.plot(blocks, p.norm.mean(axis=0), marker=MARKERS[name], color=COLOURS[name],
                 label=name)
-    ax.set_yscale("log")
+    _log_axis(ax, np.concatenate([p.norm.mean(axis=0) for p in profiles.values()]))
     ax.set_xlabel("block (1 = nearest the input)")
     ax.set_ylabel("length of the weight slope")
     ax.legend()
@@ -115,7 +127,7 @@ def effective_rate(result: Any) -> Any:
         for s in range(seeds):
             ax.plot(result.length2[:, k * seeds + s], color=colour,
                     label=f"weight decay {decay:g}" if s == 0 else None)
-    ax.set_yscale("log")
+    _log_axis(ax, result.length2)
     ax.set_xlabel("step")
     ax.set_ylabel("squared length of the weights")
     ax.legend()
