@@ -1,0 +1,471 @@
+"""GhostBatchNorm: batch normalisation whose training statistics are read group by group.
+
+The layer is held to what its docstring says it is: `BatchNorm` applied to each group of
+`group_rows` consecutive rows separately (a BatchNorm with an extra stack axis over the groups,
+its parameter slopes summed over the groups), to `BatchNorm` itself when one group holds every
+row, and to `BatchNorm`'s predicting for any number of rows. Its running figures are checked
+against the groups' statistics computed here with numpy; its slopes against central differences
+(`normcore.oracle`) and against PyTorch's autograd run group by group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore import _normaliser, fast
+from normcore.fast import kernels
+
+EPS = 1e-5
+
+
+def rng(seed: int) -> np.random.Generator:
+    return np.random.default_rng(4000 + seed)
+
+
+def params(r: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """A scale away from 1 and a shift away from 0, so that both show in every answer."""
+    return r.normal(size=shape) + 1.5, r.normal(size=shape)
+
+
+def ghost_and_block(seed: int, stack: tuple[int, ...], groups: int, group_rows: int, f: int = 3,
+                    dtype: type = np.float64):
+    r = rng(seed)
+    scale, shift = params(r, (*stack, f))
+    layer = nc.GhostBatchNorm(scale=scale.astype(dtype), shift=shift.astype(dtype),
+                              group_rows=group_rows)
+    shape = (*stack, groups * group_rows, f)
+    x = (r.normal(size=shape) * 2.0 + 3.0).astype(dtype)
+    d = r.normal(size=shape).astype(dtype)
+    return layer, x, d
+
+
+def per_group(layer: nc.GhostBatchNorm, x: np.ndarray, d: np.ndarray):
+    """The same block through a plain BatchNorm that holds the groups on an extra stack axis
+    (each group a separate layer, sharing the ghost layer's scale and shift): its output and
+    passed-down slope reshaped back, its parameter slopes summed over the groups."""
+    g = layer.group_rows
+    *stack, rows, f = x.shape
+    groups = rows // g
+    tiled = {
+        name: np.broadcast_to(np.expand_dims(getattr(layer, name), -2), (*stack, groups, f))
+        for name in ("scale", "shift", "running_mean", "running_variance")
+    }
+    twin = nc.BatchNorm(**tiled, epsilon=layer.epsilon, momentum=layer.momentum,
+                        tracks=layer.tracks)
+    view = x.reshape(*stack, groups, g, f)
+    response = twin.forward(view, "training")
+    gradient = twin.backward(response, d.reshape(view.shape))
+    return (
+        response.output.reshape(x.shape),
+        gradient.passed_down.reshape(x.shape),
+        gradient.slopes["scale"].sum(axis=-2),
+        gradient.slopes["shift"].sum(axis=-2),
+    )
+
+
+def group_statistics(layer: nc.GhostBatchNorm, x: np.ndarray):
+    """Each group's mean, biased variance and deviation, averaged over the groups (numpy)."""
+    *stack, rows, f = x.shape
+    view = x.astype(np.float64).reshape(*stack, rows // layer.group_rows, layer.group_rows, f)
+    mean = view.mean(axis=-2)
+    variance = ((view - mean[..., None, :]) ** 2).mean(axis=-2)
+    deviation = np.sqrt(variance + layer.epsilon)
+    return mean.mean(axis=-2), variance.mean(axis=-2), deviation.mean(axis=-2)
+
+
+# ------------------------------------------------------------------ training: BatchNorm per group
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("stack", [(), (2,), (2, 3)])
+@pytest.mark.parametrize("groups, group_rows", [(1, 3), (3, 2), (4, 5), (5, 1)])
+def test_training_is_batch_norm_per_group(stack, groups, group_rows, dtype) -> None:
+    layer, x, d = ghost_and_block(len(stack) + groups, stack, groups, group_rows, dtype=dtype)
+    response = layer.forward(x, "training")
+    gradient = layer.backward(response, d)
+    out, passed, d_scale, d_shift = per_group(layer, x, d)
+    tol = {"rtol": 1e-12, "atol": 1e-12} if dtype == np.float64 else {"rtol": 1e-5, "atol": 1e-5}
+    for ours, theirs in ((response.output, out), (gradient.passed_down, passed),
+                         (gradient.slopes["scale"], d_scale), (gradient.slopes["shift"], d_shift)):
+        assert ours.dtype == dtype and ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, **tol)
+    # and not BatchNorm over the whole block (unless there is one group, or groups of one row)
+    whole = nc.BatchNorm(scale=layer.scale, shift=layer.shift).forward(x, "training").output
+    assert np.allclose(response.output, whole, atol=1e-4) == (groups == 1)
+
+
+def test_each_group_standardised_by_its_own_rows() -> None:
+    """By hand, on the book's four rows in groups of two: (1, 7), (1, 9) | (7, 1), (23, 7)."""
+    layer = nc.GhostBatchNorm.create(2, 2)
+    out = layer.forward(nc.four_rows(), "training").output
+    first = np.array([0.0, -1.0]) / np.sqrt(np.array([0.0, 1.0]) + EPS)  # column 2: 7, 9
+    second = np.array([-8.0, -3.0]) / np.sqrt(np.array([64.0, 9.0]) + EPS)  # 7, 23 and 1, 7
+    np.testing.assert_allclose(out[0], first, rtol=1e-12)
+    np.testing.assert_allclose(out[1], -first, rtol=1e-12)
+    np.testing.assert_allclose(out[2], second, rtol=1e-12)
+    np.testing.assert_allclose(out[3], -second, rtol=1e-12)
+
+
+@pytest.mark.parametrize("stack, rows, group_rows", [((), 40_000, 8), ((2,), 18_000, 6)])
+def test_large_block_goes_through_fast_and_agrees(monkeypatch, stack, rows, group_rows) -> None:
+    """A block beyond 64 Ki values takes normcore.fast, and answers as the readable routine
+    does (the same per-group BatchNorm, with the slab size raised so nothing takes fast)."""
+    r = rng(7)
+    features = 2
+    scale, shift = params(r, (*stack, features))
+    layer = nc.GhostBatchNorm(scale=scale, shift=shift, group_rows=group_rows)
+    x = r.normal(size=(*stack, rows, features)) * 3.0 - 1.0
+    d = r.normal(size=x.shape)
+    assert x.size > kernels.CHUNK
+    calls = []
+    for name in ("forward", "backward"):
+        real = getattr(fast, name)
+        monkeypatch.setattr(fast, name, lambda *a, _real=real, _name=name: (
+            calls.append(_name), _real(*a))[1])
+    response = layer.forward(x, "training")
+    gradient = layer.backward(response, d)
+    assert calls == ["forward", "backward"]
+    monkeypatch.undo()
+    monkeypatch.setattr(kernels, "CHUNK", 10 * x.size)
+    calls.clear()
+    out, passed, d_scale, d_shift = per_group(layer, x, d)
+    assert not fast.serves(x)
+    for ours, theirs in ((response.output, out), (gradient.passed_down, passed),
+                         (gradient.slopes["scale"], d_scale), (gradient.slopes["shift"], d_shift)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * np.max(np.abs(theirs)))
+    mean, variance, deviation = group_statistics(layer, x)
+    np.testing.assert_allclose(response.statistics.mean, mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(response.statistics.variance, variance, rtol=1e-12)
+
+
+# ------------------------------------------------------------------ one group: BatchNorm exactly
+@pytest.mark.parametrize("tracks", ["variance", "deviation"])
+@pytest.mark.parametrize("stack", [(), (3,)])
+def test_one_group_is_batch_norm_exactly(stack, tracks) -> None:
+    r = rng(11)
+    rows, f = 6, 4
+    scale, shift = params(r, (*stack, f))
+    running = {"running_mean": r.normal(size=(*stack, f)),
+               "running_variance": r.uniform(0.5, 2.0, size=(*stack, f))}
+    plain = nc.BatchNorm(scale=scale, shift=shift, tracks=tracks, **running)
+    ghost = nc.GhostBatchNorm(scale=scale, shift=shift, tracks=tracks, group_rows=rows, **running)
+    x = r.normal(size=(*stack, rows, f)) * 5.0
+    d = r.normal(size=x.shape)
+    a, b = plain.forward(x, "training"), ghost.forward(x, "training")
+    np.testing.assert_array_equal(b.output, a.output)
+    ga, gb = plain.backward(a, d), ghost.backward(b, d)
+    np.testing.assert_array_equal(gb.passed_down, ga.passed_down)
+    for name in ("scale", "shift"):
+        np.testing.assert_array_equal(gb.slopes[name], ga.slopes[name])
+    for name in ("mean", "variance", "deviation"):
+        np.testing.assert_array_equal(getattr(gb.statistics, name), getattr(ga.statistics, name))
+    sa, sb = plain.step(ga, 0.1), ghost.step(gb, 0.1)
+    for name in ("scale", "shift", "running_mean", "running_variance"):
+        np.testing.assert_array_equal(getattr(sb, name), getattr(sa, name))
+
+
+# ------------------------------------------------------------------ predicting: BatchNorm's
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("rows", [1, 2, 3, 4, 5, 7, 8, 12])
+@pytest.mark.parametrize("stack", [(), (2,)])
+def test_predicting_is_batch_norm_predicting(stack, rows, dtype) -> None:
+    r = rng(rows)
+    f = 3
+    scale, shift = params(r, (*stack, f))
+    running = {"running_mean": r.normal(size=(*stack, f)),
+               "running_variance": r.uniform(0.5, 2.0, size=(*stack, f))}
+    plain = nc.BatchNorm(scale=scale, shift=shift, **running)
+    ghost = nc.GhostBatchNorm(scale=scale, shift=shift, group_rows=4, **running)
+    x = (r.normal(size=(*stack, rows, f)) * 2.0).astype(dtype)
+    d = r.normal(size=x.shape).astype(dtype)
+    a, b = plain.forward(x), ghost.forward(x)  # predicting is the default
+    assert b.purpose == "predicting" and b.statistics is None
+    assert b.output.dtype == dtype
+    np.testing.assert_array_equal(b.output, a.output)
+    ga, gb = plain.backward(a, d), ghost.backward(b, d)
+    np.testing.assert_array_equal(gb.passed_down, ga.passed_down)
+    for name in ("scale", "shift"):
+        np.testing.assert_allclose(gb.slopes[name], ga.slopes[name], rtol=1e-12 if
+                                   dtype == np.float64 else 1e-6, atol=1e-12)
+    # predicting reads no row's neighbours: each row alone gets the same answer
+    alone = np.concatenate([ghost.forward(x[..., i:i + 1, :]).output for i in range(rows)], -2)
+    np.testing.assert_array_equal(alone, b.output)
+
+
+# ------------------------------------------------------------------ step: the running figures
+@pytest.mark.parametrize("tracks", ["variance", "deviation"])
+@pytest.mark.parametrize("stack", [(), (2,)])
+def test_step_folds_in_the_groups_averaged_statistics(stack, tracks) -> None:
+    r = rng(21)
+    f, g, groups = 3, 3, 4
+    scale, shift = params(r, (*stack, f))
+    start_mean, start_spread = r.normal(size=(*stack, f)), r.uniform(0.5, 2.0, size=(*stack, f))
+    common = {"scale": scale, "shift": shift, "running_mean": start_mean,
+              "running_variance": start_spread, "momentum": 0.8, "tracks": tracks}
+    ghost = nc.GhostBatchNorm(**common, group_rows=g)
+    plain = nc.BatchNorm(**common)
+    x = r.normal(size=(*stack, groups * g, f)) * 2.0 + np.arange(groups * g)[:, None]
+    d = r.normal(size=x.shape)
+    gradient = ghost.backward(ghost.forward(x, "training"), d)
+    moved = ghost.step(gradient, 0.25)
+    mean, variance, deviation = group_statistics(ghost, x)
+    spread = variance if tracks == "variance" else deviation
+    np.testing.assert_allclose(moved.running_mean, 0.8 * start_mean + 0.2 * mean, rtol=1e-12)
+    np.testing.assert_allclose(moved.running_variance, 0.8 * start_spread + 0.2 * spread,
+                               rtol=1e-12)
+    # the groups' average, not the whole block's statistics (the rows drift, so they differ)
+    whole = x.var(axis=-2) if tracks == "variance" else np.sqrt(x.var(axis=-2) + EPS)
+    assert not np.allclose(moved.running_variance, 0.8 * start_spread + 0.2 * whole, rtol=1e-3)
+    # scale and shift move as BatchNorm's would by the same slopes
+    expected = plain.step(dataclasses.replace(gradient, layer=plain), 0.25)
+    for name in ("scale", "shift"):
+        np.testing.assert_array_equal(getattr(moved, name), getattr(expected, name))
+        np.testing.assert_allclose(getattr(moved, name),
+                                   common[name] - 0.25 * gradient.slopes[name], rtol=1e-15)
+
+
+def test_step_after_predicting_moves_no_running_figure() -> None:
+    layer, x, d = ghost_and_block(3, (), 3, 2)
+    moved = layer.step(layer.backward(layer.forward(x), d), 0.1)
+    np.testing.assert_array_equal(moved.running_mean, layer.running_mean)
+    np.testing.assert_array_equal(moved.running_variance, layer.running_variance)
+    assert not np.array_equal(moved.scale, layer.scale)
+
+
+# ------------------------------------------------------------------ the oracle
+def objective(layer, d: np.ndarray):
+    return lambda x: float(np.sum(d * layer.forward(x, "training").output))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("stack, groups, group_rows", [((), 3, 2), ((), 2, 4), ((2,), 2, 3)])
+def test_backward_against_central_differences(seed, stack, groups, group_rows) -> None:
+    layer, x, d = ghost_and_block(seed, stack, groups, group_rows, f=2)
+    gradient = layer.backward(layer.forward(x, "training"), d)
+    check = nc.check_slope(objective(layer, d), x, gradient.passed_down)
+    assert check.relative_gap < 1e-7, check.relative_gap
+    for name in ("scale", "shift"):
+
+        def f(p: np.ndarray, name: str = name) -> float:
+            other = dataclasses.replace(layer, **{name: p})
+            return float(np.sum(d * other.forward(x, "training").output))
+
+        check = nc.check_slope(f, getattr(layer, name), gradient.slopes[name])
+        assert check.relative_gap < 1e-7, (name, check.relative_gap)
+
+
+def test_the_oracle_catches_whole_batch_slopes() -> None:
+    """The check above can fail: BatchNorm's slope over the whole block (the statistics' routes
+    running through every row instead of a group's) is far from the oracle of the ghost layer."""
+    layer, x, d = ghost_and_block(1, (), 3, 2, f=2)
+    plain = nc.BatchNorm(scale=layer.scale, shift=layer.shift)
+    wrong = plain.backward(plain.forward(x, "training"), d).passed_down
+    assert nc.check_slope(objective(layer, d), x, wrong).relative_gap > 1e-2
+
+
+# ------------------------------------------------------------------ PyTorch, group by group
+def need_torch():
+    if os.environ.get("CI") == "true":
+        import torch  # in CI PyTorch is an oracle: without it this test fails, it does not skip
+
+        return torch
+    return pytest.importorskip(
+        "torch", reason="PyTorch is not installed (bash tools/ci_prepare.sh installs 2.13.0)"
+    )
+
+
+@pytest.mark.parametrize("blocks", ["whole", "slabs"])
+@pytest.mark.parametrize("seed", range(4))
+def test_agrees_with_pytorch_batch_norm_per_group(seed, blocks, monkeypatch) -> None:
+    torch = need_torch()
+    if blocks == "slabs":  # the path large blocks take, on this small block
+        monkeypatch.setattr(kernels, "CHUNK", 5)
+    r = rng(30 + seed)
+    g, groups, f = int(r.integers(2, 5)), int(r.integers(1, 5)), int(r.integers(1, 4))
+    scale, shift = params(r, (f,))
+    layer = nc.GhostBatchNorm(scale=scale, shift=shift, group_rows=g)
+    x = r.normal(size=(groups * g, f)) * 3.0 + 2.0
+    d = r.normal(size=x.shape)
+    response = layer.forward(x, "training")
+    gradient = layer.backward(response, d)
+
+    tx = torch.tensor(x, requires_grad=True)
+    w = torch.tensor(scale, requires_grad=True)
+    b = torch.tensor(shift, requires_grad=True)
+    out = torch.cat([
+        torch.nn.functional.batch_norm(part, None, None, w, b, training=True, eps=EPS)
+        for part in torch.split(tx, g, dim=0)
+    ])
+    (out * torch.tensor(d)).sum().backward()  # autograd sums the slopes over the groups
+    tol = {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_allclose(response.output, out.detach().numpy(), **tol)
+    np.testing.assert_allclose(gradient.passed_down, tx.grad.numpy(), **tol)
+    np.testing.assert_allclose(gradient.slopes["scale"], w.grad.numpy(), **tol)
+    np.testing.assert_allclose(gradient.slopes["shift"], b.grad.numpy(), **tol)
+
+
+# ------------------------------------------------------------------ typed errors, before arithmetic
+BAD_GROUP_ROWS = [0, -1, 2.5, True, "2", None, np.float64(2.0)]
+
+
+@pytest.fixture
+def no_arithmetic(monkeypatch):
+    """Fails the test if the standardising routine (readable or fast) is reached."""
+
+    def reached(*args, **kwargs):
+        raise AssertionError("arithmetic ran before the refusal")
+
+    for name in ("standardise", "standardise_by", "standardise_backward"):
+        monkeypatch.setattr(_normaliser, name, reached)
+    monkeypatch.setattr(fast, "forward", reached)
+    monkeypatch.setattr(fast, "backward", reached)
+
+
+@pytest.mark.parametrize("bad", BAD_GROUP_ROWS)
+def test_bad_group_rows_refused(bad) -> None:
+    with pytest.raises(nc.SettingError, match="group_rows: expected a whole number >= 1"):
+        nc.GhostBatchNorm.create(2, bad)
+    with pytest.raises(nc.SettingError, match="group_rows"):
+        nc.GhostBatchNorm(scale=np.ones(2), shift=np.zeros(2), group_rows=bad)
+
+
+def test_numpy_integer_group_rows_accepted() -> None:
+    layer = nc.GhostBatchNorm.create(2, np.int64(3))
+    assert layer.group_rows == 3 and type(layer.group_rows) is int
+
+
+@pytest.mark.parametrize("rows", [1, 3, 5, 7])
+def test_training_rows_not_a_multiple_refused(rows, no_arithmetic) -> None:
+    layer = nc.GhostBatchNorm.create(2, 2, stack=(2,))
+    x = np.arange(2 * rows * 2, dtype=float).reshape(2, rows, 2)
+    before = x.copy()
+    with pytest.raises(nc.ShapeError, match=f"multiple of group_rows=2 rows for training, "
+                                            f"got {rows}"):
+        layer.forward(x, "training")
+    np.testing.assert_array_equal(x, before)
+
+
+BAD_BLOCKS = {
+    "rank 1": (np.ones(4), nc.ShapeError),
+    "rank 3 for an unstacked layer": (np.ones((1, 4, 2)), nc.ShapeError),
+    "three features": (np.ones((4, 3)), nc.ShapeError),
+    "empty": (np.ones((0, 2)), nc.EmptyBatchError),
+    "NaN": (np.array([[1.0, np.nan], [2.0, 3.0]]), nc.NonFiniteError),
+    "inf": (np.array([[1.0, 2.0], [np.inf, 3.0]]), nc.NonFiniteError),
+    "1e200": (nc.four_rows() * 1e200, nc.MagnitudeError),
+    "booleans": (np.ones((4, 2), dtype=bool), nc.DtypeError),
+    "text": (np.array([["1", "2"], ["3", "4"]]), nc.DtypeError),
+}
+
+
+@pytest.mark.parametrize("purpose", ["training", "predicting"])
+@pytest.mark.parametrize("case", sorted(BAD_BLOCKS))
+def test_bad_blocks_refused_as_batch_norm_refuses_them(case, purpose, no_arithmetic) -> None:
+    x, error = BAD_BLOCKS[case]
+    for layer in (nc.BatchNorm.create(2), nc.GhostBatchNorm.create(2, 2)):
+        with pytest.raises(error):
+            layer.forward(x, purpose)
+
+
+def test_bad_purpose_and_settings_refused(no_arithmetic) -> None:
+    layer = nc.GhostBatchNorm.create(2, 2)
+    with pytest.raises(nc.PurposeError):
+        layer.forward(nc.four_rows(), "train")
+    with pytest.raises(nc.EpsilonError):
+        nc.GhostBatchNorm.create(2, 2, epsilon=0.0)
+    with pytest.raises(nc.MomentumError):
+        nc.GhostBatchNorm.create(2, 2, momentum=1.0)
+    with pytest.raises(nc.SettingError):
+        nc.GhostBatchNorm.create(2, 2, tracks="std")
+    with pytest.raises(nc.ShapeError):
+        nc.GhostBatchNorm.create(0, 2)
+
+
+def test_bad_slopes_and_foreign_responses_refused() -> None:
+    ghost, x, d = ghost_and_block(5, (), 2, 2, f=2)
+    response = ghost.forward(x, "training")
+    with pytest.raises(nc.ShapeError):
+        ghost.backward(response, d[:, :1])
+    with pytest.raises(nc.NonFiniteError):
+        ghost.backward(response, np.where(d > 0, np.nan, d))
+    plain = nc.BatchNorm(scale=ghost.scale, shift=ghost.shift)
+    with pytest.raises(nc.ForeignResponseError):
+        ghost.backward(plain.forward(x, "training"), d)
+    with pytest.raises(nc.ForeignResponseError):
+        plain.backward(response, d)
+    other = nc.GhostBatchNorm(scale=ghost.scale, shift=ghost.shift, group_rows=2)
+    with pytest.raises(nc.ForeignResponseError):
+        other.step(ghost.backward(response, d), 0.1)
+
+
+def test_large_values_answered_as_the_arithmetic_says() -> None:
+    """1e150 squares to 1e300, still a float64: answered, as the block at its own scale."""
+    layer = nc.GhostBatchNorm.create(2, 2)
+    big = layer.forward(nc.four_rows() * 1e150, "training").output
+    np.testing.assert_allclose(big, layer.forward(nc.four_rows(), "training").output, atol=1e-5)
+
+
+def test_the_callers_error_state_never_matters() -> None:
+    """Values of 1e-160 underflow when squared: with the caller's np.seterr(all='raise') the
+    layer still answers, exactly as it does under numpy's default state."""
+    layer, x, d = ghost_and_block(2, (), 2, 3, f=2)
+    tiny = x * 1e-160
+    with np.errstate(all="raise"):
+        with pytest.raises(FloatingPointError):  # the state is live: plain numpy raises here
+            _ = tiny * tiny
+        response = layer.forward(tiny, "training")
+        gradient = layer.backward(response, d)
+        moved = layer.step(gradient, 0.1)
+        predicted = layer.forward(tiny)
+    again = layer.forward(tiny, "training")
+    np.testing.assert_array_equal(response.output, again.output)
+    np.testing.assert_array_equal(gradient.passed_down, layer.backward(again, d).passed_down)
+    np.testing.assert_array_equal(moved.running_variance,
+                                  layer.step(layer.backward(again, d), 0.1).running_variance)
+    np.testing.assert_array_equal(predicted.output, layer.forward(tiny).output)
+    assert np.geterr()["over"] != "raise"  # and the caller's state is theirs again
+
+
+# ------------------------------------------------------------------ immutability
+def test_forward_never_changes_the_layer_and_step_makes_a_new_one() -> None:
+    layer, x, d = ghost_and_block(9, (2,), 3, 2)
+    names = ("scale", "shift", "running_mean", "running_variance")
+    before = {n: getattr(layer, n).copy() for n in names}
+    arrays = {n: getattr(layer, n) for n in names}
+    x_before, d_before = x.copy(), d.copy()
+    response = layer.forward(x, "training")
+    layer.forward(x)
+    gradient = layer.backward(response, d)
+    moved = layer.step(gradient, 0.1)
+    for n in names:
+        assert getattr(layer, n) is arrays[n] and not arrays[n].flags.writeable
+        np.testing.assert_array_equal(arrays[n], before[n])
+        with pytest.raises(ValueError):
+            getattr(layer, n).setflags(write=True)
+        assert not np.shares_memory(getattr(moved, n), arrays[n])
+        assert not getattr(moved, n).flags.writeable
+    np.testing.assert_array_equal(x, x_before)
+    np.testing.assert_array_equal(d, d_before)
+    assert type(moved) is nc.GhostBatchNorm and moved is not layer
+    assert moved.group_rows == layer.group_rows == 2
+    assert (moved.epsilon, moved.momentum, moved.tracks) == (
+        layer.epsilon, layer.momentum, layer.tracks)
+    assert not np.array_equal(moved.running_mean, layer.running_mean)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        layer.group_rows = 3  # type: ignore[misc]
+    for a in (response.output, gradient.passed_down, *gradient.slopes.values()):
+        assert not a.flags.writeable
+
+
+def test_create_starts_as_batch_norm_starts() -> None:
+    layer = nc.GhostBatchNorm.create(3, 4, stack=(2,), epsilon=1e-3, momentum=0.5,
+                                     tracks="deviation")
+    assert isinstance(layer, nc.BatchNorm) and layer.group_rows == 4
+    np.testing.assert_array_equal(layer.scale, np.ones((2, 3)))
+    np.testing.assert_array_equal(layer.shift, np.zeros((2, 3)))
+    np.testing.assert_array_equal(layer.running_mean, np.zeros((2, 3)))
+    np.testing.assert_array_equal(layer.running_variance, np.ones((2, 3)))
+    assert (layer.epsilon, layer.momentum, layer.tracks) == (1e-3, 0.5, "deviation")
