@@ -14,6 +14,7 @@ from ._checks import (
     check_momentum,
     check_rank,
     check_size,
+    check_values,
     fits,
     frozen,
     own_error_state,
@@ -246,15 +247,18 @@ class GhostBatchNorm(BatchNorm):
     @own_error_state
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
         """As `BatchNorm.forward`, the training statistics read group by group. Refuses (ShapeError)
-        a training block whose row count is not a multiple of `group_rows`."""
-        if check_purpose(purpose) == TRAINING:
-            x = as_block(x, "x", finite=False)
-            self._prepare(x)
-            if x.shape[-2] % self.group_rows:
-                raise ShapeError(
-                    f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
-                    f"got {x.shape[-2]}"
-                )
+        a training block whose row count is not a multiple of `group_rows`; while predicting,
+        refuses exactly what `BatchNorm` refuses (its magnitude limit counts every row)."""
+        purpose = check_purpose(purpose)
+        x = as_block(x, "x", finite=False)
+        self._prepare(x)
+        if purpose == TRAINING and x.shape[-2] % self.group_rows:
+            raise ShapeError(
+                f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
+                f"got {x.shape[-2]}"
+            )
+        if purpose == PREDICTING:  # the view below holds groups: read the block as BatchNorm does
+            check_values(x, x.shape[-2], "x")
         return super().forward(x, purpose)
 
     def _view(self, x: np.ndarray) -> np.ndarray:

@@ -408,6 +408,26 @@ def test_large_values_answered_as_the_arithmetic_says() -> None:
     np.testing.assert_allclose(big, layer.forward(nc.four_rows(), "training").output, atol=1e-5)
 
 
+@pytest.mark.parametrize("rows", [2, 4, 8, 6, 5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_predicting_refuses_exactly_what_batch_norm_refuses(rows, dtype) -> None:
+    """Values just beyond BatchNorm's magnitude limit for `rows` values (but within the limit
+    for a group of 2): BatchNorm refuses them while predicting, and so must the ghost layer,
+    whose groups would otherwise let it answer; just inside the limit, both answer alike."""
+    limit = np.sqrt(float(np.finfo(dtype).max) / (8.0 * rows))
+    for factor, refused in ((1.2, True), (0.8, False)):
+        x = np.full((rows, 2), limit * factor, dtype=dtype)
+        x[::2] *= -1
+        plain, ghost = nc.BatchNorm.create(2), nc.GhostBatchNorm.create(2, 2)
+        if refused:
+            with pytest.raises(nc.MagnitudeError):
+                plain.forward(x)
+            with pytest.raises(nc.MagnitudeError):
+                ghost.forward(x)
+        else:
+            np.testing.assert_array_equal(ghost.forward(x).output, plain.forward(x).output)
+
+
 def test_the_callers_error_state_never_matters() -> None:
     """Values of 1e-160 underflow when squared: with the caller's np.seterr(all='raise') the
     layer still answers, exactly as it does under numpy's default state."""
