@@ -239,6 +239,7 @@ def build_layer(data: st.DataObject, drawn: dict[str, Any]) -> tuple[Any, tuple[
         st.sampled_from(
             [
                 "batch",
+                "ghost",
                 "image",
                 "layer",
                 "rms",
@@ -257,13 +258,27 @@ def build_layer(data: st.DataObject, drawn: dict[str, Any]) -> tuple[Any, tuple[
     f = data.draw(st.integers(1, 5), label="features")
     eps = data.draw(st.sampled_from([1e-5, 1e-5, 1e-12, 1.0, 0.0, -1.0, float("nan"), "1e-5"]))
     mom = data.draw(st.sampled_from([0.9, 0.9, 0.0, 0.999, 1.0, -0.1, float("inf"), True]))
-    drawn.update(epsilon=eps, momentum=mom if kind in ("batch", "image") else 0.9)
+    drawn.update(epsilon=eps, momentum=mom if kind in ("batch", "ghost", "image") else 0.9)
     if kind in ("dense", "weightnorm", "relu", "tanh", "sigmoid"):
         drawn.update(epsilon=1e-5)
     if kind == "batch":
         stack = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2), label="stack"))
         layer = nc.BatchNorm.create(
             f,
+            stack=stack,
+            epsilon=eps,
+            momentum=mom,
+            tracks=data.draw(st.sampled_from(["variance", "deviation"])),
+        )
+        return layer, (*stack, rows, f)
+    if kind == "ghost":
+        stack = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2), label="stack"))
+        group_rows = data.draw(st.sampled_from([1, 2, 3, rows, 0, -1, 2.5, True]))
+        drawn["groups"] = type(group_rows) is int and group_rows >= 1
+        drawn["group_rows"] = group_rows
+        layer = nc.GhostBatchNorm.create(
+            f,
+            group_rows,
             stack=stack,
             epsilon=eps,
             momentum=mom,
@@ -327,6 +342,8 @@ def test_layer_chains(data: st.DataObject, cases: Cases) -> None:
     valid = valid and benign and shape == good
     purpose = data.draw(st.sampled_from(PURPOSES), label="purpose")
     valid = valid and purpose in ("training", "predicting")
+    if isinstance(layer, nc.GhostBatchNorm) and purpose == "training":
+        valid = valid and np.shape(x)[-2] % layer.group_rows == 0  # whole groups only
     response, error = attempt(lambda: layer.forward(x, purpose), x)
     if response is None:
         assert not valid, f"a valid block was refused: {error!r}"
@@ -411,6 +428,7 @@ def test_layer_construction(data: st.DataObject, cases: Cases) -> None:
         st.sampled_from(
             [
                 nc.BatchNorm,
+                nc.GhostBatchNorm,
                 nc.LayerNorm,
                 nc.RMSNorm,
                 nc.InstanceNorm,
@@ -443,6 +461,11 @@ def test_layer_construction(data: st.DataObject, cases: Cases) -> None:
         layer, error = attempt(
             lambda: cls(scale=a, shift=b, running_mean=a, running_variance=c), a, b, c
         )
+    elif cls is nc.GhostBatchNorm:
+        group_rows = data.draw(st.sampled_from([1, 2, 0, -1, 1.5, True, "2"]))
+        layer, error = attempt(lambda: cls(scale=a, shift=b, group_rows=group_rows), a, b)
+        if not (type(group_rows) is int and group_rows >= 1):
+            assert layer is None, f"group_rows={group_rows!r} was accepted"
     else:
         layer, error = attempt(lambda: cls(scale=a, shift=b), a, b)
     if layer is None:
@@ -568,6 +591,10 @@ def _standardised(x: np.ndarray, axes: tuple[int, ...], eps: float) -> np.ndarra
 def _statistics_layout(kind: str, x: np.ndarray, p: dict[str, Any]) -> tuple[np.ndarray, tuple]:
     """x as the layer's statistics see it (group norm: channels split into groups), and the axes
     they run along, from the layers' definitions."""
+    if kind == "ghost":  # rows cut into groups of group_rows: (..., groups, group_rows, features)
+        g = p["group_rows"]
+        view = x.reshape(*x.shape[:-2], x.shape[-2] // g, g, x.shape[-1])
+        return view, (view.ndim - 2,)
     if kind in ("batch", "image"):
         return x, (x.ndim - 2,) if kind == "batch" else (0, 2, 3)
     if kind in ("layer", "rms"):
@@ -579,7 +606,7 @@ def _statistics_layout(kind: str, x: np.ndarray, p: dict[str, Any]) -> tuple[np.
 
 def _running(kind: str, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The running mean and deviation of a batch layer, lined up with its block."""
-    line = (lambda a: a[..., None, :]) if kind == "batch" else (lambda a: a[:, None, None])
+    line = (lambda a: a[..., None, :]) if kind != "image" else (lambda a: a[:, None, None])
     m, v = line(p["running_mean"]), line(p["running_variance"])
     return m, v if p["tracks"] == "deviation" else np.sqrt(v + p["epsilon"])
 
@@ -590,14 +617,14 @@ def reference_forward(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str)
     x = x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
     eps = p["epsilon"]
     view, axes = _statistics_layout(kind, x, p)
-    if kind in ("batch", "image") and purpose == "predicting":
+    if kind in ("batch", "ghost", "image") and purpose == "predicting":
         m, dev = _running(kind, p)
         z = (x - m) / dev
     elif kind == "rms":
         z = x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + eps)
     else:
         z = _standardised(view, axes, eps).reshape(x.shape)
-    if kind == "batch":
+    if kind in ("batch", "ghost"):
         return z * p["scale"][..., None, :] + p["shift"][..., None, :]
     if kind in ("layer", "rms"):
         return z * p["scale"] + p["shift"]
@@ -611,7 +638,7 @@ def float32_reach(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str) -> 
     that many fewer digits in float32 whatever the arithmetic; the sums themselves must lose
     none beyond it (they are taken in float64)."""
     x = x.astype(np.float64)
-    if kind in ("batch", "image") and purpose == "predicting":
+    if kind in ("batch", "ghost", "image") and purpose == "predicting":
         m, dev = _running(kind, p)
         return np.broadcast_to((np.abs(x) + np.abs(m)) / dev, x.shape)
     view, axes = _statistics_layout(kind, x, p)
@@ -625,7 +652,7 @@ def float32_reach(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str) -> 
 def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, np.ndarray]:
     """A normaliser with drawn (valid) parameters and settings, a block it takes (now and then
     beyond one slab), a purpose and a slope."""
-    kind = draw(st.sampled_from(["batch", "image", "layer", "rms", "instance", "group"]))
+    kind = draw(st.sampled_from(["batch", "ghost", "image", "layer", "rms", "instance", "group"]))
     dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
     large = draw(st.integers(0, 19)) == 0  # one draw in twenty reaches normcore.fast
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
@@ -638,6 +665,15 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
             else (draw(st.integers(1, 7)))
         )
         shape, pshape = (*stack, rows, f), (*stack, f)
+    elif kind == "ghost":  # a whole number of groups (the rows of a training block must divide)
+        stack = tuple(draw(st.lists(st.integers(1, 3), max_size=1)))
+        g = draw(st.integers(1, 4))
+        groups = (
+            SLAB // (f * math.prod(stack) * g) + 1 + draw(st.integers(0, 3))
+            if large
+            else draw(st.integers(1, 4))
+        )
+        shape, pshape = (*stack, groups * g, f), (*stack, f)
     elif kind in ("layer", "rms"):
         ns = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=2)))
         rows = (
@@ -656,14 +692,16 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
         "scale": rng.standard_normal(pshape) + 1.0,
         "shift": rng.standard_normal(pshape),
     }
-    if kind in ("batch", "image"):
+    if kind in ("batch", "ghost", "image"):
         p.update(
             running_mean=rng.standard_normal(pshape),
             running_variance=rng.random(pshape) + 0.5,
             momentum=draw(st.sampled_from([0.9, 0.0, 0.5])),
             tracks=draw(st.sampled_from(["variance", "deviation"])),
         )
-        cls = nc.BatchNorm if kind == "batch" else nc.ImageBatchNorm
+        if kind == "ghost":
+            p["group_rows"] = g
+        cls = {"batch": nc.BatchNorm, "ghost": nc.GhostBatchNorm, "image": nc.ImageBatchNorm}[kind]
         layer = cls(**p)
     elif kind == "group":
         p["groups"] = draw(st.sampled_from([g for g in (1, 2, f, 2 * f) if (2 * f) % g == 0]))
@@ -677,7 +715,7 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
     x = (rng.standard_normal(shape) * spread + draw(st.sampled_from([0.0, 5.0]))).astype(dtype)
     d = rng.standard_normal(shape).astype(dtype)
     purpose = draw(st.sampled_from(["training", "predicting"]))
-    if kind not in ("batch", "image"):
+    if kind not in ("batch", "ghost", "image"):
         purpose = "training"
     return layer, kind, p, x, d, purpose
 
@@ -741,11 +779,13 @@ def test_valid_normalisers_match_the_reference(case, cases: Cases) -> None:
     # step: parameters by -rate * slope; running figures folded in after training
     moved = layer.step(gradient, 0.1)
     np.testing.assert_allclose(moved.scale, p["scale"] - 0.1 * gradient.slopes["scale"], rtol=1e-12)
-    if kind in ("batch", "image") and purpose == "training":
-        axes = (x.ndim - 2,) if kind == "batch" else (0, 2, 3)
-        spread = x64.var(axis=axes)
+    if kind in ("batch", "ghost", "image") and purpose == "training":
+        view, axes = _statistics_layout(kind, x64, p)
+        spread = view.var(axis=axes)
         if p["tracks"] == "deviation":
             spread = np.sqrt(spread + p["epsilon"])
+        if kind == "ghost":  # the groups' statistics, averaged over the groups
+            spread = spread.mean(axis=-2)
         keep = p["momentum"]
         np.testing.assert_allclose(
             moved.running_variance,
@@ -757,7 +797,7 @@ def test_valid_normalisers_match_the_reference(case, cases: Cases) -> None:
 
 def _param_axes(kind: str, ndim: int, p: dict[str, Any]) -> tuple[int, ...]:
     """The axes of the block a parameter varies along (the rest are summed for its slope)."""
-    if kind == "batch":
+    if kind in ("batch", "ghost"):
         return (*range(ndim - 2), ndim - 1)
     if kind in ("layer", "rms"):
         return tuple(range(ndim - p["scale"].ndim, ndim))
