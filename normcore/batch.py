@@ -214,8 +214,9 @@ class GhostBatchNorm(BatchNorm):
     @own_error_state
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "group_rows", whole_number(self.group_rows, "group_rows",
-                                                            SettingError))
+        object.__setattr__(
+            self, "group_rows", whole_number(self.group_rows, "group_rows", SettingError)
+        )
 
     @classmethod
     def create(  # type: ignore[override]

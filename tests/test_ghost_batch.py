@@ -32,12 +32,19 @@ def params(r: np.random.Generator, shape: tuple[int, ...]) -> tuple[np.ndarray, 
     return r.normal(size=shape) + 1.5, r.normal(size=shape)
 
 
-def ghost_and_block(seed: int, stack: tuple[int, ...], groups: int, group_rows: int, f: int = 3,
-                    dtype: type = np.float64):
+def ghost_and_block(
+    seed: int,
+    stack: tuple[int, ...],
+    groups: int,
+    group_rows: int,
+    f: int = 3,
+    dtype: type = np.float64,
+):
     r = rng(seed)
     scale, shift = params(r, (*stack, f))
-    layer = nc.GhostBatchNorm(scale=scale.astype(dtype), shift=shift.astype(dtype),
-                              group_rows=group_rows)
+    layer = nc.GhostBatchNorm(
+        scale=scale.astype(dtype), shift=shift.astype(dtype), group_rows=group_rows
+    )
     shape = (*stack, groups * group_rows, f)
     x = (r.normal(size=shape) * 2.0 + 3.0).astype(dtype)
     d = r.normal(size=shape).astype(dtype)
@@ -55,8 +62,9 @@ def per_group(layer: nc.GhostBatchNorm, x: np.ndarray, d: np.ndarray):
         name: np.broadcast_to(np.expand_dims(getattr(layer, name), -2), (*stack, groups, f))
         for name in ("scale", "shift", "running_mean", "running_variance")
     }
-    twin = nc.BatchNorm(**tiled, epsilon=layer.epsilon, momentum=layer.momentum,
-                        tracks=layer.tracks)
+    twin = nc.BatchNorm(
+        **tiled, epsilon=layer.epsilon, momentum=layer.momentum, tracks=layer.tracks
+    )
     view = x.reshape(*stack, groups, g, f)
     response = twin.forward(view, "training")
     gradient = twin.backward(response, d.reshape(view.shape))
@@ -88,8 +96,12 @@ def test_training_is_batch_norm_per_group(stack, groups, group_rows, dtype) -> N
     gradient = layer.backward(response, d)
     out, passed, d_scale, d_shift = per_group(layer, x, d)
     tol = {"rtol": 1e-12, "atol": 1e-12} if dtype == np.float64 else {"rtol": 1e-5, "atol": 1e-5}
-    for ours, theirs in ((response.output, out), (gradient.passed_down, passed),
-                         (gradient.slopes["scale"], d_scale), (gradient.slopes["shift"], d_shift)):
+    for ours, theirs in (
+        (response.output, out),
+        (gradient.passed_down, passed),
+        (gradient.slopes["scale"], d_scale),
+        (gradient.slopes["shift"], d_shift),
+    ):
         assert ours.dtype == dtype and ours.shape == theirs.shape
         np.testing.assert_allclose(ours, theirs, **tol)
     # and not BatchNorm over the whole block (unless there is one group, or groups of one row)
@@ -123,8 +135,9 @@ def test_large_block_goes_through_fast_and_agrees(monkeypatch, stack, rows, grou
     calls = []
     for name in ("forward", "backward"):
         real = getattr(fast, name)
-        monkeypatch.setattr(fast, name, lambda *a, _real=real, _name=name: (
-            calls.append(_name), _real(*a))[1])
+        monkeypatch.setattr(
+            fast, name, lambda *a, _real=real, _name=name: (calls.append(_name), _real(*a))[1]
+        )
     response = layer.forward(x, "training")
     gradient = layer.backward(response, d)
     assert calls == ["forward", "backward"]
@@ -133,8 +146,12 @@ def test_large_block_goes_through_fast_and_agrees(monkeypatch, stack, rows, grou
     calls.clear()
     out, passed, d_scale, d_shift = per_group(layer, x, d)
     assert not fast.serves(x)
-    for ours, theirs in ((response.output, out), (gradient.passed_down, passed),
-                         (gradient.slopes["scale"], d_scale), (gradient.slopes["shift"], d_shift)):
+    for ours, theirs in (
+        (response.output, out),
+        (gradient.passed_down, passed),
+        (gradient.slopes["scale"], d_scale),
+        (gradient.slopes["shift"], d_shift),
+    ):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12 * np.max(np.abs(theirs)))
     mean, variance, deviation = group_statistics(layer, x)
     np.testing.assert_allclose(response.statistics.mean, mean, rtol=1e-12, atol=1e-12)
@@ -148,8 +165,10 @@ def test_one_group_is_batch_norm_exactly(stack, tracks) -> None:
     r = rng(11)
     rows, f = 6, 4
     scale, shift = params(r, (*stack, f))
-    running = {"running_mean": r.normal(size=(*stack, f)),
-               "running_variance": r.uniform(0.5, 2.0, size=(*stack, f))}
+    running = {
+        "running_mean": r.normal(size=(*stack, f)),
+        "running_variance": r.uniform(0.5, 2.0, size=(*stack, f)),
+    }
     plain = nc.BatchNorm(scale=scale, shift=shift, tracks=tracks, **running)
     ghost = nc.GhostBatchNorm(scale=scale, shift=shift, tracks=tracks, group_rows=rows, **running)
     x = r.normal(size=(*stack, rows, f)) * 5.0
@@ -175,8 +194,10 @@ def test_predicting_is_batch_norm_predicting(stack, rows, dtype) -> None:
     r = rng(rows)
     f = 3
     scale, shift = params(r, (*stack, f))
-    running = {"running_mean": r.normal(size=(*stack, f)),
-               "running_variance": r.uniform(0.5, 2.0, size=(*stack, f))}
+    running = {
+        "running_mean": r.normal(size=(*stack, f)),
+        "running_variance": r.uniform(0.5, 2.0, size=(*stack, f)),
+    }
     plain = nc.BatchNorm(scale=scale, shift=shift, **running)
     ghost = nc.GhostBatchNorm(scale=scale, shift=shift, group_rows=4, **running)
     x = (r.normal(size=(*stack, rows, f)) * 2.0).astype(dtype)
@@ -188,10 +209,14 @@ def test_predicting_is_batch_norm_predicting(stack, rows, dtype) -> None:
     ga, gb = plain.backward(a, d), ghost.backward(b, d)
     np.testing.assert_array_equal(gb.passed_down, ga.passed_down)
     for name in ("scale", "shift"):
-        np.testing.assert_allclose(gb.slopes[name], ga.slopes[name], rtol=1e-12 if
-                                   dtype == np.float64 else 1e-6, atol=1e-12)
+        np.testing.assert_allclose(
+            gb.slopes[name],
+            ga.slopes[name],
+            rtol=1e-12 if dtype == np.float64 else 1e-6,
+            atol=1e-12,
+        )
     # predicting reads no row's neighbours: each row alone gets the same answer
-    alone = np.concatenate([ghost.forward(x[..., i:i + 1, :]).output for i in range(rows)], -2)
+    alone = np.concatenate([ghost.forward(x[..., i : i + 1, :]).output for i in range(rows)], -2)
     np.testing.assert_array_equal(alone, b.output)
 
 
@@ -203,8 +228,14 @@ def test_step_folds_in_the_groups_averaged_statistics(stack, tracks) -> None:
     f, g, groups = 3, 3, 4
     scale, shift = params(r, (*stack, f))
     start_mean, start_spread = r.normal(size=(*stack, f)), r.uniform(0.5, 2.0, size=(*stack, f))
-    common = {"scale": scale, "shift": shift, "running_mean": start_mean,
-              "running_variance": start_spread, "momentum": 0.8, "tracks": tracks}
+    common = {
+        "scale": scale,
+        "shift": shift,
+        "running_mean": start_mean,
+        "running_variance": start_spread,
+        "momentum": 0.8,
+        "tracks": tracks,
+    }
     ghost = nc.GhostBatchNorm(**common, group_rows=g)
     plain = nc.BatchNorm(**common)
     x = r.normal(size=(*stack, groups * g, f)) * 2.0 + np.arange(groups * g)[:, None]
@@ -214,8 +245,9 @@ def test_step_folds_in_the_groups_averaged_statistics(stack, tracks) -> None:
     mean, variance, deviation = group_statistics(ghost, x)
     spread = variance if tracks == "variance" else deviation
     np.testing.assert_allclose(moved.running_mean, 0.8 * start_mean + 0.2 * mean, rtol=1e-12)
-    np.testing.assert_allclose(moved.running_variance, 0.8 * start_spread + 0.2 * spread,
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        moved.running_variance, 0.8 * start_spread + 0.2 * spread, rtol=1e-12
+    )
     # the groups' average, not the whole block's statistics (the rows drift, so they differ)
     whole = x.var(axis=-2) if tracks == "variance" else np.sqrt(x.var(axis=-2) + EPS)
     assert not np.allclose(moved.running_variance, 0.8 * start_spread + 0.2 * whole, rtol=1e-3)
@@ -223,8 +255,9 @@ def test_step_folds_in_the_groups_averaged_statistics(stack, tracks) -> None:
     expected = plain.step(dataclasses.replace(gradient, layer=plain), 0.25)
     for name in ("scale", "shift"):
         np.testing.assert_array_equal(getattr(moved, name), getattr(expected, name))
-        np.testing.assert_allclose(getattr(moved, name),
-                                   common[name] - 0.25 * gradient.slopes[name], rtol=1e-15)
+        np.testing.assert_allclose(
+            getattr(moved, name), common[name] - 0.25 * gradient.slopes[name], rtol=1e-15
+        )
 
 
 def test_step_after_predicting_moves_no_running_figure() -> None:
@@ -295,10 +328,12 @@ def test_agrees_with_pytorch_batch_norm_per_group(seed, blocks, monkeypatch) -> 
     tx = torch.tensor(x, requires_grad=True)
     w = torch.tensor(scale, requires_grad=True)
     b = torch.tensor(shift, requires_grad=True)
-    out = torch.cat([
-        torch.nn.functional.batch_norm(part, None, None, w, b, training=True, eps=EPS)
-        for part in torch.split(tx, g, dim=0)
-    ])
+    out = torch.cat(
+        [
+            torch.nn.functional.batch_norm(part, None, None, w, b, training=True, eps=EPS)
+            for part in torch.split(tx, g, dim=0)
+        ]
+    )
     (out * torch.tensor(d)).sum().backward()  # autograd sums the slopes over the groups
     tol = {"rtol": 1e-12, "atol": 1e-12}
     np.testing.assert_allclose(response.output, out.detach().numpy(), **tol)
@@ -342,8 +377,9 @@ def test_training_rows_not_a_multiple_refused(rows, no_arithmetic) -> None:
     layer = nc.GhostBatchNorm.create(2, 2, stack=(2,))
     x = np.arange(2 * rows * 2, dtype=float).reshape(2, rows, 2)
     before = x.copy()
-    with pytest.raises(nc.ShapeError, match=f"multiple of group_rows=2 rows for training, "
-                                            f"got {rows}"):
+    with pytest.raises(
+        nc.ShapeError, match=f"multiple of group_rows=2 rows for training, got {rows}"
+    ):
         layer.forward(x, "training")
     np.testing.assert_array_equal(x, before)
 
@@ -443,8 +479,9 @@ def test_the_callers_error_state_never_matters() -> None:
     again = layer.forward(tiny, "training")
     np.testing.assert_array_equal(response.output, again.output)
     np.testing.assert_array_equal(gradient.passed_down, layer.backward(again, d).passed_down)
-    np.testing.assert_array_equal(moved.running_variance,
-                                  layer.step(layer.backward(again, d), 0.1).running_variance)
+    np.testing.assert_array_equal(
+        moved.running_variance, layer.step(layer.backward(again, d), 0.1).running_variance
+    )
     np.testing.assert_array_equal(predicted.output, layer.forward(tiny).output)
     assert np.geterr()["over"] != "raise"  # and the caller's state is theirs again
 
@@ -472,7 +509,10 @@ def test_forward_never_changes_the_layer_and_step_makes_a_new_one() -> None:
     assert type(moved) is nc.GhostBatchNorm and moved is not layer
     assert moved.group_rows == layer.group_rows == 2
     assert (moved.epsilon, moved.momentum, moved.tracks) == (
-        layer.epsilon, layer.momentum, layer.tracks)
+        layer.epsilon,
+        layer.momentum,
+        layer.tracks,
+    )
     assert not np.array_equal(moved.running_mean, layer.running_mean)
     with pytest.raises(dataclasses.FrozenInstanceError):
         layer.group_rows = 3  # type: ignore[misc]
@@ -481,8 +521,9 @@ def test_forward_never_changes_the_layer_and_step_makes_a_new_one() -> None:
 
 
 def test_create_starts_as_batch_norm_starts() -> None:
-    layer = nc.GhostBatchNorm.create(3, 4, stack=(2,), epsilon=1e-3, momentum=0.5,
-                                     tracks="deviation")
+    layer = nc.GhostBatchNorm.create(
+        3, 4, stack=(2,), epsilon=1e-3, momentum=0.5, tracks="deviation"
+    )
     assert isinstance(layer, nc.BatchNorm) and layer.group_rows == 4
     np.testing.assert_array_equal(layer.scale, np.ones((2, 3)))
     np.testing.assert_array_equal(layer.shift, np.zeros((2, 3)))
