@@ -23,6 +23,7 @@ import numpy as np
 from . import (
     BatchNorm,
     Dense,
+    GhostBatchNorm,
     GroupNorm,
     ImageBatchNorm,
     InstanceNorm,
@@ -74,6 +75,7 @@ def _layers() -> dict[str, tuple[Any, np.ndarray]]:
     rng = np.random.default_rng(0)
     return {
         "BatchNorm": (BatchNorm.create(2), FOUR),
+        "GhostBatchNorm": (GhostBatchNorm.create(2, 2), FOUR),
         "ImageBatchNorm": (ImageBatchNorm.create(4), images),
         "LayerNorm": (LayerNorm.create(2), FOUR),
         "RMSNorm": (RMSNorm.create(2), FOUR),
@@ -86,7 +88,9 @@ def _layers() -> dict[str, tuple[Any, np.ndarray]]:
 def _axis(layer: Any, x: np.ndarray) -> str:
     view, axes = layer.statistics_layout(x)
     names = {2: ("rows", "features"), 4: ("images", "channels", "height", "width")}[x.ndim]
-    if view.ndim != x.ndim:  # group norm: (images, groups, channels in group, height, width)
+    if view.ndim != x.ndim and x.ndim == 2:  # ghost batch norm: (groups, rows in a group, ...)
+        names = ("groups", f"rows in a group of {view.shape[1]}", "features")
+    elif view.ndim != x.ndim:  # group norm: (images, groups, channels in group, height, width)
         names = ("images", "groups", "channels in a group", "height", "width")
     over = ", ".join(names[a] for a in axes)
     return f"over ({over}); one figure per {_per(names, axes)}"
@@ -150,8 +154,12 @@ def _running(layer: Any) -> tuple[str, str, str]:
     rule = np.allclose(stepped.running_mean, m * layer.running_mean + (1 - m) * stats.mean)
     moment = "in step, once per batch" if not moved_by_forward else "in forward"
     rule_text = f"momentum·old + (1 − momentum)·batch, momentum {m:g}" if rule else "other"
-    axes = (0,) if x.ndim == 2 else (0, 2, 3)
-    biased = np.var(x, axis=axes)
+    view, axes = layer.statistics_layout(x)
+    biased = np.var(view, axis=axes)
+    if view.ndim != x.ndim:  # ghost batch norm: the batch's figures are the groups' average
+        biased = biased.mean(axis=0)
+        if rule and np.allclose(stats.mean, view.mean(axis=axes).mean(axis=0)):
+            rule_text += " (batch: the groups' average)"
     folded = (stepped.running_variance - m * layer.running_variance) / (1 - m)
     bias = "biased" if np.allclose(folded, biased) else "unbiased"
     return start, f"{rule_text}; {moment}", bias
@@ -165,6 +173,8 @@ def _routes(layer: Any, x: np.ndarray) -> str:
     agrees = np.allclose(passed, oracle, atol=1e-5)
     if layer.name == "RMS":
         routes = "two: own value, mean square"
+    elif isinstance(layer, GhostBatchNorm):
+        routes = "three, within each group: own value, mean, variance"
     else:
         routes = "three: own value, mean, variance"
     return f"{routes}; {'agrees' if agrees else 'DISAGREES'} with the oracle"
@@ -339,6 +349,16 @@ def _relu_gets_dense_gradient() -> Any:
     return ReLU().step(gradient, 0.1)
 
 
+def _ghost(group_rows: Any = 2) -> GhostBatchNorm:
+    return GhostBatchNorm.create(2, group_rows)
+
+
+def _ghost_one_group() -> str:
+    ghost, plain = _train_out(_ghost(4), FOUR), _train_out(_bn(), FOUR)
+    same = "the same as BatchNorm's" if np.array_equal(ghost, plain) else "NOT BatchNorm's"
+    return f"{_short(ghost[:, 0])}, {same}"
+
+
 def _two_number_row() -> np.ndarray:
     return LayerNorm.create(2).forward(np.array([[3.0, 11.0]])).output
 
@@ -423,6 +443,13 @@ def _cases() -> list[EdgeCase]:
             "a gradient from another batch layer",
             _foreign_gradient,
         ),
+        EdgeCase("gbn-group-rows", "GhostBatchNorm", "group_rows 0", lambda: _ghost(0)),
+        EdgeCase(
+            "gbn-rows",
+            "GhostBatchNorm",
+            "three rows while training in groups of 2",
+            lambda: _ghost().forward(FOUR[:3], "training"),
+        ),
         EdgeCase(
             "ln-foreign-response", "LayerNorm", "a response from a batch layer", _foreign_response
         ),
@@ -503,6 +530,12 @@ def _cases() -> list[EdgeCase]:
             lambda: float(np.abs(InstanceNorm.create(4).forward(images).output).max()),
         ),
         EdgeCase(
+            "gbn-one-group",
+            "GhostBatchNorm",
+            "one group of all four rows while training",
+            _ghost_one_group,
+        ),
+        EdgeCase(
             "bn-momentum-0", "BatchNorm", "momentum 0: running mean after one step", _momentum_zero
         ),
         # answered, and worth knowing
@@ -521,6 +554,15 @@ def _cases() -> list[EdgeCase]:
             lambda: _bn().forward(FOUR[:1]).output[0],
             "worth knowing",
             "the running figures answer, so one row is fine when predicting",
+        ),
+        EdgeCase(
+            "gbn-three-predict",
+            "GhostBatchNorm",
+            "three rows while predicting, in groups of 2",
+            lambda: _ghost().forward(FOUR[:3]).output[-1],
+            "worth knowing",
+            "answered by the running figures: predicting reads no group, so any number of rows "
+            "will do, though training refuses three",
         ),
         EdgeCase(
             "ln-two-numbers",
@@ -634,6 +676,24 @@ def pytorch_differences() -> list[dict[str, str]]:
             "difference": "one-row training batch",
             "normcore": f"answered: {one:.4g}",
             "PyTorch": "refused (ValueError: more than 1 value per channel expected)",
+        }
+    )
+    # ghost batch norm in groups of 2, (1, 1) and (7, 23): normcore folds in the groups' average
+    # once; PyTorch has no such layer, and BatchNorm1d run on each group in turn folds in each
+    # group's unbiased variance, one update a group
+    ghost = GhostBatchNorm.create(1, 2)
+    g = ghost.step(ghost.backward(ghost.forward(col[:, None], "training"), np.zeros((n, 1))), 0.0)
+    t_mean, t_var = 0.0, 1.0
+    for group in (col[:2], col[2:]):
+        t_mean = (1 - torch_momentum) * t_mean + torch_momentum * float(group.mean())
+        t_var = (1 - torch_momentum) * t_var + torch_momentum * float(group.var(ddof=1))
+    rows.append(
+        {
+            "difference": "ghost batch, groups of 2",
+            "normcore": f"GhostBatchNorm, one step: running mean "
+            f"{float(g.running_mean[0]):.4g}, variance {float(g.running_variance[0]):.4g}",
+            "PyTorch": f"no such layer; BatchNorm1d on each group in turn: running mean "
+            f"{t_mean:.4g}, variance {t_var:.4g}",
         }
     )
     return rows

@@ -530,3 +530,26 @@ def test_create_starts_as_batch_norm_starts() -> None:
     np.testing.assert_array_equal(layer.running_mean, np.zeros((2, 3)))
     np.testing.assert_array_equal(layer.running_variance, np.ones((2, 3)))
     assert (layer.epsilon, layer.momentum, layer.tracks) == (1e-3, 0.5, "deviation")
+
+
+def test_the_reference_ghost_row_is_pytorchs_own() -> None:
+    """Chapter 9's PyTorch line for ghost batch norm computes PyTorch's figures from its
+    documented update rule; here BatchNorm1d itself, run on each group of the column 1, 1, 7, 23
+    in turn, gives them."""
+    torch = need_torch()
+    from normcore import reference as ref
+
+    said = {r["difference"]: r for r in ref.pytorch_differences()}["ghost batch, groups of 2"]
+    module = torch.nn.BatchNorm1d(1, dtype=torch.float64)
+    column = torch.tensor([[1.0], [1.0], [7.0], [23.0]], dtype=torch.float64)
+    for part in torch.split(column, 2, dim=0):
+        module(part)
+    mean, var = module.running_mean.item(), module.running_var.item()
+    assert said["PyTorch"].endswith(f"running mean {mean:.4g}, variance {var:.4g}")
+    ours = nc.GhostBatchNorm.create(1, 2)
+    x = column.numpy()
+    moved = ours.step(ours.backward(ours.forward(x, "training"), np.zeros_like(x)), 0.0)
+    assert not np.isclose(moved.running_variance[0], var)  # the difference is real
+    assert said["normcore"].endswith(
+        f"running mean {moved.running_mean[0]:.4g}, variance {moved.running_variance[0]:.4g}"
+    )

@@ -34,6 +34,8 @@ EXPECTED = {
     "relu-dense-gradient": (R, "ForeignResponseError"),
     "ln-trailing": (R, "ShapeError"),
     "gn-groups": (R, "SettingError"),
+    "gbn-group-rows": (R, "SettingError"),
+    "gbn-rows": (R, "ShapeError"),
     "in-rank": (R, "ShapeError"),
     "wn-zero": (R, "ZeroDirectionError"),
     "dense-features": (R, "ShapeError"),
@@ -45,8 +47,10 @@ EXPECTED = {
     "ln-constant": (A, ""),
     "in-constant": (A, ""),
     "bn-momentum-0": (A, ""),
+    "gbn-one-group": (A, ""),
     "bn-one-row": (W, ""),
     "bn-one-row-predict": (W, ""),
+    "gbn-three-predict": (W, ""),
     "ln-two-numbers": (W, ""),
     "bn-look": (W, ""),
     "bn-fresh": (W, ""),
@@ -114,6 +118,23 @@ def test_answers_by_hand():
     assert np.abs(bn.forward(FOUR * 1e-150, "training").output).max() < 1e-100
 
 
+def test_ghost_by_hand():
+    ghost = nc.GhostBatchNorm.create(2, 2)
+    with pytest.raises(nc.SettingError):
+        nc.GhostBatchNorm.create(2, 0)
+    with pytest.raises(nc.ShapeError):
+        ghost.forward(FOUR[:3], "training")
+    whole = nc.GhostBatchNorm.create(2, 4).forward(FOUR, "training").output
+    assert np.array_equal(whole, nc.BatchNorm.create(2).forward(FOUR, "training").output)
+    three = ghost.forward(FOUR[:3]).output  # predicting: the running figures, mean 0, variance 1
+    assert np.allclose(three, FOUR[:3] / np.sqrt(1 + 1e-5), rtol=1e-12)
+    # groups (1, 1) and (7, 23) of the first column: variances 0 and 64, averaged 32; the second
+    # column's groups (7, 9) and (1, 7): 1 and 9, averaged 5
+    r = ghost.forward(FOUR, "training")
+    assert np.allclose(r.statistics.variance, [32.0, 5.0], rtol=1e-12)
+    assert np.allclose(r.statistics.mean, [(1 + 15) / 2, (8 + 4) / 2], rtol=1e-12)
+
+
 def test_statements_measured():
     rows = {r["layer"]: r for r in ref.statements()}
     assert rows["BatchNorm"]["variance"] == "biased (÷ n)"
@@ -122,6 +143,13 @@ def test_statements_measured():
     assert "over (rows)" in rows["BatchNorm"]["axis"]
     assert "over (features)" in rows["LayerNorm"]["axis"]
     assert "refused (ZeroDirectionError)" in rows["WeightNormDense"]["weight norm"]
+    ghost = rows["GhostBatchNorm"]
+    assert ghost["axis"] == "over (rows in a group of 2); one figure per group and feature"
+    assert ghost["running variance"] == "biased"
+    assert "the groups' average" in ghost["running rule and moment"]
+    assert "within each group" in ghost["backward routes"]
+    assert "agrees with the oracle" in ghost["backward routes"]
+    assert ghost["parameter slopes"].startswith("scale ✓, shift ✓")
 
 
 def test_pytorch_numbers():
@@ -130,6 +158,12 @@ def test_pytorch_numbers():
     assert d["running variance"]["normcore"].endswith(": 9")
     assert d["running variance"]["PyTorch"].endswith(": 11.7")
     assert "0.8" in d["momentum's name"]["normcore"]
+    # ghost batch, groups (1, 1) and (7, 23): ours folds in the averages 8 and 32 once,
+    # 0.1 * 8 = 0.8 and 0.9 + 0.1 * 32 = 4.1; PyTorch per group, unbiased 0 then 128:
+    # mean 0.1 * 1 = 0.1, then 0.09 + 1.5 = 1.59; variance 0.9, then 0.81 + 12.8 = 13.61
+    ghost = d["ghost batch, groups of 2"]
+    assert ghost["normcore"].endswith("running mean 0.8, variance 4.1")
+    assert ghost["PyTorch"].endswith("running mean 1.59, variance 13.61")
 
 
 def test_exercise_checks():
