@@ -220,6 +220,38 @@ def test_predicting_is_batch_norm_predicting(stack, rows, dtype) -> None:
     np.testing.assert_array_equal(alone, b.output)
 
 
+def test_passed_down_columns_sum_to_zero_in_every_group() -> None:
+    """Each group's three routes stay inside the group: the slope passed down sums to zero down
+    each column of every group (BatchNorm's over the whole block would not, group by group)."""
+    layer, x, d = ghost_and_block(13, (2,), 4, 3)
+    passed = layer.backward(layer.forward(x, "training"), d).passed_down
+    sums = passed.reshape(2, 4, 3, 3).sum(axis=-2)
+    assert np.max(np.abs(sums)) < 1e-12 * np.max(np.abs(passed))
+    plain = nc.BatchNorm(scale=layer.scale, shift=layer.shift)
+    whole = plain.backward(plain.forward(x, "training"), d).passed_down
+    assert np.max(np.abs(whole.reshape(2, 4, 3, 3).sum(axis=-2))) > 1e-3
+
+
+@pytest.mark.parametrize("tracks", ["variance", "deviation"])
+def test_folds_into_the_dense_layer_before_it_as_batch_norm_does(tracks) -> None:
+    """Predicting is BatchNorm's, so folding (chapter 8) holds for the ghost layer too."""
+    r = rng(17)
+    dense = nc.Dense(weights=r.normal(size=(4, 3)), bias=r.normal(size=3))
+    scale, shift = params(r, (3,))
+    ghost = nc.GhostBatchNorm(
+        scale=scale,
+        shift=shift,
+        running_mean=r.normal(size=3),
+        running_variance=r.uniform(0.5, 2.0, size=3),
+        tracks=tracks,
+        group_rows=2,
+    )
+    x = r.normal(size=(5, 4))
+    folded = nc.fold_batch_norm(dense, ghost)
+    expected = ghost.forward(dense.forward(x).output).output
+    np.testing.assert_allclose(folded.forward(x).output, expected, rtol=1e-12, atol=1e-12)
+
+
 # ------------------------------------------------------------------ step: the running figures
 @pytest.mark.parametrize("tracks", ["variance", "deviation"])
 @pytest.mark.parametrize("stack", [(), (2,)])
