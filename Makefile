@@ -86,7 +86,7 @@ FORMATTED := $(addprefix normcore/,__init__.py _checks.py _normaliser.py activat
 	  test_site_rate_widget.py) \
 	$(addprefix tests/,test_errors.py test_fuzz_api.py test_fused.py test_oracle.py \
 	  test_structure.py test_torch_agreement.py test_worked_numbers.py test_reference.py \
-	  test_rates.py)
+	  test_rates.py test_ghost_batch.py)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

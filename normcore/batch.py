@@ -207,7 +207,8 @@ class GhostBatchNorm(BatchNorm):
     running figures then differ (PyTorch moves them once per group, with unbiased variances).
     """
 
-    group_rows: int = 2
+    #: required: left out (None), the constructor refuses it (SettingError)
+    group_rows: int | None = None
 
     name = "ghost batch"
 

@@ -399,6 +399,11 @@ def test_bad_group_rows_refused(bad) -> None:
         nc.GhostBatchNorm(scale=np.ones(2), shift=np.zeros(2), group_rows=bad)
 
 
+def test_group_rows_left_out_is_refused() -> None:
+    with pytest.raises(nc.SettingError, match="group_rows"):
+        nc.GhostBatchNorm(scale=np.ones(2), shift=np.zeros(2))
+
+
 def test_numpy_integer_group_rows_accepted() -> None:
     layer = nc.GhostBatchNorm.create(2, np.int64(3))
     assert layer.group_rows == 3 and type(layer.group_rows) is int
