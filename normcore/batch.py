@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 import numpy as np
@@ -233,18 +233,11 @@ class GhostBatchNorm(BatchNorm):
     ) -> GhostBatchNorm:
         """A fresh layer reading its training statistics over groups of `group_rows` rows: scale
         1, shift 0, running mean 0, running variance 1, each of shape (*stack, features)."""
-        shape = check_size(
-            (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
+        group_rows = whole_number(group_rows, "group_rows", SettingError)
+        fresh = BatchNorm.create(
+            features, stack=stack, epsilon=epsilon, momentum=momentum, affine=affine, tracks=tracks
         )
-        return cls(
-            scale=np.ones(shape),
-            shift=np.zeros(shape),
-            epsilon=epsilon,
-            affine=affine,
-            momentum=momentum,
-            tracks=tracks,
-            group_rows=whole_number(group_rows, "group_rows", SettingError),
-        )
+        return cls(**{f.name: getattr(fresh, f.name) for f in fields(fresh)}, group_rows=group_rows)
 
     @own_error_state
     def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
