@@ -72,6 +72,14 @@ def sealed(a: np.ndarray) -> np.ndarray:
     return a
 
 
+def sealed_as(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`sealed(a)` reshaped to `shape`: `a` is sealed first and then reshaped, so that a reshape
+    of a freshly computed array is a read-only view of it rather than a copy (a reshape that
+    must copy is sealed in its turn)."""
+    view = sealed(a).reshape(shape)
+    return sealed(view) if view.flags.writeable else view
+
+
 def frozen(a: Any) -> np.ndarray:
     """An owned, read-only copy of `a` that cannot be made writable again."""
     owner = np.array(a, copy=True)

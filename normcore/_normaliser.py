@@ -26,7 +26,7 @@ from ._checks import (
     fits,
     own_error_state,
     renewed,
-    sealed,
+    sealed_as,
 )
 from .errors import ForeignResponseError, ShapeError
 from .purpose import PREDICTING, TRAINING, check_purpose
@@ -157,7 +157,7 @@ class Normaliser:
                 st = standardise_by(view, given[0], given[1], axes)
             out = check_finite_result(st.z if scale is None else st.z * scale + shift, what)
         return Response(
-            output=sealed(out.reshape(x.shape)),
+            output=sealed_as(out, x.shape),
             layer=self,
             purpose=purpose,
             cache=st,
@@ -201,9 +201,9 @@ class Normaliser:
         slopes: dict[str, np.ndarray] = {}
         if d_scale is not None and d_shift is not None:
             for key, value in (("scale", d_scale), ("shift", d_shift)):
-                slopes[key] = sealed(check_finite_result(value.reshape(self.scale.shape), what))
+                slopes[key] = sealed_as(check_finite_result(value, what), self.scale.shape)
         return Gradient(
-            passed_down=sealed(passed.reshape(d.shape)),
+            passed_down=sealed_as(passed, d.shape),
             layer=self,
             slopes=slopes,
             statistics=response.statistics,
