@@ -12,6 +12,7 @@ import functools
 import math
 import os
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 import numpy as np
@@ -39,9 +40,12 @@ _SMALLEST = np.minimum.reduce
 _NUMBER = (int, float, np.integer, np.floating)
 
 #: from this many values on, `all_finite` tries one BLAS dot product before the exact test
-_QUICK_FROM = 1 << 16
+_QUICK_FROM = 256
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: True while a call made through `own_error_state` runs (numpy's errors are ignored there)
+_OWN_STATE: ContextVar[bool] = ContextVar("normcore_own_error_state", default=False)
 
 
 # -- the error state and read-only arrays ---------------------------------------------------------
@@ -51,13 +55,18 @@ def own_error_state(call: F) -> F:
     Every result that could overflow is checked afterwards (`check_finite_result` and the typed
     refusals before it), so an ignored overflow never reaches the caller silently; and a benign
     underflow (a tiny value squared) never raises because the caller asked
-    ``np.seterr(all="raise")``.
+    ``np.seterr(all="raise")``. While `call` runs, `_OWN_STATE` says so, and the checks' dot
+    products (`_sum_of_squares`) skip an error-state context of their own.
     """
 
     @functools.wraps(call)
     def quiet(*args: Any, **kwargs: Any) -> Any:
         with np.errstate(all="ignore"):
-            return call(*args, **kwargs)
+            inside = _OWN_STATE.set(True)
+            try:
+                return call(*args, **kwargs)
+            finally:
+                _OWN_STATE.reset(inside)
 
     return quiet  # type: ignore[return-value]
 
@@ -145,19 +154,29 @@ def check_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> tuple[in
 # -- blocks ---------------------------------------------------------------------------------------
 def _sum_of_squares(a: np.ndarray) -> float:
     """sum(a ** 2) of a C-contiguous float block, read once by BLAS: NaN or inf when an entry is
-    not finite (squares cannot cancel one) or when the sum overflows, and no warning either way."""
+    not finite (squares cannot cancel one) or when the sum overflows, and no warning either way.
+
+    Inside a call made through `own_error_state` numpy's errors are already ignored, so the dot
+    runs as it is; should code called back from there have asked numpy to raise, a raised
+    overflow (or underflow) counts as a sum that is not finite, which sends every caller to its
+    exact test. Elsewhere the dot runs under an error-state context of its own."""
     flat = a.reshape(-1)
-    with np.errstate(over="ignore", invalid="ignore"):
+    if _OWN_STATE.get():
+        try:
+            return float(np.dot(flat, flat))
+        except FloatingPointError:
+            return math.inf
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         return float(np.dot(flat, flat))
 
 
 def all_finite(a: np.ndarray) -> bool:
     """True when every entry of the float array `a` is finite.
 
-    A large contiguous block is first read once by a BLAS dot product of itself: a finite sum of
-    squares means every entry is finite (squares cannot cancel an infinity or a NaN). Only when
-    that sum is not finite (an entry is, or the sum overflowed) is the block tested entry by
-    entry. Below 64 Ki values the plain test is quicker.
+    A contiguous block of 256 values or more is first read once by a BLAS dot product of itself:
+    a finite sum of squares means every entry is finite (squares cannot cancel an infinity or a
+    NaN). Only when that sum is not finite (an entry is, or the sum overflowed) is the block
+    tested entry by entry. Below 256 values the plain test is as quick.
     """
     quick = a.size >= _QUICK_FROM and a.flags.c_contiguous and a.dtype in (_F32, _F64)
     if quick and math.isfinite(_sum_of_squares(a)):

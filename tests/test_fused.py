@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import normcore as nc
-from normcore._checks import _magnitude_limit, all_finite, check_values
+from normcore._checks import _magnitude_limit, all_finite, check_values, own_error_state
 from normcore.errors import MagnitudeError, NonFiniteError
 from normcore.fast import kernels as fused
 from normcore.standardise import standardise, standardise_backward, standardise_by
@@ -269,8 +269,8 @@ def test_the_short_ufunc_buffer_is_undone_when_the_work_inside_fails() -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_quick_finite_test_agrees_with_the_exact_one(dtype: type) -> None:
-    """Blocks of 64 Ki values and more are first read by one dot product; a NaN or infinity
-    anywhere is still found, and finite values whose squares overflow still pass."""
+    """Contiguous blocks of 256 values and more are first read by one dot product; a NaN or
+    infinity anywhere is still found, and finite values whose squares overflow still pass."""
     big = np.ones((300, 300), dtype)  # 90,000 values: the quick path
     assert all_finite(big) and all_finite(big[:, ::2])
     huge = np.full((300, 300), np.finfo(dtype).max / 2, dtype)  # finite, the sum of squares not
@@ -279,7 +279,33 @@ def test_the_quick_finite_test_agrees_with_the_exact_one(dtype: type) -> None:
         y = big.copy()
         y[123, 45] = bad
         assert not all_finite(y) and not all_finite(y[:, 1::2])
-        assert not all_finite(y[120:125])  # under 64 Ki values: the exact test
+        assert not all_finite(y[120:125])  # 1,500 values: the quick path
+        assert not all_finite(y[123, 40:50])  # under 256 values: the exact test
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_quick_finite_test_inside_a_call_whose_callback_asks_numpy_to_raise(
+    dtype: type,
+) -> None:
+    """Inside a normcore call the quick test's dot product runs without an error-state context of
+    its own; a callback there that asks numpy to raise (as a user's function handed to the
+    oracle could) still gets the exact answer, never a FloatingPointError."""
+    huge = np.full((30, 30), np.finfo(dtype).max / 2, dtype)  # finite, the sum of squares not
+    tiny = np.full((30, 30), np.finfo(dtype).smallest_subnormal, dtype)  # squares underflow
+    edge = np.full((30, 30), 0.9 * _magnitude_limit(np.dtype(dtype), 1), dtype)  # its sum overflows
+    bad = huge.copy()
+    bad[3, 4] = np.nan
+
+    @own_error_state
+    def call_back() -> tuple[bool, ...]:
+        before = np.seterr(all="raise")
+        try:
+            largest = check_values(edge, 1)
+            return all_finite(huge), all_finite(tiny), all_finite(bad), largest == edge[0, 0]
+        finally:
+            np.seterr(**before)
+
+    assert call_back() == (True, True, False, True)
 
 
 IMAGE_STATS = {
