@@ -70,7 +70,8 @@ class _Affine:
         return self.effective_weights.shape[:-2]
 
     def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
-        """The parameter slopes (bias aside) from the slope of the effective weights."""
+        """The parameter slopes (bias aside) from the slope of the effective weights (checked
+        finite), each checked finite in its turn."""
         raise NotImplementedError
 
     @own_error_state
@@ -119,9 +120,7 @@ class _Affine:
         what = f"{type(self).__name__}.backward"
         passed = check_finite_result(d @ np.swapaxes(w, -1, -2), what)
         weight_slope = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
-        slopes = {**self._slopes(weight_slope), "bias": d.sum(axis=-2)}
-        for value in slopes.values():
-            check_finite_result(value, what)
+        slopes = {**self._slopes(weight_slope), "bias": check_finite_result(d.sum(axis=-2), what)}
         return Gradient(
             passed_down=sealed(passed),
             layer=self,

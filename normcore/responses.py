@@ -152,6 +152,11 @@ def check_gradient(
     return rate, slopes
 
 
+def _smallest(a: np.ndarray) -> float:
+    """The smallest value of `a` (infinity when `a` is empty)."""
+    return float(np.minimum.reduce(a, axis=None, initial=np.inf))
+
+
 def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
     """A batch's statistics as `step` folds them in: finite blocks of `shape`, variance >= 0 and
     deviation > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
@@ -163,7 +168,7 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
         if a.shape != shape:
             raise ShapeError(f"statistics.{name}: expected shape {shape}, got {a.shape}")
         values[name] = a
-    if np.any(values["variance"] < 0) or np.any(values["deviation"] <= 0):
+    if _smallest(values["variance"]) < 0 or _smallest(values["deviation"]) <= 0:
         raise SettingError(
             "statistics: expected a variance >= 0 and a deviation > 0, got a negative variance "
             "or a deviation <= 0"
