@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import math
 import os
+import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -46,6 +47,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: True while a call made through `own_error_state` runs (numpy's errors are ignored there)
 _OWN_STATE: ContextVar[bool] = ContextVar("normcore_own_error_state", default=False)
+
+#: the answers layers handed back (`handed_out`), by id: read-only views of arrays only normcore
+#: holds, which `kept` keeps as they are
+_HANDED_OUT: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
 
 
 # -- the error state and read-only arrays ---------------------------------------------------------
@@ -87,6 +92,18 @@ def sealed_as(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     must copy is sealed in its turn)."""
     view = sealed(a).reshape(shape)
     return sealed(view) if view.flags.writeable else view
+
+
+def handed_out(a: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """A layer's freshly computed answer `a` as the layer hands it back: sealed (reshaped to
+    `shape` when given, as `sealed_as`) and remembered as a block whose memory only normcore
+    holds, so that a layer reading it as its input keeps it as it is instead of copying it
+    (`kept`). An `a` that is already a read-only view of another array is not remembered."""
+    if not (a.flags.owndata or a.flags.writeable):
+        return a if shape is None else sealed_as(a, shape)
+    answer = sealed(a) if shape is None else sealed_as(a, shape)
+    _HANDED_OUT[id(answer)] = answer
+    return answer
 
 
 def frozen(a: Any) -> np.ndarray:
@@ -220,8 +237,12 @@ def as_block(x: Any, name: str = "block", finite: bool = True) -> np.ndarray:
 
 
 def kept(x: np.ndarray, given: Any) -> np.ndarray:
-    """The block `x` (from `as_block(given)`) as an owned read-only array a response may keep:
-    a copy when it is still the caller's array, `x` itself when `as_block` already copied it."""
+    """The block `x` (from `as_block(given)`) as a read-only array a response may keep, that no
+    one can change: `x` itself when it is a layer's answer (`handed_out`: read-only, its memory
+    normcore's alone); a copy when it is still the caller's array; `x` sealed when `as_block`
+    already copied it."""
+    if _HANDED_OUT.get(id(x)) is x:
+        return x
     if isinstance(given, np.ndarray) and np.may_share_memory(x, given):
         return frozen(x)
     return sealed(x)

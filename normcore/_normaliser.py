@@ -24,6 +24,7 @@ from ._checks import (
     check_not_empty,
     check_values,
     fits,
+    handed_out,
     own_error_state,
     renewed,
     sealed_as,
@@ -157,7 +158,7 @@ class Normaliser:
                 st = standardise_by(view, given[0], given[1], axes)
             out = check_finite_result(st.z if scale is None else st.z * scale + shift, what)
         return Response(
-            output=sealed_as(out, x.shape),
+            output=handed_out(out, x.shape),
             layer=self,
             purpose=purpose,
             cache=st,

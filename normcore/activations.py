@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_rank, own_error_state, sealed
+from ._checks import as_block, check_rank, handed_out, own_error_state, sealed
 from .purpose import PREDICTING, check_purpose
 from .responses import Gradient, Response, check_d_out, check_gradient, check_response
 
@@ -46,7 +46,7 @@ class _Activation:
         x = as_block(x, "x")
         if x.ndim == 0:
             check_rank(x, 1, "x", "at least one axis")
-        return Response(output=sealed(self._apply(x)), layer=self, purpose=purpose)
+        return Response(output=handed_out(self._apply(x)), layer=self, purpose=purpose)
 
     @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:

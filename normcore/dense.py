@@ -17,6 +17,7 @@ from ._checks import (
     check_size,
     check_values,
     fits,
+    handed_out,
     kept,
     own_error_state,
     renewed,
@@ -83,8 +84,9 @@ class _Affine:
             purpose: 'training' or 'predicting' (the default); both answer the same.
 
         Returns:
-            A `Response` whose `output` is (*stack, rows, fan_out), and whose `input` is an owned
-            read-only copy of `x` (the weights' slope needs it).
+            A `Response` whose `output` is (*stack, rows, fan_out), and whose `input` is `x` as
+            no one can change it (the weights' slope needs it): a read-only copy, or `x` itself
+            when it is another layer's answer.
         """
         purpose = check_purpose(purpose)
         given, w = x, self.effective_weights
@@ -98,7 +100,7 @@ class _Affine:
         b = fits(self.bias[..., None, :], x.dtype, "bias")
         out = x @ fits(w, x.dtype, "weights") + b
         check_finite_result(out, f"{type(self).__name__}.forward")
-        return Response(output=sealed(out), layer=self, purpose=purpose, input=kept(x, given))
+        return Response(output=handed_out(out), layer=self, purpose=purpose, input=kept(x, given))
 
     @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:

@@ -32,8 +32,9 @@ class Response:
 
     `output` is the block the layer answered (read-only); `layer` is the layer that answered
     (backward refuses a response from any other); `purpose` is 'training' or 'predicting';
-    `input` is an owned read-only copy of the block read, kept by the layers whose backward pass
-    needs it (dense layers and activations), else None; `statistics` holds the batch's statistics
+    `input` is the block read as no one can change it (a read-only copy, or the block itself
+    when it is another layer's read-only answer), kept by the layers whose backward pass needs
+    it (dense layers), else None; `statistics` holds the batch's statistics
     when a batch-statistics layer trained, else None; `parts` are the responses of the layers
     inside a `Sequential`, in order; `cache` is what the backward pass needs and is not part of
     the public contract.

@@ -641,6 +641,44 @@ def test_editing_the_input_after_forward_changes_no_slope(make) -> None:
         np.testing.assert_array_equal(got.slopes[key], want.slopes[key])
 
 
+@pytest.mark.parametrize(
+    "before",
+    [nc.ReLU(), nc.Dense(weights=np.arange(4.0).reshape(2, 2)), nc.LayerNorm.create(2)],
+)
+def test_a_dense_layer_keeps_another_layers_answer_without_a_copy(before) -> None:
+    """A block a layer handed back is read-only and only normcore holds its memory: the dense
+    layer after it keeps that block itself as its input, and answers exactly as for a copy."""
+    layer = nc.Dense(weights=np.arange(6.0).reshape(2, 3))
+    x = before.forward(block(), "training").output
+    response = layer.forward(x, "training")
+    assert response.input is x and not response.input.flags.writeable
+    with pytest.raises(ValueError):
+        response.input.setflags(write=True)
+    copied = layer.forward(np.array(x), "training")
+    assert not np.shares_memory(copied.input, x)
+    d = np.arange(1.0, 13.0).reshape(4, 3)
+    got, want = layer.backward(response, d), layer.backward(copied, d)
+    np.testing.assert_array_equal(got.passed_down, want.passed_down)
+    for key in want.slopes:
+        np.testing.assert_array_equal(got.slopes[key], want.slopes[key])
+
+
+def test_a_callers_read_only_view_is_still_copied() -> None:
+    """A read-only view the caller made of an array they can still write is no layer's answer:
+    the dense layer keeps a copy, so editing the array after forward changes no slope."""
+    layer = nc.Dense(weights=np.arange(6.0).reshape(2, 3))
+    owner = block()
+    view = owner.view()
+    view.setflags(write=False)
+    d = np.arange(1.0, 13.0).reshape(4, 3)
+    want = layer.backward(layer.forward(owner.copy(), "training"), d)
+    response = layer.forward(view, "training")
+    assert not np.shares_memory(response.input, owner)
+    owner[...] = -99.0
+    got = layer.backward(response, d)
+    np.testing.assert_array_equal(got.slopes["weights"], want.slopes["weights"])
+
+
 def test_weight_norm_direction_cannot_be_edited_so_no_cache_goes_stale() -> None:
     layer = nc.WeightNormDense(direction=np.array([[3.0], [4.0]]))
     with pytest.raises(ValueError):
