@@ -113,6 +113,33 @@ def frozen(a: Any) -> np.ndarray:
     return owner.view()
 
 
+def _remade(cls: type, values: dict[str, Any]) -> Any:
+    """`cls(**values)` with every array among `values` (or in a dict among them) sealed first."""
+
+    def seal(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return frozen(value)
+        if isinstance(value, dict):
+            return {key: seal(v) for key, v in value.items()}
+        return value
+
+    return cls(**{name: seal(value) for name, value in values.items()})
+
+
+class Remade:
+    """Mixin of normcore's immutable values (layers, responses, gradients, statistics, losses):
+    pickling or copying one (`pickle`, `copy.copy`, `copy.deepcopy`) makes it again through its
+    constructor from its fields, every array sealed, so the copy is as read-only as the original
+    and a layer's constructor checks its fields again. (By default a dataclass comes back from
+    pickle or `copy.deepcopy` holding writable arrays.)"""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        cls = type(self)
+        return (_remade, (cls, {name: getattr(self, name) for name in _field_names(cls)}))
+
+
 # -- numbers and sizes ----------------------------------------------------------------------------
 def number(value: Any, name: str, error: type[NormcoreError], wanted: str) -> float:
     """`value` as a float: a real number (not a bool), finite, refused with `error` otherwise.

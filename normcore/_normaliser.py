@@ -16,6 +16,7 @@ import numpy as np
 
 from . import fast
 from ._checks import (
+    Remade,
     as_block,
     as_parameter,
     check_epsilon,
@@ -45,7 +46,7 @@ Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the
 
 
 @dataclass(frozen=True, eq=False)
-class Normaliser:
+class Normaliser(Remade):
     """Base of batch, layer, RMS, instance and group norm. Not used directly."""
 
     scale: np.ndarray

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_rank, handed_out, own_error_state, sealed
+from ._checks import Remade, as_block, check_rank, handed_out, own_error_state, sealed
 from .purpose import PREDICTING, check_purpose
 from .responses import Gradient, Response, check_d_out, check_gradient, check_response
 
@@ -21,7 +21,7 @@ def sigmoid(x: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class _Activation:
+class _Activation(Remade):
     """An element-wise function whose slope is read from its output: `forward` keeps the output,
     `backward` multiplies the arriving slope by the function's slope there."""
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._checks import (
+    Remade,
     as_block,
     as_parameter,
     check_finite_result,
@@ -57,7 +58,7 @@ def _checked_bias(bias: Any, fan_out_shape: tuple[int, ...]) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class _Affine:
+class _Affine(Remade):
     """What Dense and WeightNormDense share: output = x @ effective weights + bias."""
 
     slope_names: ClassVar[tuple[str, ...]] = ()

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_not_empty, own_error_state, sealed
+from ._checks import Remade, as_block, check_not_empty, own_error_state, sealed
 from .errors import LabelError, ShapeError
 
 
 @dataclass(frozen=True, eq=False)
-class Loss:
+class Loss(Remade):
     """The mean loss (one figure per stacked model: shape `logits.shape[:stack_axes]`) and its
     slope with respect to the logits (shape of the logits, already divided by the count)."""
 

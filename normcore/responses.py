@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, check_rate, fits
+from ._checks import Remade, as_block, check_rate, fits
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
 
 @dataclass(frozen=True, eq=False)
-class Statistics:
+class Statistics(Remade):
     """A batch's own statistics, per feature (or channel): mean, biased variance, deviation.
 
     Shapes match the layer's running figures. Carried on a training response and on its gradient,
@@ -27,7 +27,7 @@ class Statistics:
 
 
 @dataclass(frozen=True, eq=False)
-class Response:
+class Response(Remade):
     """The answer of one forward pass.
 
     `output` is the block the layer answered (read-only); `layer` is the layer that answered
@@ -50,7 +50,7 @@ class Response:
 
 
 @dataclass(frozen=True, eq=False)
-class Gradient:
+class Gradient(Remade):
     """The answer of one backward pass.
 
     `passed_down` is the slope handed to the layer below (shape of the layer's input); `slopes`

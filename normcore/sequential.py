@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import own_error_state
+from ._checks import Remade, own_error_state
 from .errors import ForeignResponseError, SettingError
 from .purpose import PREDICTING, check_purpose
 from .responses import Gradient, Response, check_response
 
 
 @dataclass(frozen=True, eq=False)
-class Sequential:
+class Sequential(Remade):
     """A stack of layers answered in order: each layer's output is the next one's input.
 
     `forward` runs the layers first to last, `backward` last to first (each layer's slope passed

@@ -32,9 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._checks import Remade
+
 
 @dataclass(frozen=True, eq=False)
-class Standardised:
+class Standardised(Remade):
     """A block standardised along `axes`, with what the backward pass needs.
 
     `mean`, `variance` and `deviation` keep the reduced axes (size 1) so they broadcast against

@@ -22,6 +22,7 @@ import numpy as np
 from ..batch import BatchNorm, GhostBatchNorm
 from ..errors import SettingError
 from . import deepnet, digits_rates
+from .side_by_side import side_by_side
 
 #: the statistics' batch sizes the chapter shows; the last is the sweep's own 64-row batch
 SIZES = (2, 4, 8, 16, 32, 64)
@@ -55,19 +56,20 @@ def by_group_size(
     """Held-out accuracy (predicting) of the digits batch network after EPOCHS epochs of 64-row
     steps at `rate`, its statistics read over groups of B rows: shape (len(sizes), len(seeds)).
     Each B trains the seeds as one stack, from the starting weights and in the row order of
-    `digits_rates.sweep`."""
+    `digits_rates.sweep`; the sizes train side by side where the machine allows (`side_by_side`).
+    """
     batch = digits_rates.BATCH
     for b in sizes:
         if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1 or batch % b:
             raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
     if not seeds:
         raise SettingError("seeds: expected at least one seed")
-    out = []
-    for b in sizes:
+
+    def trained(b: int) -> np.ndarray:
         net = ghost(deepnet.build("batch", list(seeds)), int(b))
-        run = deepnet.train(net, data, rate, epochs=EPOCHS, batch=batch)
-        out.append(run.accuracy[-1])
-    return np.array(out)
+        return deepnet.train(net, data, rate, epochs=EPOCHS, batch=batch).accuracy[-1]
+
+    return np.array(side_by_side(trained, list(sizes)))
 
 
 def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...], rate: float,
