@@ -83,7 +83,8 @@ class Normaliser(Remade):
         raise NotImplementedError
 
     def _view(self, x: np.ndarray) -> np.ndarray:
-        """The block as the statistics see it (group norm splits channels into groups)."""
+        """The block as the statistics see it (group norm splits channels into groups, ghost
+        batch norm rows)."""
         return x
 
     def _given(self, x: np.ndarray) -> Given | None:
@@ -104,7 +105,8 @@ class Normaliser(Remade):
 
         `x` is any block this layer takes (labels included: integers become float64). The view
         is `x` itself except for group norm, which splits the channels into
-        (groups, channels in a group). Refuses a block of the wrong shape (ShapeError).
+        (groups, channels in a group), and ghost batch norm, which splits the rows into
+        (groups, rows in a group). Refuses a block of the wrong shape (ShapeError).
         """
         view = self._view(self._checked(x))
         return view, self._stat_axes(view)

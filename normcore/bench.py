@@ -239,8 +239,9 @@ def _time_playground(module: Any, repeats: int) -> float | None:
 def run_all_cells(notebook: Path) -> dict[str, float]:
     """Run every cell of `notebook` in a fresh kernel started in book/ (as JupyterLab's Run All
     would) and time it, kernel start excluded: `wall` from the first cell's start to the last
-    cell's end, `cpu` the kernel process's own CPU time over the same span (steadier than wall
-    time on a shared machine: time the machine spends on other work is not counted)."""
+    cell's end, `cpu` the CPU time of the kernel process and of the worker processes it forked
+    (`normcore.experiments.side_by_side`) over the same span (steadier than wall time on a
+    shared machine: time the machine spends on other work is not counted)."""
     import nbformat
     import psutil
     from nbclient import NotebookClient
@@ -260,7 +261,8 @@ def run_all_cells(notebook: Path) -> dict[str, float]:
             client.execute_cell(cell, index)
         wall = time.perf_counter() - start
         after = kernel.cpu_times()
-    cpu = (after.user + after.system) - (before.user + before.system)
+    fields = ("user", "system", "children_user", "children_system")  # children: the workers
+    cpu = sum(getattr(after, f) - getattr(before, f) for f in fields)
     return {"wall": wall, "cpu": cpu}
 
 
