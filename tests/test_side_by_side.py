@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,9 +18,9 @@ WORK = side_by_side.side_by_side
 
 @pytest.fixture
 def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fork as on the book's 2-core machine, whatever this machine has (Linux only)."""
+    """Use workers as on the book's 2-core machine, whatever this machine has (Linux only)."""
     if not side_by_side.sys.platform.startswith("linux"):
-        pytest.fail("these tests fork: they run on Linux, where the book's CI runs")
+        pytest.fail("these tests use worker processes: they run on Linux, where the book's CI runs")
     monkeypatch.setattr(side_by_side, "available_cpus", lambda: 2)
     monkeypatch.delenv(side_by_side.WORKERS_VARIABLE, raising=False)
 
@@ -29,22 +30,49 @@ def one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(side_by_side.WORKERS_VARIABLE, "1")
 
 
-def test_items_are_worked_in_two_processes_and_come_back_in_order(two_cpus: None) -> None:
-    both = multiprocessing.get_context("fork").Barrier(2)
+def _square_meeting(item: tuple[int, str]) -> tuple[int, int]:
+    """i * i and this process's id; items 0 and 1 wait for each other (a file each in `where`),
+    so they must be in two processes at once."""
+    i, where = item
+    if i < 2:
+        Path(where, str(i)).touch()
+        deadline = time.monotonic() + 30
+        while not Path(where, str(1 - i)).exists():
+            assert time.monotonic() < deadline, "the other worker never came"
+            time.sleep(0.005)
+    return i * i, os.getpid()
 
-    def square(i: int) -> tuple[int, int]:
-        if i < 2:  # the first two items meet: each is in its own process
-            both.wait(timeout=30)
-        return i * i, os.getpid()
 
-    got = WORK(square, list(range(7)))
+def test_items_are_worked_in_two_processes_and_come_back_in_order(
+    two_cpus: None, tmp_path: Path
+) -> None:
+    got = WORK(_square_meeting, [(i, str(tmp_path)) for i in range(7)])
     assert [v for v, _ in got] == [i * i for i in range(7)]
     pids = {pid for _, pid in got}
     assert len(pids) == 2 and os.getpid() not in pids
 
 
+def _process_and_threads(_: object) -> tuple[int, str | None]:
+    return os.getpid(), os.environ.get("OPENBLAS_NUM_THREADS")
+
+
+def test_the_calling_process_never_forks(two_cpus: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook kernel holds ZMQ and BLAS threads: the workers come from the fork server, with
+    one BLAS thread each, and this process's environment is left as it was."""
+
+    def no_fork() -> int:
+        raise AssertionError("side_by_side must not fork the calling process")
+
+    before = os.environ.get("OPENBLAS_NUM_THREADS")
+    monkeypatch.setattr(os, "fork", no_fork)
+    side_by_side.prepare()
+    got = WORK(_process_and_threads, [0, 1, 2])
+    assert all(pid != os.getpid() and threads == "1" for pid, threads in got)
+    assert os.environ.get("OPENBLAS_NUM_THREADS") == before
+
+
 def test_one_worker_runs_here(one_process: None) -> None:
-    assert WORK(lambda i: os.getpid(), [1, 2, 3]) == [os.getpid()] * 3
+    assert [pid for pid, _ in WORK(_process_and_threads, [1, 2, 3])] == [os.getpid()] * 3
     assert side_by_side.workers_for(4) == 1
 
 
@@ -82,15 +110,23 @@ def test_an_error_in_a_worker_is_raised_here_with_its_type(two_cpus: None) -> No
         WORK(_refuses, [0, 1, 2, 3])
 
 
+def _nested(i: int) -> list[tuple[int, str | None]]:
+    return WORK(_process_and_threads, [i, i + 1])
+
+
 def test_a_worker_works_its_own_items_in_turn(two_cpus: None) -> None:
-    """Inside a worker there is no second level of processes (a pool's workers may not fork)."""
-    got = WORK(lambda i: WORK(lambda j: (j, os.getpid()), [i, i + 1]), [0, 10])
-    for (a, pid_a), (b, pid_b) in got:
-        assert b == a + 1 and pid_a == pid_b != os.getpid()
+    """Inside a worker there is no second level of processes (a pool's workers may not have
+    children)."""
+    for (pid_a, _), (pid_b, _) in WORK(_nested, [0, 10]):
+        assert pid_a == pid_b != os.getpid()
+
+
+def _batch_layer(features: int) -> BatchNorm:
+    return BatchNorm.create(features)
 
 
 def test_layers_come_back_read_only(two_cpus: None) -> None:
-    layers = WORK(lambda n: BatchNorm.create(n), [2, 3])
+    layers = WORK(_batch_layer, [2, 3])
     assert [layer.scale.shape for layer in layers] == [(2,), (3,)]
     for layer in layers:
         for a in (layer.scale, layer.shift, layer.running_mean, layer.running_variance):

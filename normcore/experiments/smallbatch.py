@@ -14,6 +14,7 @@ fine-tuning.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -64,12 +65,17 @@ def by_group_size(
             raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
     if not seeds:
         raise SettingError("seeds: expected at least one seed")
+    run = functools.partial(_group_size_run, data=data, rate=rate, seeds=tuple(seeds))
+    return np.array(side_by_side(run, [int(b) for b in sizes]))
 
-    def trained(b: int) -> np.ndarray:
-        net = ghost(deepnet.build("batch", list(seeds)), int(b))
-        return deepnet.train(net, data, rate, epochs=EPOCHS, batch=batch).accuracy[-1]
 
-    return np.array(side_by_side(trained, list(sizes)))
+def _group_size_run(
+    group_rows: int, data: tuple[np.ndarray, ...], rate: float, seeds: tuple[int, ...]
+) -> np.ndarray:
+    """Held-out accuracy (S,) of one `by_group_size` run: statistics over `group_rows` rows."""
+    net = ghost(deepnet.build("batch", list(seeds)), group_rows)
+    run = deepnet.train(net, data, rate, epochs=EPOCHS, batch=digits_rates.BATCH)
+    return run.accuracy[-1]
 
 
 def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...], rate: float,
