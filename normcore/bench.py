@@ -239,9 +239,10 @@ def _time_playground(module: Any, repeats: int) -> float | None:
 def run_all_cells(notebook: Path) -> dict[str, float]:
     """Run every cell of `notebook` in a fresh kernel started in book/ (as JupyterLab's Run All
     would) and time it, kernel start excluded: `wall` from the first cell's start to the last
-    cell's end, `cpu` the CPU time of the kernel process and of the worker processes it forked
-    (`normcore.experiments.side_by_side`) over the same span (steadier than wall time on a
-    shared machine: time the machine spends on other work is not counted)."""
+    cell's end, `cpu` the CPU time of the kernel process and of every process under it (the
+    fork server of `normcore.experiments.side_by_side` and its finished workers) over the same
+    span (steadier than wall time on a shared machine: time the machine spends on other work is
+    not counted)."""
     import nbformat
     import psutil
     from nbclient import NotebookClient
@@ -255,15 +256,28 @@ def run_all_cells(notebook: Path) -> dict[str, float]:
     )
     with client.setup_kernel():
         kernel = psutil.Process(client.km.provisioner.process.pid)
-        before = kernel.cpu_times()
+        before = _cpu_seconds(kernel)
         start = time.perf_counter()
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
         wall = time.perf_counter() - start
-        after = kernel.cpu_times()
-    fields = ("user", "system", "children_user", "children_system")  # children: the workers
-    cpu = sum(getattr(after, f) - getattr(before, f) for f in fields)
-    return {"wall": wall, "cpu": cpu}
+        after = _cpu_seconds(kernel)
+    return {"wall": wall, "cpu": after - before}
+
+
+def _cpu_seconds(kernel: Any) -> float:
+    """CPU seconds of the psutil process `kernel` and every process under it, each with the
+    finished children it has reaped (a fork server's workers)."""
+    import psutil
+
+    total = 0.0
+    for process in (kernel, *kernel.children(recursive=True)):
+        try:
+            t = process.cpu_times()
+        except psutil.NoSuchProcess:  # ended between the listing and the reading
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
 
 
 def chapters() -> None:
