@@ -42,8 +42,14 @@ R = TypeVar("R")
 #: the environment variable that caps the number of processes (1: run in this process)
 WORKERS_VARIABLE = "NORMCORE_WORKERS"
 
-#: what the fork server loads once, so that a worker starts with it loaded
-PRELOAD = ("numpy", "normcore", "normcore.experiments.deepnet")
+#: what the fork server loads once, so that a worker starts with it loaded: numpy, normcore and
+#: the experiments that call `side_by_side`
+PRELOAD = (
+    "numpy",
+    "normcore",
+    "normcore.experiments.digits_rates",
+    "normcore.experiments.smallbatch",
+)
 _START_LOCK = threading.Lock()
 _STARTED = False
 _IN_WORKER = False
