@@ -13,6 +13,7 @@ arithmetic.
 
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
+from .conv import Conv2d, StandardisedConv2d, fold_into_conv
 from .dense import Dense, WeightNormDense
 from .errors import (
     DtypeError,
