@@ -164,12 +164,16 @@ def test_the_shift_reaches_every_seeded_entry_point_and_spares_the_data(shell):
         ]
         np.random.seed(4)  # noqa: NPY002  (the legacy entry point is shifted too)
         legacy = np.random.rand()  # noqa: NPY002
-        assert shift.moved == 4
+        listed = np.random.default_rng([4, 9]).random()
+        spawned = np.random.SeedSequence(4).generate_state(1)
+        assert shift.moved == 6
         assert np.random.default_rng(None) is not None  # not an integer: left alone
         assert all(np.array_equal(a, b) for a, b in zip(make_crowd.generate(), crowd, strict=True))
         assert not np.array_equal(subscribers.init_weights(4, [(3, 2)])[0][0], weights)
     np.random.seed(5)  # noqa: NPY002
     assert moved == plain and legacy == np.random.rand()  # noqa: NPY002
+    assert listed == np.random.default_rng([5, 9]).random()
+    assert spawned == np.random.SeedSequence(5).generate_state(1)
     assert np.array_equal(subscribers.init_weights(4, [(3, 2)])[0][0], weights)
 
 
