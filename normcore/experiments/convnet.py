@@ -1,0 +1,369 @@
+"""A small convolutional network on the 8 x 8 digits, with a normaliser after each convolution.
+
+The network (per stacked model)::
+
+    image (1, 8, 8)
+    -> Conv2d 1 -> 8 channels, 3 x 3, padding 1      -> (8, 8, 8) -> normaliser -> ReLU
+    -> Conv2d 8 -> 8 channels, 3 x 3, stride 2, pad 1 -> (8, 4, 4) -> normaliser -> ReLU
+    -> flatten (128) -> Dense 128 -> 10 -> softmax cross-entropy
+
+Versions (the normaliser after each convolution):
+
+    'none'      nothing
+    'batch'     per-channel batch norm: one mean and variance per channel over (images, H, W),
+                read over groups of `per_device` images (ghost batches: each of 64 / B devices
+                standardising the B images it holds)
+    'layer'     one mean and variance per image over (C, H, W), per-channel scale and shift
+                (group norm with one group, as Wu & He's "LN")
+    'instance'  per image and channel over (H, W)
+    'group'     per image over each group of C / GROUPS channels and (H, W)
+    'ws-group'  group norm after convolutions whose kernels are weight-standardised
+
+Independent networks (seeds) stack along one leading axis S, trained in one call per layer. The
+image normalisers of normcore take no stack axis, so the stack is laid out for them: batch norm
+reads the block (S, images, C, H, W) as `GhostBatchNorm` rows (S, images * H * W, C), every
+pixel of every image a row and every channel a feature, which is per-channel batch norm exactly
+(the tests hold it to `ImageBatchNorm`); the per-image normalisers read it as one `GroupNorm`
+over (images, S * C, H, W) with S times the groups, so no group spans two networks. Every
+network sees the same batches in the same order (one shuffle per epoch from `order_seed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..activations import ReLU
+from ..batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
+from ..conv import Conv2d, StandardisedConv2d, fold_into_conv
+from ..data import load_digits, split_digits
+from ..dense import Dense
+from ..errors import SettingError
+from ..image import GroupNorm
+from ..purpose import PREDICTING, TRAINING
+from .deepnet import softmax_cross_entropy
+
+VERSIONS = ("none", "batch", "layer", "instance", "group", "ws-group")
+CHANNELS = 8
+#: group norm's groups: 2 groups of 4 channels (see the chapter for why)
+GROUPS = 2
+SIDE = 8
+CLASSES = 10
+#: images per step; a batch layer's statistics are read over `per_device` of them
+BATCH = 32
+RATE = 0.3
+#: steps of training (24 steps of 32 images: about half an epoch of the 1,438 training images)
+STEPS = 24
+SEEDS = (0, 1, 2)
+#: the per-device batch sizes of the small-batch comparison: the ends of Wu & He's range (2 to
+#: 32 images) and one between (the chapter's time allows three runs)
+SIZES = (2, 8, 32)
+#: how many training images the precise statistics and the variance ratios are read from
+SAMPLE = 640
+HELD_OUT = 0.2
+SPLIT_SEED = 0
+
+#: Published figures, not computed here: Wu & He (2018, "Group Normalization", ECCV; arXiv
+#: 1803.08494), ResNet-50 on ImageNet trained on 8 GPUs, batch statistics per GPU, top-1
+#: validation error (%) by images per GPU, for batch norm and group norm (32 groups). At 32 images
+#: per GPU their layer norm had 25.3 and instance norm 28.4 (`WU_HE_AT_32`). The abstract's
+#: "10.6% lower error" at 2 images is the difference of the last column.
+WU_HE_ERROR = {
+    "batch": {32: 23.6, 16: 23.7, 8: 24.8, 4: 27.3, 2: 34.7},
+    "group": {32: 24.1, 16: 24.2, 8: 24.0, 4: 24.2, 2: 24.1},
+}
+WU_HE_AT_32 = {"batch": 23.6, "group": 24.1, "layer": 25.3, "instance": 28.4}
+
+
+def digits_images(split_seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
+    """(x_train, y_train, x_held, y_held): images (n, 1, 8, 8), pixels / 16, then put in standard
+    units by the training images' mean and deviation over every pixel (one pair of figures, so
+    the picture's shape is kept)."""
+    digits = load_digits()
+    train, held = split_digits(HELD_OUT, split_seed)
+    x = digits.scaled.reshape(-1, 1, SIDE, SIDE)
+    mean, deviation = x[train].mean(), x[train].std()
+    x = (x - mean) / deviation
+    return x[train], digits.labels[train], x[held], digits.labels[held]
+
+
+# -- the normalisers' layouts ---------------------------------------------------------------
+def _batch_rows(a: np.ndarray) -> np.ndarray:
+    """(S, N, C, H, W) -> (S, N * H * W, C): every pixel a row, every channel a feature."""
+    s, n, c, h, w = a.shape
+    return np.moveaxis(a, 2, 4).reshape(s, n * h * w, c)
+
+
+def _batch_images(rows: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    s, n, c, h, w = shape
+    return np.moveaxis(rows.reshape(s, n, h, w, c), 4, 2)
+
+
+def _group_block(a: np.ndarray) -> np.ndarray:
+    """(S, N, C, H, W) -> (N, S * C, H, W): the networks' channels side by side."""
+    s, n, c, h, w = a.shape
+    return np.moveaxis(a, 0, 1).reshape(n, s * c, h, w)
+
+
+def _group_images(block: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    s, n, c, h, w = shape
+    return np.moveaxis(block.reshape(n, s, c, h, w), 1, 0)
+
+
+def to_layout(norm: Any, a: np.ndarray) -> np.ndarray:
+    """The stacked block `a` (S, N, C, H, W) as the normaliser `norm` reads it."""
+    return _batch_rows(a) if isinstance(norm, BatchNorm) else _group_block(a)
+
+
+def from_layout(norm: Any, b: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The inverse of `to_layout`: back to (S, N, C, H, W)."""
+    if isinstance(norm, BatchNorm):
+        return _batch_images(b, shape)
+    return _group_images(b, shape)
+
+
+def make_norm(version: str, stack: int, per_device: int, side: int) -> Any:
+    """The normaliser after a convolution whose output is (stack, images, CHANNELS, side, side)."""
+    if version == "none":
+        return None
+    if version == "batch":
+        return GhostBatchNorm.create(CHANNELS, per_device * side * side, stack=(stack,))
+    groups = {"layer": 1, "instance": CHANNELS, "group": GROUPS, "ws-group": GROUPS}[version]
+    return GroupNorm.create(stack * CHANNELS, stack * groups)
+
+
+@dataclass(frozen=True, eq=False)
+class ConvNet:
+    """The stacked network: two convolutions, their normalisers (None for 'none'), the output
+    layer, the version and the per-device batch its batch layers read."""
+
+    convs: tuple[Conv2d, Conv2d]
+    norms: tuple[Any, Any]
+    output: Dense
+    version: str
+    per_device: int = BATCH
+    relu: ReLU = dataclasses.field(default_factory=ReLU)
+
+    @property
+    def size(self) -> int:
+        return int(self.output.weights.shape[0])
+
+
+def build(version: str, seeds: Sequence[int] = SEEDS, per_device: int = BATCH) -> ConvNet:
+    """One network per seed, stacked in the order given. Kernels and output weights are
+    He-uniform from ``np.random.default_rng(seed)`` (first convolution first), so a seed gives
+    the same starting weights in every version; biases start at 0."""
+    if version not in VERSIONS:
+        raise SettingError(f"version: expected one of {VERSIONS}, got {version!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+    if (
+        isinstance(per_device, bool)
+        or not isinstance(per_device, int)
+        or per_device < 1
+        or BATCH % per_device
+    ):
+        raise SettingError(
+            f"per_device: expected a whole number dividing {BATCH}, got {per_device!r}"
+        )
+    first, second, out = [], [], []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        first.append(Conv2d.create(1, CHANNELS, 3, rng, padding=1).weights)
+        second.append(Conv2d.create(CHANNELS, CHANNELS, 3, rng, padding=1).weights)
+        out.append(Dense.create(CHANNELS * 16, CLASSES, rng).weights)
+    kind = StandardisedConv2d if version == "ws-group" else Conv2d
+    convs = (
+        kind(weights=np.stack(first), padding=1),
+        kind(weights=np.stack(second), padding=1, stride=2),
+    )
+    s = len(seeds)
+    norms = (make_norm(version, s, per_device, SIDE), make_norm(version, s, per_device, SIDE // 2))
+    return ConvNet(convs, norms, Dense(weights=np.stack(out)), version, per_device)
+
+
+def forward(net: ConvNet, x: np.ndarray, purpose: str = PREDICTING) -> tuple[list, np.ndarray]:
+    """Every layer's response in order (a normaliser's as it saw its layout) and the logits
+    (S, images, CLASSES). `x` is (images, 1, 8, 8), shared by every stacked network."""
+    a = np.broadcast_to(x, (net.size, *x.shape))
+    responses = []
+    for conv, norm in zip(net.convs, net.norms, strict=True):
+        r = conv.forward(a, purpose)
+        responses.append(r)
+        a = r.output
+        if norm is not None:
+            r = norm.forward(to_layout(norm, a), purpose)
+            responses.append(r)
+            a = from_layout(norm, r.output, a.shape)
+        r = net.relu.forward(a, purpose)
+        responses.append(r)
+        a = r.output
+    r = net.output.forward(a.reshape(*a.shape[:2], -1), purpose)
+    responses.append(r)
+    return responses, r.output
+
+
+def gradients(net: ConvNet, x: np.ndarray, labels: np.ndarray, purpose: str = TRAINING):
+    """Loss (S,) and every layer's gradient, last layer first, for one batch."""
+    responses, logits = forward(net, x, purpose)
+    loss = softmax_cross_entropy(logits, labels)
+    d = loss.slope
+    grads = []
+    for r in reversed(responses):
+        layer = r.layer
+        shape = r.output.shape
+        if isinstance(layer, Dense):
+            g = layer.backward(r, d)
+            d = g.passed_down.reshape(*d.shape[:2], CHANNELS, SIDE // 2, SIDE // 2)
+        elif isinstance(layer, (BatchNorm, GroupNorm)):
+            images = d.shape
+            g = layer.backward(r, to_layout(layer, d))
+            d = from_layout(layer, g.passed_down, images)
+        else:
+            g = layer.backward(r, d.reshape(shape))
+            d = g.passed_down
+        grads.append(g)
+    return loss.value, grads
+
+
+def step(net: ConvNet, grads: list, rate: float) -> ConvNet:
+    """A new network: every parameter moved by ``-rate * slope``, running figures folded in."""
+    by_layer = {id(g.layer): g for g in grads}
+
+    def moved(layer: Any) -> Any:
+        return None if layer is None else layer.step(by_layer[id(layer)], rate)
+
+    convs = tuple(moved(c) for c in net.convs)
+    norms = tuple(moved(n) for n in net.norms)
+    return dataclasses.replace(net, convs=convs, norms=norms, output=moved(net.output))
+
+
+def accuracy(net: ConvNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Share of images classified right while predicting, per stacked network (S,)."""
+    _, logits = forward(net, x, PREDICTING)
+    return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
+
+
+@dataclass(frozen=True, eq=False)
+class Training:
+    """What `train` recorded: the trained stack, `loss` (steps, S) from each step's own forward
+    pass and `accuracy` (S,) on the held-out images, predicting, at the end."""
+
+    net: ConvNet
+    loss: np.ndarray
+    accuracy: np.ndarray
+
+
+def train(
+    net: ConvNet,
+    data: tuple[np.ndarray, ...],
+    rate: float = RATE,
+    steps: int = STEPS,
+    order_seed: int = 0,
+) -> Training:
+    """Mini-batch gradient descent, BATCH images a step, for `steps` steps on ``data =
+    (x_train, y_train, x_held, y_held)``. The images are taken in the order of one shuffle from
+    ``np.random.default_rng(order_seed)`` (a fresh shuffle each time the training images run
+    out), the same batches for every stacked network."""
+    x, y, x_held, y_held = data
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise SettingError(f"steps: expected a whole number >= 1, got {steps!r}")
+    rng = np.random.default_rng(order_seed)
+    per_epoch = len(y) // BATCH
+    orders = [rng.permutation(len(y)) for _ in range(-(-steps // per_epoch))]
+    losses = []
+    for k in range(steps):
+        order = orders[k // per_epoch]
+        rows = order[(k % per_epoch) * BATCH : (k % per_epoch + 1) * BATCH]
+        loss, grads = gradients(net, x[rows], y[rows])
+        losses.append(loss)
+        net = step(net, grads, rate)
+    return Training(net=net, loss=np.array(losses), accuracy=accuracy(net, x_held, y_held))
+
+
+# -- after training --------------------------------------------------------------------------
+def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
+    """`net` (the batch version) with every batch layer's running figures replaced by the
+    statistics of the images `x` at the final weights ("precise" statistics, Wu & Johnson 2021):
+    the first layer's mean and biased variance over every image and pixel of `x`, then the
+    second's over what the first, now predicting by its new figures, hands on."""
+    if net.version != "batch":
+        raise SettingError(f"net: expected the batch version, got {net.version!r}")
+    a = np.broadcast_to(x, (net.size, *x.shape))
+    norms = []
+    for conv, norm in zip(net.convs, net.norms, strict=True):
+        a = conv.forward(a).output
+        rows = _batch_rows(a)
+        norm = dataclasses.replace(
+            norm, running_mean=rows.mean(axis=1), running_variance=rows.var(axis=1)
+        )
+        norms.append(norm)
+        a = net.relu.forward(from_layout(norm, norm.forward(rows).output, a.shape)).output
+    return dataclasses.replace(net, norms=tuple(norms))
+
+
+def folded(net: ConvNet) -> ConvNet:
+    """`net` (the batch version) with each batch layer folded into the convolution before it
+    (`normcore.fold_into_conv`): the 'none' version's shape, answering as `net` predicts."""
+    if net.version != "batch":
+        raise SettingError(f"net: expected the batch version, got {net.version!r}")
+    convs = tuple(fold_into_conv(c, n) for c, n in zip(net.convs, net.norms, strict=True))
+    return dataclasses.replace(net, convs=convs, norms=(None, None), version="none")
+
+
+def as_image_batch_norm(norm: GhostBatchNorm, index: int) -> ImageBatchNorm:
+    """Stacked network `index`'s batch layer as normcore's per-channel `ImageBatchNorm`."""
+    return ImageBatchNorm(
+        scale=norm.scale[index],
+        shift=norm.shift[index],
+        running_mean=norm.running_mean[index],
+        running_variance=norm.running_variance[index],
+        epsilon=norm.epsilon,
+        momentum=norm.momentum,
+    )
+
+
+def pooled(version: str, per_device: int) -> tuple[int, int]:
+    """How many values each statistic of the two normalisers is read from, for `per_device`
+    images (batch norm) or one image (the others), at 8 x 8 and 4 x 4 pixels."""
+    if version not in VERSIONS or version == "none":
+        raise SettingError(f"version: expected a normalising version, got {version!r}")
+    images = per_device if version == "batch" else 1
+    counts = []
+    for side in (SIDE, SIDE // 2):
+        norm = make_norm(version, 1, per_device, side)
+        block = np.zeros((1, images, CHANNELS, side, side))
+        counts.append(int(norm.statistic_count(to_layout(norm, block))))
+    return counts[0], counts[1]
+
+
+def variance_ratios(net: ConvNet, x: np.ndarray, per_device: int) -> np.ndarray:
+    """How far one device's statistics stray: the first convolution's output on the images `x`
+    (its first ``len(x) // per_device * per_device``), cut into groups of `per_device` images;
+    each group's variance of each channel (over its images and pixels, biased) divided by the
+    variance of that channel over all of those images. Shape (groups, S, CHANNELS).
+
+    A ratio of 1 is the whole set's figure; their spread is the noise a batch layer trains on,
+    and their mean falls below 1 because a group's own mean leaves out the differences between
+    groups."""
+    if isinstance(per_device, bool) or not isinstance(per_device, int) or per_device < 1:
+        raise SettingError(f"per_device: expected a whole number >= 1, got {per_device!r}")
+    used = len(x) // per_device * per_device
+    if used == 0:
+        raise SettingError(f"x: expected at least {per_device} images, got {len(x)}")
+    a = net.convs[0].forward(np.broadcast_to(x[:used], (net.size, *x[:used].shape))).output
+    s, n, c, h, w = a.shape
+    whole = a.var(axis=(1, 3, 4))  # (S, C)
+    groups = a.reshape(s, n // per_device, per_device, c, h, w).var(axis=(2, 4, 5))
+    return np.moveaxis(groups / whole[:, None, :], 1, 0)
+
+
+def fold_gap(net: ConvNet, x: np.ndarray) -> np.ndarray:
+    """For each stacked network (S,), the largest difference between the logits of `net` (the
+    batch version, predicting) and of its folded form, over the images `x` and the classes."""
+    gap = np.abs(forward(folded(net), x)[1] - forward(net, x)[1])
+    return gap.max(axis=(1, 2))
