@@ -32,4 +32,6 @@ def test_no_stride_for_the_learning_rate():
     book = GLOSSARY.parent
     for md in sorted(book.glob("[0-9][0-9]-*.md")):
         prose = re.sub(r"```.*?```", "", md.read_text(encoding="utf-8"), flags=re.DOTALL)
+        if "{term}`convolution`" in prose:  # a chapter with convolutions: stride is their step
+            continue
         assert not re.search(r"\bstride\b", prose, re.IGNORECASE), md.name

@@ -64,9 +64,10 @@ def batch_sizes(
         right.plot(b, [errors[k] for k in b], marker=MARKERS[name], color=COLOURS[name], label=name)
     right.set_ylabel("top-1 error, % (ImageNet)")
     right.set_title("Wu & He, ResNet-50", fontsize="medium")
+    ticks = {left: list(x), right: sorted({b for errors in published.values() for b in errors})}
     for ax in (left, right):
         ax.set_xscale("log", base=2)
-        ax.set_xticks(x, [str(s) for s in x])
+        ax.set_xticks(ticks[ax], [str(s) for s in ticks[ax]])
         ax.minorticks_off()
         ax.set_xlabel("images per device")
         ax.legend()
