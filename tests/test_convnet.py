@@ -167,3 +167,25 @@ def test_exercise_checkers_accept_the_answer_and_name_the_mistakes() -> None:
     assert "dense layer" in ex.check_small_batch("batch", 2)
     assert "8 x 8" in ex.check_small_batch("batch", 128)
     assert "every channel" in ex.check_small_batch("batch", 256)
+
+
+def test_fine_tuning_frozen_keeps_the_running_figures(data) -> None:
+    x, y = data[0], data[1]
+    net = cn.train(cn.build("batch", seeds=(12,)), data, steps=2).net
+    frozen = cn.fine_tune(net, x, y, "predicting")
+    training = cn.fine_tune(net, x, y, "training")
+    for before, kept, moved in zip(net.norms, frozen.norms, training.norms, strict=True):
+        np.testing.assert_array_equal(kept.running_mean, before.running_mean)
+        assert not np.allclose(moved.running_mean, before.running_mean)
+        assert not np.allclose(kept.scale, before.scale)  # frozen statistics, learning scale
+    assert training.per_device == cn.TUNE_BATCH
+    with pytest.raises(nc.SettingError):
+        cn.fine_tune(cn.build("group", seeds=(12,)), x, y, "training")
+
+
+def test_fainter_cuts_the_contrast_around_the_background(data) -> None:
+    x = data[0]
+    faint = cn.fainter(x)
+    background = x.min()
+    assert faint.min() == background
+    np.testing.assert_allclose(faint - background, cn.FAINT * (x - background))

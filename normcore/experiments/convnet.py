@@ -368,3 +368,39 @@ def fold_gap(net: ConvNet, x: np.ndarray) -> np.ndarray:
     batch version, predicting) and of its folded form, over the images `x` and the classes."""
     gap = np.abs(forward(folded(net), x)[1] - forward(net, x)[1])
     return gap.max(axis=(1, 2))
+
+
+#: fine-tuning on a shifted task: the digits at this share of their contrast, TUNE_STEPS steps of
+#: TUNE_BATCH images at TUNE_RATE
+FAINT = 0.5
+TUNE_STEPS = 32
+TUNE_BATCH = 2
+TUNE_RATE = 0.05
+
+
+def fainter(x: np.ndarray) -> np.ndarray:
+    """The images `x` (standard units) with their contrast cut to FAINT around the blank
+    background (the smallest value, a pixel with no ink): a shifted task for fine-tuning."""
+    background = float(np.min(x))
+    return background + FAINT * (x - background)
+
+
+def fine_tune(net: ConvNet, x: np.ndarray, y: np.ndarray, purpose: str, seed: int = 0) -> ConvNet:
+    """`net` (the batch version) after TUNE_STEPS steps at TUNE_RATE on random batches of
+    TUNE_BATCH images of (x, y) (drawn by ``np.random.default_rng(seed)``), its batch layers in
+    `purpose`: 'training' (standardised by each batch's statistics, running figures moving at
+    each step) or 'predicting' (frozen: standardised by the running figures, which stay where
+    they are; scale and shift still learn)."""
+    if net.version != "batch":
+        raise SettingError(f"net: expected the batch version, got {net.version!r}")
+    norms = tuple(
+        dataclasses.replace(n, group_rows=TUNE_BATCH * (n.group_rows // net.per_device))
+        for n in net.norms
+    )
+    net = dataclasses.replace(net, norms=norms, per_device=TUNE_BATCH)
+    rng = np.random.default_rng(seed)
+    for _ in range(TUNE_STEPS):
+        rows = rng.choice(len(y), TUNE_BATCH, replace=False)
+        _, grads = gradients(net, x[rows], y[rows], purpose)
+        net = step(net, grads, TUNE_RATE)
+    return net
