@@ -80,6 +80,10 @@ def test_collected_block_matches_an_independent_formula_and_the_oracle(x, axis, 
     scale = max(1.0, float(np.max(np.abs(c.oracle))))
     assert c.true_gap < 1e-5 * scale
     assert np.max(np.abs(c.true_sums)) < 1e-9 * scale  # centring: sums along the statistic vanish
+    # the second check: sum of g * z is the naive figure shrunk by exactly eps / (variance + eps)
+    shrink = EPS / (x.var(axis=stat_axis) + EPS)
+    dots_scale = max(1.0, float(np.max(np.abs(c.naive_dots))))
+    assert np.max(np.abs(c.true_dots - shrink * c.naive_dots)) < 1e-10 * dots_scale
 
 
 def test_rms_block_has_two_routes_and_no_zero_sum():
