@@ -194,3 +194,15 @@ def test_geometry_invariances_and_traps():
     assert names == list(axes.PYTORCH_LAYERS)
     with pytest.raises(SettingError):
         axes.axes_table_rows((2, 4, 3, 3), 2)  # N = G: the letters would be ambiguous
+
+
+def test_rms_row_checker_names_the_mistakes():
+    row = ch04.ROW
+    right = nc.RMSNorm.create(3).forward(row).output
+    square = np.mean(row**2)
+    assert ch04.check_rms_row(right.ravel()) == "right"
+    assert "without epsilon" in ch04.check_rms_row(row / np.sqrt(square))
+    assert "outside the root" in ch04.check_rms_row(row / (np.sqrt(square) + 1e-5))
+    assert "sum of squares" in ch04.check_rms_row(row / np.sqrt(np.sum(row**2) + 1e-5))
+    assert "layer norm" in ch04.check_rms_row(nc.LayerNorm.create(3).forward(row).output)
+    assert ch04.check_rms_row(right.round(4)).startswith("close")

@@ -59,8 +59,36 @@ def check_layer_row(answer: Any) -> Verdict:
 
 
 def check_rms_row(answer: Any) -> Verdict:
-    """Exercise 2: ROW through a fresh RMS norm (epsilon 1e-5), as a 1 x 3 array."""
-    return verdict(answer, RMSNorm.create(3).forward(ROW).output)
+    """Exercise 2: ROW through a fresh RMS norm (epsilon 1e-5), to eight decimals; three numbers,
+    flat or 1 x 3. Names the usual mistakes: epsilon left out or outside the root, the sum of
+    squares instead of their mean, layer norm's answer."""
+    expected = RMSNorm.create(3).forward(ROW).output
+    if answer is None:
+        return verdict(None, expected)
+    given = _row_answer(answer)
+    if given is None:
+        return Verdict("not yet: the answer should be three numbers, one per entry of the row")
+    if np.allclose(given, expected, rtol=0, atol=2e-8):
+        return Verdict("right")
+    square = np.mean(ROW**2)
+    mistakes = {
+        "that is the row without epsilon; it sits under the root": ROW / np.sqrt(square),
+        "epsilon sits outside the root; it belongs under it, sqrt(mean square + 1e-5)": ROW
+        / (np.sqrt(square) + 1e-5),
+        "you divided by the root of the sum of squares; RMS takes their mean": ROW
+        / np.sqrt(np.sum(ROW**2) + 1e-5),
+        "that is layer norm's answer; RMS norm does not subtract the mean": LayerNorm.create(3)
+        .forward(ROW)
+        .output,
+    }
+    for said, wrong in mistakes.items():
+        if np.allclose(given, wrong, rtol=0, atol=2e-8):
+            return Verdict("not yet: " + said)
+    if np.allclose(given, expected, rtol=0, atol=5e-5):
+        return Verdict(
+            "close: right to about four decimals; this one needs eight, where epsilon shows"
+        )
+    return verdict(given, expected, tolerance=2e-8)
 
 
 def check_statistics_shape(answer: Any) -> Verdict:
