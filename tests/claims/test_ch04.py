@@ -113,3 +113,27 @@ def test_the_axis_traps_show_on_every_draw():
         ok += bool(trap.right_gap < 1e-12 and trap.wrong_gap > 0.5 and last.gap > 0.1)
     h = record("ch04", "axis_traps", held=ok, of=len(SEEDS), setting=FRESH)
     assert h.every
+
+
+def test_group_norm_with_one_group_parts_from_layer_norm_after_a_step():
+    ok = 0
+    for s in SEEDS:
+        rng = np.random.default_rng(s)
+        x = axes.image_batch((2, 4, 3, 3), seed=s)
+        push = rng.normal(size=x.shape)
+        outs = []
+        for start in (nc.GroupNorm.create(4, 1), nc.LayerNorm.create((4, 3, 3))):
+            before = start.forward(x, "training")
+            moved = start.step(start.backward(before, push), 0.1)
+            outs.append((before.output, moved.forward(x, "training").output))
+        fresh_gap = np.max(np.abs(outs[0][0] - outs[1][0]))
+        step_gap = np.max(np.abs(outs[0][1] - outs[1][1]))
+        ok += bool(fresh_gap < 1e-12 and step_gap > 0.01)
+    h = record(
+        "ch04",
+        "group_layer_part_after_a_step",
+        held=ok,
+        of=len(SEEDS),
+        setting="image batches (2, 4, 3, 3), one step at rate 0.1, " + FRESH,
+    )
+    assert h.every
