@@ -158,3 +158,25 @@ def test_chapter_two_checkers_accept_the_worked_answers():
     assert ch02.check_steps_to_one_percent(43).startswith("not yet")
     assert ch02.check_pytorch_running_variance(0.9 + 0.1 * 12.0) == "right"  # 36 / 3 = 12
     assert ch02.check_pytorch_running_variance(0.9 + 0.1 * 9.0).startswith("not yet")  # biased
+
+
+def test_chapter_two_checkers_name_the_expected_mistakes():
+    """Exercise 1 asks for the gap below 5/3, where epsilon shows; forgetting it is named."""
+    from normcore.exercises import ch02
+
+    gap = 5 / 3 - 15 / np.sqrt(81 + 1e-5)
+    assert ch02.check_gap_below_five_thirds(gap) == "right"
+    assert ch02.check_gap_below_five_thirds(1.0e-7) == "right"            # two figures
+    assert "without epsilon" in ch02.check_gap_below_five_thirds(0.0)
+    assert "outside the square root" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / (9 + 1e-5))
+    assert "positive" in ch02.check_gap_below_five_thirds(-gap)
+    assert "unbiased" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / np.sqrt(108 + 1e-5))
+    assert "round" not in ch02.check_gap_below_five_thirds(0.0)
+    kept = 0.9**3
+    mean = (1 - kept) * np.array([8.0, 6.0])
+    assert "biased" in ch02.check_running_after_three(mean, kept + (1 - kept) * np.array([108, 12]))
+    assert "one step" in ch02.check_running_after_three([0.8, 0.6], [9.0, 1.8])
+    assert "whole step" in ch02.check_steps_to_one_percent(43)
+    assert "whole" in ch02.check_steps_to_one_percent(np.log(0.01) / np.log(0.9))
+    assert "biased" in ch02.check_pytorch_running_variance(1.8)
+    assert "share taken" in ch02.check_pytorch_running_variance(0.1 + 0.9 * 12)

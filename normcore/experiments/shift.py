@@ -474,3 +474,72 @@ def running_lag(block: np.ndarray, steps: int = 100, layer: BatchNorm | None = N
         layer = fold_in(layer, block)
         gaps.append(np.max(np.abs(layer.forward(block, PREDICTING).output - trained)))
     return Lag(gaps=np.array(gaps), layer=layer)
+
+
+# ------------------------------------------------------------- what the running variance estimates
+
+
+@dataclass(frozen=True, eq=False)
+class VarianceEstimate:
+    """What the running variance of a batch layer settles on, batch after batch of fresh rows
+    from one distribution of variance `true_variance`, per independent stream.
+
+    `folded` is normcore's running variance after the last step (the biased batch variance
+    folded in), `unbiased` the same rule with n / (n - 1) times it folded in (the paper's and
+    PyTorch's choice), and `precise` the variance of every row of the last `recent` batches
+    pooled, recomputed once after the steps (shape (streams,) each).
+    """
+
+    rows: int
+    steps: int
+    true_variance: float
+    folded: np.ndarray
+    unbiased: np.ndarray
+    precise: np.ndarray
+    recent: int
+
+    @property
+    def expected_folded(self) -> float:
+        """What the biased fold averages to: (n - 1) / n of the true variance."""
+        return (self.rows - 1) / self.rows * self.true_variance
+
+
+def running_variance_estimate(
+    rows: int = 4, streams: int = 200, steps: int = 100, seed: int = 0, recent: int = 50
+) -> VarianceEstimate:
+    """Fold `steps` batches of `rows` standard-normal rows (one feature) into `streams` fresh
+    batch layers side by side (`fold_in`, one real zero-slope step a batch), and compare the
+    running variance with the two alternatives of `VarianceEstimate`.
+
+    After 100 steps at momentum 0.9 the start (variance 1) weighs 0.9^100, about 3e-5, so what
+    is left is the average of the batches' own variances.
+
+    Raises:
+        SettingError: fewer than two rows (a batch of one has no variance to fold), or fewer
+            recent batches than one or more than `steps`.
+    """
+    if not isinstance(rows, int) or rows < 2:
+        raise SettingError(f"rows: expected an int of at least 2, got {rows!r}")
+    if not isinstance(recent, int) or not 1 <= recent <= steps:
+        raise SettingError(f"recent: expected 1 to {steps}, got {recent!r}")
+    rng = np.random.default_rng(seed)
+    layer = BatchNorm.create(1, stack=(streams,))
+    unbiased = np.ones((streams, 1))
+    kept = []
+    for _ in range(steps):
+        batch = rng.standard_normal((streams, rows, 1))
+        layer = fold_in(layer, batch)
+        unbiased = layer.momentum * unbiased + (1 - layer.momentum) * batch.var(
+            axis=-2, ddof=1
+        )
+        kept.append(batch)
+    pooled = np.concatenate(kept[-recent:], axis=-2)
+    return VarianceEstimate(
+        rows=rows,
+        steps=steps,
+        true_variance=1.0,
+        folded=np.asarray(layer.running_variance)[:, 0],
+        unbiased=unbiased[:, 0],
+        precise=pooled.var(axis=-2, ddof=1)[:, 0],
+        recent=recent,
+    )
