@@ -529,9 +529,7 @@ def running_variance_estimate(
     for _ in range(steps):
         batch = rng.standard_normal((streams, rows, 1))
         layer = fold_in(layer, batch)
-        unbiased = layer.momentum * unbiased + (1 - layer.momentum) * batch.var(
-            axis=-2, ddof=1
-        )
+        unbiased = layer.momentum * unbiased + (1 - layer.momentum) * batch.var(axis=-2, ddof=1)
         kept.append(batch)
     pooled = np.concatenate(kept[-recent:], axis=-2)
     return VarianceEstimate(
