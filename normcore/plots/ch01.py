@@ -88,9 +88,16 @@ def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
     return fig
 
 
-def png_bytes(fig) -> bytes:
-    """The figure as PNG bytes without metadata (the same bytes on every run); closes it."""
+def png_bytes(fig, dpi: float = 100.0) -> bytes:
+    """The figure as PNG bytes without metadata (the same bytes on every run); closes it.
+
+    Args:
+        fig: a matplotlib figure.
+        dpi: dots per inch; the default 100 keeps the switch's two charts sharp at the page's
+            width (680 pixels for the 6.8-inch figure) while costing half the time and bytes of
+            the book style's 150.
+    """
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata=dict(PNG_METADATA))
+    fig.savefig(buffer, format="png", metadata=dict(PNG_METADATA), dpi=dpi)
     plt.close(fig)
     return buffer.getvalue()
