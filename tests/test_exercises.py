@@ -123,8 +123,12 @@ def test_chapter_one_exercise_two_floor_and_its_mistakes():
     assert ch01.check_floor_deviation(0.0923) == "right"          # three significant figures
     assert "root mean square" in ch01.check_floor_deviation(np.sqrt(1 / 80))
     assert "before the ReLU" in ch01.check_floor_deviation(np.sqrt(1 / 40))
-    no_half = (1 / 48) / (1 - 1 / 3)                              # q = q / 3 + 1/48, halving lost
-    assert "half" in ch01.check_floor_deviation(np.sqrt(2 * no_half) * c)
+    no_half = (1 / 48) / (1 - 1 / 3)                  # q_s = q_s / 3 + 1/48: the halving lost
+    assert "half" in ch01.check_floor_deviation(np.sqrt(no_half) * c)
+    from normcore.experiments.shift import deep_stack
+
+    measured = float(np.median(deep_stack(False).deviation[5:]))
+    assert "table" in ch01.check_floor_deviation(measured)
     assert ch01.check_floor_deviation(0.5).startswith("not yet")
 
 

@@ -63,8 +63,14 @@ def check_floor_deviation(deviation: Any) -> Verdict:
         q_bound = (
             wrong_var / 2.0 / (1.0 - FAN_IN * wrong_var / 2.0) if FAN_IN * wrong_var < 2 else np.inf
         )
-        no_half = var / (1.0 - FAN_IN * var)  # the ReLU's halving left out
+        no_half = var / (1.0 - FAN_IN * var)  # the ReLU's halving left out: q = q_s
+        measured = float(np.median(deep_stack(False).deviation[5:]))
         return [
+            (
+                measured,
+                "that is the level the table shows (layers 5 to 10); the question asks for the "
+                "fixed point of the recursion, which the measured layers scatter around",
+            ),
             (
                 np.sqrt(q),
                 "that is the root mean square of the block; its deviation subtracts "
@@ -76,7 +82,7 @@ def check_floor_deviation(deviation: Any) -> Verdict:
                 "what the ReLU hands on",
             ),
             (
-                np.sqrt(2.0 * no_half) * c,
+                np.sqrt(no_half) * c,
                 "the ReLU keeps only half the scores' mean square; "
                 "the recursion has to halve both terms",
             ),
