@@ -153,3 +153,56 @@ def test_exercise_checks():
     assert ch04.check_statistics_shape((2, 3)).startswith("not yet")
     assert ch04.check_group_count(3 * 5 * 5) == "right"  # 12 channels / 4 groups, 5 x 5 pixels
     assert ch04.check_group_count(74).startswith("not yet")
+
+
+def test_exercise_checkers_name_the_chapter_4_mistakes():
+    row = ch04.ROW
+    right = nc.LayerNorm.create(3).forward(row).output
+    centred = row - row.mean()
+    assert ch04.check_layer_row(right.ravel()) == "right"  # a flat answer is accepted
+    assert "without epsilon" in ch04.check_layer_row(centred / np.sqrt(row.var()))
+    assert "unbiased" in ch04.check_layer_row(centred / np.sqrt(row.var(ddof=1) + 1e-5))
+    assert "outside the root" in ch04.check_layer_row(centred / (row.std() + 1e-5))
+    assert "RMS" in ch04.check_layer_row(nc.RMSNorm.create(3).forward(row).output)
+    assert ch04.check_layer_row(right.round(4)).startswith("close")
+    assert ch04.check_statistics_shape((2,)) == "right"
+    assert ch04.check_statistics_shape((2, 1, 1, 1)) == "right"
+    assert "normalized_shape itself" in ch04.check_statistics_shape((3, 4, 5))
+    assert "(4, 5)" in ch04.check_statistics_shape((2, 3))
+    assert ch04.check_statistics_shape(2).startswith("close")
+    for wrong in [(3, 4, 5), (2, 3), (1,), (7,)]:
+        assert "shape (1,)" not in ch04.check_statistics_shape(wrong)
+    good = [[32 * 128, 512], [512, 32 * 128]]
+    assert ch04.check_transformer_axes(good) == "right"
+    assert "swapped" in ch04.check_transformer_axes(good[::-1])
+    assert "B alone" in ch04.check_transformer_axes([[32, 512], [512, 32 * 128]])
+    assert ch04.check_one_image(0.0) == "right"
+    assert ch04.check_one_image(0.3).startswith("not yet")
+
+
+def test_geometry_invariances_and_traps():
+    g = axes.geometry()
+    assert g.rms_radius_gap < 1e-6 and g.layer_sum < 1e-12
+    assert np.allclose(g.layer, [[1.0, -1.0]], atol=1e-6)
+    t = axes.invariance_table()
+    assert t["batch"] == axes.BA_TABLE["batch"] and t["layer"] == axes.BA_TABLE["layer"]
+    assert t["RMS"] == (True, False, False, True, False, True)
+    assert axes.one_image_gap(axes.image_batch()) < 1e-12
+    trap = axes.sequence_trap()
+    assert trap.right_gap < 1e-12 < 0.5 < trap.wrong_gap
+    names = [row[0] for row in axes.axes_table_rows()]
+    assert names == list(axes.PYTORCH_LAYERS)
+    with pytest.raises(SettingError):
+        axes.axes_table_rows((2, 4, 3, 3), 2)  # N = G: the letters would be ambiguous
+
+
+def test_rms_row_checker_names_the_mistakes():
+    row = ch04.ROW
+    right = nc.RMSNorm.create(3).forward(row).output
+    square = np.mean(row**2)
+    assert ch04.check_rms_row(right.ravel()) == "right"
+    assert "without epsilon" in ch04.check_rms_row(row / np.sqrt(square))
+    assert "outside the root" in ch04.check_rms_row(row / (np.sqrt(square) + 1e-5))
+    assert "sum of squares" in ch04.check_rms_row(row / np.sqrt(np.sum(row**2) + 1e-5))
+    assert "layer norm" in ch04.check_rms_row(nc.LayerNorm.create(3).forward(row).output)
+    assert ch04.check_rms_row(right.round(4)).startswith("close")

@@ -99,27 +99,52 @@ def test_expected_is_computed_only_once_there_is_an_answer():
     assert verdict(3.5, expected).startswith("not yet") and calls == [1, 1]
 
 
-def test_chapter_one_checkers_match_the_side_by_side_runs_the_chapter_glues():
-    """Chapter 1 glues exercise 2's answer from seed 1 of its five side-by-side runs; the checker
-    trains seed 1 alone. Both must be the same answer."""
-    from normcore.exercises import ch01
-    from normcore.experiments.shift import crowd_shifts
-
-    seeds = [0, 1, 2, 3, 4]
-    plain = crowd_shifts("none", seeds)[1].largest_shift
-    batch = crowd_shifts("batch", seeds)[1].largest_shift
-    assert ch01.check_seed_one(plain, batch) == "right"
-    assert ch01.check_seed_one(plain, batch * 1.01) != "right"
-
-
-def test_chapter_one_exercise_one_is_the_deep_stack_with_a_tenfold_input():
-    """Checked here rather than in the chapter, so no hidden cell hands a checker its answer."""
+def test_chapter_one_exercise_one_is_positive_homogeneity():
+    """A bias-free stack passes a factor of ten exactly; the stack with biases is named."""
     from normcore.exercises import ch01
     from normcore.experiments.shift import deep_stack
 
-    ten = deep_stack(False, input_scale=10.0).deviation[1]
-    assert ch01.check_ten_times_input(ten) == "right"
-    assert ch01.check_ten_times_input(10 * deep_stack(False).deviation[1]).startswith("not yet")
+    ten = deep_stack(False, input_scale=10.0, bias=False).deviation[10]
+    assert ch01.check_bias_free_ratio(ten / deep_stack(False, bias=False).deviation[10]) == "right"
+    assert ch01.check_bias_free_ratio(10) == "right"
+    with_bias = deep_stack(False, input_scale=10.0).deviation[10] / deep_stack(False).deviation[10]
+    assert "biases" in ch01.check_bias_free_ratio(with_bias)
+    assert ch01.check_bias_free_ratio(1.0).startswith("not yet: a ratio of one")
+    assert ch01.check_bias_free_ratio(100.0).startswith("not yet: the deviation scales")
+    assert ch01.check_bias_free_ratio(7.0) == "not yet: that is not the answer"
+
+
+def test_chapter_one_exercise_two_floor_and_its_mistakes():
+    """The fixed point q_s = q_s / 6 + 1/48 gives q_s = 1/40; the deviation is sqrt(q_s) c."""
+    from normcore.exercises import ch01
+
+    c = np.sqrt(0.5 - 1 / (2 * np.pi))
+    assert ch01.check_floor_deviation(np.sqrt(1 / 40) * c) == "right"
+    assert ch01.check_floor_deviation(0.0923) == "right"          # three significant figures
+    assert "root mean square" in ch01.check_floor_deviation(np.sqrt(1 / 80))
+    assert "before the ReLU" in ch01.check_floor_deviation(np.sqrt(1 / 40))
+    no_half = (1 / 48) / (1 - 1 / 3)                  # q_s = q_s / 3 + 1/48: the halving lost
+    assert "half" in ch01.check_floor_deviation(np.sqrt(no_half) * c)
+    from normcore.experiments.shift import deep_stack
+
+    measured = float(np.median(deep_stack(False).deviation[5:]))
+    assert "table" in ch01.check_floor_deviation(measured)
+    assert ch01.check_floor_deviation(0.5).startswith("not yet")
+
+
+def test_chapter_one_exercise_three_backs_out_the_variance():
+    from normcore.exercises import ch01
+    from normcore.experiments.shift import crowd_shift
+
+    first = crowd_shift("batch", seed=0, epochs=1)
+    unit = int(np.argmin(first.deviation[0]))
+    d = first.deviation[0, unit]
+    assert ch01.check_first_epoch_variance(1e-5 * d**2 / (1 - d**2)) == "right"
+    assert ch01.check_first_epoch_variance(first.source_variance[0, unit]) == "right"
+    assert "deviation of the standardised column" in ch01.check_first_epoch_variance(d)
+    assert "square" in ch01.check_first_epoch_variance(1e-5 * d / (1 - d))
+    # the misconception "standardised means deviation one" has no finite v: 1.0 is not close
+    assert ch01.check_first_epoch_variance(1.0).startswith("not yet")
 
 
 def test_chapter_two_checkers_accept_the_worked_answers():
@@ -137,3 +162,25 @@ def test_chapter_two_checkers_accept_the_worked_answers():
     assert ch02.check_steps_to_one_percent(43).startswith("not yet")
     assert ch02.check_pytorch_running_variance(0.9 + 0.1 * 12.0) == "right"  # 36 / 3 = 12
     assert ch02.check_pytorch_running_variance(0.9 + 0.1 * 9.0).startswith("not yet")  # biased
+
+
+def test_chapter_two_checkers_name_the_expected_mistakes():
+    """Exercise 1 asks for the gap below 5/3, where epsilon shows; forgetting it is named."""
+    from normcore.exercises import ch02
+
+    gap = 5 / 3 - 15 / np.sqrt(81 + 1e-5)
+    assert ch02.check_gap_below_five_thirds(gap) == "right"
+    assert ch02.check_gap_below_five_thirds(1.0e-7) == "right"            # two figures
+    assert "without epsilon" in ch02.check_gap_below_five_thirds(0.0)
+    assert "outside the square root" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / (9 + 1e-5))
+    assert "positive" in ch02.check_gap_below_five_thirds(-gap)
+    assert "unbiased" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / np.sqrt(108 + 1e-5))
+    assert "round" not in ch02.check_gap_below_five_thirds(0.0)
+    kept = 0.9**3
+    mean = (1 - kept) * np.array([8.0, 6.0])
+    assert "biased" in ch02.check_running_after_three(mean, kept + (1 - kept) * np.array([108, 12]))
+    assert "one step" in ch02.check_running_after_three([0.8, 0.6], [9.0, 1.8])
+    assert "whole step" in ch02.check_steps_to_one_percent(43)
+    assert "whole" in ch02.check_steps_to_one_percent(np.log(0.01) / np.log(0.9))
+    assert "biased" in ch02.check_pytorch_running_variance(1.8)
+    assert "share taken" in ch02.check_pytorch_running_variance(0.1 + 0.9 * 12)

@@ -80,6 +80,10 @@ def test_collected_block_matches_an_independent_formula_and_the_oracle(x, axis, 
     scale = max(1.0, float(np.max(np.abs(c.oracle))))
     assert c.true_gap < 1e-5 * scale
     assert np.max(np.abs(c.true_sums)) < 1e-9 * scale  # centring: sums along the statistic vanish
+    # the second check: sum of g * z is the naive figure shrunk by exactly eps / (variance + eps)
+    shrink = EPS / (x.var(axis=stat_axis) + EPS)
+    dots_scale = max(1.0, float(np.max(np.abs(c.naive_dots))))
+    assert np.max(np.abs(c.true_dots - shrink * c.naive_dots)) < 1e-10 * dots_scale
 
 
 def test_rms_block_has_two_routes_and_no_zero_sum():
@@ -144,3 +148,60 @@ def test_exercise_checks_accept_the_right_answer_and_hide_it():
     assert ch03.check_constant_slope(np.zeros((3, 2))) == "right"  # constant d: all routes cancel
     assert ch03.check_step_gap("many").startswith("not yet")
     assert ch03.check_step_gap(-1).startswith("not yet")
+
+
+def test_jacobian_is_the_collected_line_and_a_projection():
+    x = routes.WORKED_BLOCK[:, 0]
+    J = routes.jacobian(x)
+    s = np.sqrt(x.var() + EPS)
+    z = (x - x.mean()) / s
+    d = np.array([0.3, -1.0, 2.0, 0.5])
+    assert np.allclose(J @ d, collected_by_hand(x[:, None], d[:, None], 0)[:, 0], atol=1e-12)
+    assert np.allclose(J @ np.ones(4), 0.0, atol=1e-12)
+    assert np.allclose(J @ z, EPS / (x.var() + EPS) * z / s, atol=1e-15)
+
+
+def test_second_structural_check_catches_the_naive_block():
+    c = routes.compare_blocks(routes.WORKED_BLOCK)
+    # review's figures: collected 1.1e-7 and -9.9e-7, naive +-0.889 (8/9 and -(8/3)/3)
+    assert np.allclose(c.naive_dots, [8 / 9, -8 / 9], atol=1e-5)
+    assert np.allclose(c.true_dots, [1e-5 / 81 * 8 / 9, -1e-5 / 9 * 8 / 9], rtol=1e-4)
+    r = routes.compare_blocks(np.array([[1.0, 2, 3], [4, -1, 2]]), axis="rms")
+    assert np.max(np.abs(r.true_dots)) < 1e-4 < np.min(np.abs(r.naive_dots))
+
+
+def test_rule_step_is_the_cube_root_of_eps_times_the_scale():
+    assert routes.rule_step([[0.5]]) == pytest.approx(np.finfo(float).eps ** (1 / 3))
+    assert routes.rule_step(routes.WORKED_BLOCK) == pytest.approx(23 * 6.055454e-6, rel=1e-5)
+
+
+def test_new_exercise_checks_name_the_mistakes():
+    wrong = routes.compare_blocks(ch03.BLOCK_THREE).wrong_sign
+    assert ch03.check_backwards_cells(wrong) == "right"
+    assert ch03.check_backwards_cells(~wrong).startswith("not yet: every cell is the other way")
+    assert "whole column" in ch03.check_backwards_cells(np.ones((4, 2), bool))
+    assert ch03.check_backwards_cells([1, 2]).startswith("not yet: the answer should be a 4 x 2")
+    x, d = ch03.BLOCK_ONE, ch03.SLOPE_ONE
+    assert ch03.check_unbiased(ch03.unbiased_passed_down(x, d)) == "right"
+    assert "biased layer" in ch03.check_unbiased(routes.compare_blocks(x, d).true)
+    assert "1/n" in ch03.check_unbiased(_kept_one_over_n(x, d))
+
+
+def _kept_one_over_n(x, d):
+    n = x.shape[0]
+    s = np.sqrt(x.var(axis=0, ddof=1) + EPS)
+    z = (x - x.mean(axis=0)) / s
+    return (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
+
+
+@pytest.mark.parametrize(
+    "mistake, said",
+    [(0, "naive"), (1, "variance is missing"), (2, "mean is missing"), (3, "unbiased"),
+     (4, "axis=1"), (5, "outside the root")],
+)
+def test_write_it_yourself_checker_names_each_mistake(mistake, said):
+    def wrong(x, d, e):
+        return list(ch03._typical_mistakes(x, d, e).values())[mistake]
+
+    reply = ch03.check_backward_function(wrong)
+    assert reply.startswith("not yet") and said in reply

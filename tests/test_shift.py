@@ -70,12 +70,66 @@ def test_plain_stack_shrinks_as_seed_003_reports() -> None:
     assert drift.deviation[-1] < 0.2 * drift.deviation[0]
 
 
-def test_normalised_stack_holds_the_relu_of_a_standard_normal() -> None:
-    # A standardised column through a ReLU: mean 1/sqrt(2 pi) = 0.3989, deviation
-    # sqrt(1/2 - 1/(2 pi)) = 0.5838, up to sampling noise on 64 rows.
+def test_normalised_stack_mean_is_half_the_scores_mean_magnitude() -> None:
+    # Each standardised column has mean 0, so relu(z) = (z + |z|) / 2 averages to mean|z| / 2:
+    # the block's mean after the ReLU is set by the columns' shape, which the layer does not fix.
     drift = sh.deep_stack(True)
-    np.testing.assert_allclose(drift.mean[1:], 1 / np.sqrt(2 * np.pi), atol=0.06)
-    np.testing.assert_allclose(drift.deviation[1:], np.sqrt(0.5 - 1 / (2 * np.pi)), atol=0.06)
+    np.testing.assert_allclose(drift.mean[1:], drift.score_magnitude / 2, rtol=1e-12, atol=1e-15)
+    assert np.all(drift.score_magnitude <= 1.0)  # mean |z| <= sqrt(mean z^2) = sqrt(v / (v + eps))
+    # the stored table of seed 3: every layer's mean below the normal figure 1/sqrt(2 pi)
+    assert np.all(drift.mean[1:] < 1 / np.sqrt(2 * np.pi))
+
+
+def test_stacked_deep_stacks_match_single_ones() -> None:
+    for kwargs in ({}, {"init": "he"}, {"bias": False}):
+        many = sh.deep_stacks(True, [3, 8], **kwargs)
+        for seed, drift in zip([3, 8], many, strict=True):
+            alone = sh.deep_stack(True, seed=seed, **kwargs)
+            np.testing.assert_allclose(drift.deviation, alone.deviation, rtol=1e-12, atol=0)
+            np.testing.assert_allclose(drift.mean, alone.mean, rtol=1e-12, atol=0)
+
+
+def test_he_stack_is_the_same_draws_stretched_without_biases() -> None:
+    # He-uniform bounds: sqrt(6 / fan_in) = sqrt(6) / sqrt(fan_in); the bias-free He stack is
+    # the bias-free default stack with every weight times sqrt(6): positively homogeneous, so
+    # layer k's block is sqrt(6)^k times larger.
+    he = sh.deep_stack(False, init="he")
+    free = sh.deep_stack(False, bias=False)
+    k = np.arange(11)
+    np.testing.assert_allclose(he.deviation, free.deviation * np.sqrt(6.0) ** k, rtol=1e-10)
+    assert he.bias is False and free.bias is False and sh.deep_stack(False).bias is True
+
+
+def test_bias_free_stack_passes_a_factor_of_ten_exactly() -> None:
+    ten = sh.deep_stack(False, bias=False, input_scale=10.0)
+    one = sh.deep_stack(False, bias=False)
+    np.testing.assert_allclose(ten.deviation, 10.0 * one.deviation, rtol=1e-12)
+    with_bias = sh.deep_stack(False, input_scale=10.0).deviation / sh.deep_stack(False).deviation
+    assert abs(with_bias[1] - 10.0) > 0.5
+
+
+def test_mean_square_factor_of_the_default_stack_without_biases() -> None:
+    # fan_in Var(w) = 16 (1/4)^2 / 3 = 1/3, and the ReLU halves: about 1/6 a layer (seed 3)
+    free = sh.deep_stack(False, bias=False)
+    assert 1 / 9 < float(np.exp(np.mean(np.log(free.factors)))) < 2 / 9
+
+
+def test_unknown_init_is_refused() -> None:
+    with pytest.raises(nc.NormcoreError, match="init"):
+        sh.deep_stack(False, init="xavier")
+
+
+def test_skewness_and_correlations_against_hand_values() -> None:
+    block = np.array([[0.0, 1.0, 5.0], [0.0, 2.0, 4.0], [3.0, 3.0, 3.0], [0.0, 4.0, 2.0]])
+    skew = sh.skewness(block)
+    # column 1: 0, 0, 3, 0 -> mean 0.75, centred -0.75 x3, 2.25; m2 = 1.6875, m3 = 2.53125
+    assert skew[0] == pytest.approx(2.53125 / 1.6875**1.5)
+    assert skew[1] == pytest.approx(0.0) and skew[2] == pytest.approx(0.0)
+    corr = sh.correlations(block)
+    assert corr[1, 2] == pytest.approx(-1.0) and corr[1, 1] == pytest.approx(1.0)
+    np.testing.assert_allclose(corr, np.corrcoef(block.T), atol=1e-12)
+    constant = np.column_stack([np.ones(4), block[:, 1]])
+    assert np.isnan(sh.skewness(constant)[0]) and np.isnan(sh.correlations(constant)[0, 1])
 
 
 # ------------------------------------------------------------------------ the crowd network
@@ -126,6 +180,35 @@ def test_under_the_batch_layer_the_read_mean_is_the_shift() -> None:
     assert record.shift_gap < 1e-13
     np.testing.assert_allclose(record.shift[0], 0.0)  # a fresh layer's shift
     assert np.all(record.deviation[0] <= 1.0)  # sqrt(v / (v + eps)) times a scale of 1
+
+
+def test_under_the_batch_layer_the_read_deviation_is_the_scale() -> None:
+    record = sh.crowd_shift("batch", seed=0, epochs=50)
+    assert record.scale_gap < 1e-13
+    assert np.all(record.scale[0] == 1.0) and record.rate == sh.DRIFT_RATE
+    # a positive scale and a shift leave each column's skewness and correlations alone: the
+    # read block's are those of the ReLU block the layer standardised
+    net = network.build("batch", [0])
+    x, _ = sh.crowd_block()
+    relu = np.maximum(x @ net.hidden.weights[0] + net.hidden.bias[0], 0.0)
+    np.testing.assert_allclose(record.skewness[0], sh.skewness(relu), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(record.correlation[0], sh.correlations(relu), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_travels_on_a_hand_made_record() -> None:
+    mean = np.array([[0.0, 1.0], [0.5, 0.9], [0.2, 0.3]])
+    record = sh.CrowdShift(
+        arrangement="none", seed=0, mean=mean, deviation=np.array([[1.0, 2.0], [1, 2], [1.5, 1]]),
+        shift=None, loss=np.zeros(3), skewness=np.array([[0.0, np.nan], [0, 0], [0.4, 1.0]]),
+        correlation=np.array([[[1.0, 0.2], [0.2, 1]], [[1, 0], [0, 1]], [[1, -0.5], [-0.5, 1]]]))
+    assert record.travels() == pytest.approx(
+        {"mean": 0.7, "deviation": 1.0, "skewness": 0.4, "correlation": 0.7})
+
+
+def test_crowd_shifts_refuses_other_arrangements() -> None:
+    with pytest.raises(nc.NormcoreError, match="arrangement"):
+        sh.crowd_shifts("layer", [0], epochs=2)
 
 
 def test_plain_record_has_no_shift_and_moves() -> None:

@@ -1,4 +1,5 @@
-"""Checks for chapter 1's exercises. Each answer is computed with normcore and never printed."""
+"""Checks for chapter 1's exercises. Each answer is computed with normcore and never printed; each
+checker names the mistake it expects (see `normcore.exercises._mistakes`)."""
 
 from __future__ import annotations
 
@@ -6,27 +7,123 @@ from typing import Any
 
 import numpy as np
 
-from normcore.exercises import Verdict, verdict
+from normcore.batch import BatchNorm
+from normcore.exercises import Verdict
+from normcore.exercises._mistakes import judged
 from normcore.experiments.shift import crowd_shift, deep_stack
 
-
-def check_ten_times_input(deviation: Any) -> Verdict:
-    """Exercise 1: the deviation of the block after the first layer of the plain deep stack
-    when its input is ten times larger (same seed, same weights)."""
-    return verdict(deviation, lambda: deep_stack(False, input_scale=10.0).deviation[1])
+#: The stack's weights and biases are uniform in ±BOUND (1 / sqrt(16)).
+BOUND = 0.25
+FAN_IN = 16
 
 
-def check_seed_one(plain: Any, batch: Any) -> Verdict:
-    """Exercise 2: the largest first-to-last mean shift of the crowd network's read block under
-    seed 1, plain and with the batch layer, as two numbers."""
-    return verdict([plain, batch], lambda: [crowd_shift(arrangement, seed=1).largest_shift
-                                            for arrangement in ("none", "batch")])
+def _ratio(bias: bool, layer: int = 10) -> float:
+    """Layer `layer`'s deviation with a tenfold input over its deviation with the input as is."""
+    big = deep_stack(False, input_scale=10.0, bias=bias).deviation[layer]
+    return float(big / deep_stack(False, bias=bias).deviation[layer])
 
 
-def check_first_epoch_smallest_deviation(deviation: Any) -> Verdict:
-    """Exercise 3: under the batch layer (seed 0), the smallest deviation among the sixteen units
-    of the read block at the first epoch."""
-    return verdict(deviation,
-                   lambda: float(np.min(crowd_shift("batch", seed=0, epochs=1).deviation[0])),
-                   tolerance=1e-7)
+def check_bias_free_ratio(ratio: Any) -> Verdict:
+    """Exercise 1: with every bias zeroed, the deviation of the block after layer 10 when the
+    input is ten times larger, over the deviation with the input as it is."""
+    return judged(
+        ratio,
+        10.0,
+        lambda: [
+            (_ratio(True), "that is the stack with its biases; zero them (bias=False)"),
+            (
+                1.0,
+                "a ratio of one would mean the stack forgets the input's size; with no "
+                "biases, what does a dense layer do to 10x? and a ReLU?",
+            ),
+            (100.0, "the deviation scales like the input, not like its square"),
+        ],
+        tolerance=1e-9,
+    )
 
+
+def _floor_deviation() -> float:
+    """The deviation a default-initialised ReLU layer hands on at the fixed point of the
+    mean-square recursion: s = (fan_in Var w) q + Var b, q = s / 2, deviation = sqrt(s) c."""
+    var = BOUND**2 / 3.0
+    q = var / 2.0 / (1.0 - FAN_IN * var / 2.0)  # q = (16 var q + var) / 2
+    s = 2.0 * q
+    return float(np.sqrt(s) * np.sqrt(0.5 - 1.0 / (2.0 * np.pi)))
+
+
+def check_floor_deviation(deviation: Any) -> Verdict:
+    """Exercise 2: the deviation of the block a layer of the default stack hands on at the fixed
+    point where what the weights lose of the mean square equals what the bias adds."""
+    c = np.sqrt(0.5 - 1.0 / (2.0 * np.pi))
+
+    def mistakes() -> list[tuple[float, str]]:
+        var = BOUND**2 / 3.0
+        q = var / 2.0 / (1.0 - FAN_IN * var / 2.0)
+        wrong_var = BOUND**2  # the bound squared as the variance
+        q_bound = (
+            wrong_var / 2.0 / (1.0 - FAN_IN * wrong_var / 2.0) if FAN_IN * wrong_var < 2 else np.inf
+        )
+        no_half = var / (1.0 - FAN_IN * var)  # the ReLU's halving left out: q = q_s
+        measured = float(np.median(deep_stack(False).deviation[5:]))
+        return [
+            (
+                measured,
+                "that is the level the table shows (layers 5 to 10); the question asks for the "
+                "fixed point of the recursion, which the measured layers scatter around",
+            ),
+            (
+                np.sqrt(q),
+                "that is the root mean square of the block; its deviation subtracts "
+                "the mean first (a ReLU's output is not centred)",
+            ),
+            (
+                np.sqrt(2.0 * q),
+                "that is the spread of the scores before the ReLU; the block is "
+                "what the ReLU hands on",
+            ),
+            (
+                np.sqrt(no_half) * c,
+                "the ReLU keeps only half the scores' mean square; "
+                "the recursion has to halve both terms",
+            ),
+            (
+                np.sqrt(2.0 * q_bound) * c if np.isfinite(q_bound) else -1.0,
+                "a uniform draw on ±a has variance a²/3, not a²",
+            ),
+        ]
+
+    return judged(deviation, _floor_deviation, mistakes, tolerance=2e-3, mistake_tolerance=2e-3)
+
+
+def _first_epoch() -> tuple[float, float]:
+    """(smallest deviation of the read block at the first epoch, that unit's batch variance)
+    under the batch layer, seed 0."""
+    record = crowd_shift("batch", seed=0, epochs=1)
+    unit = int(np.argmin(record.deviation[0]))
+    return float(record.deviation[0, unit]), float(record.source_variance[0, unit])
+
+
+def check_first_epoch_variance(variance: Any) -> Verdict:
+    """Exercise 3: the biased variance v of the ReLU column that the batch layer (seed 0, first
+    epoch) standardises to the smallest deviation of the read block."""
+    epsilon = BatchNorm.create(1).epsilon
+
+    def mistakes() -> list[tuple[float, str]]:
+        d, _ = _first_epoch()
+        return [
+            (
+                d,
+                "that is the deviation of the standardised column; solve d = sqrt(v / (v + ε)) "
+                "for v",
+            ),
+            (d**2, "that is the standardised column's variance, v / (v + ε); solve it for v"),
+            (
+                epsilon * d / (1.0 - d),
+                "the deviation is the square root of v / (v + ε): square it before solving",
+            ),
+            (1.0 - d**2, "that is ε / (v + ε), the share ε takes; v follows from it"),
+        ]
+
+    return judged(
+        variance, lambda: _first_epoch()[1], mistakes, tolerance=1e-3, mistake_tolerance=1e-3
+    )

@@ -1,21 +1,53 @@
-"""Checks for chapter 2's exercises. Each answer is computed with normcore and never printed."""
+"""Checks for chapter 2's exercises. Each answer is computed with normcore and never printed; each
+checker names the mistake it expects (see `normcore.exercises._mistakes`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from normcore.batch import BatchNorm
 from normcore.exercises import Verdict, verdict
+from normcore.exercises._mistakes import judged
 from normcore.experiments.shift import fold_in
 from normcore.worked import FOUR_ROWS
 
 WORKED = FOUR_ROWS
+EPSILON = 1e-5
 
 
 def check_standardised_23(value: Any) -> Verdict:
-    """Exercise 1: what the 23 of the first column standardises to while training."""
+    """What the 23 of the first column standardises to while training (six decimals: this
+    precision cannot see epsilon, so the chapter asks for the gap below 5/3 instead)."""
     answer = BatchNorm.create(2).forward(WORKED, "training").output[3, 0]
     return verdict(value, answer, tolerance=1e-6)
+
+
+def check_gap_below_five_thirds(gap: Any) -> Verdict:
+    """Exercise 1: 5/3 minus what the 23 of the first column standardises to while training,
+    to two significant figures."""
+    answer = 5.0 / 3.0 - BatchNorm.create(2).forward(WORKED, "training").output[3, 0]
+    first = WORKED[:, 0]
+    offset = first[3] - first.mean()
+    biased = first.var()
+    mistakes = [
+        (
+            0.0,
+            "without epsilon the 23 would be exactly 5/3; epsilon under the root makes the "
+            "divisor a hair larger than 9",
+        ),
+        (
+            5 / 3 - offset / (np.sqrt(biased) + EPSILON),
+            "that is epsilon added outside the square root, sqrt(v) + epsilon; it belongs under it",
+        ),
+        (-answer, "the 23 lands below 5/3, so 5/3 minus it is positive"),
+        (
+            5 / 3 - offset / np.sqrt(first.var(ddof=1) + EPSILON),
+            "that divides the squared offsets by 3 (unbiased); the layer divides by the 4 rows",
+        ),
+    ]
+    return judged(gap, answer, mistakes, tolerance=0.05 * answer, mistake_tolerance=0.05 * answer)
 
 
 def check_running_after_three(mean: Any, variance: Any) -> Verdict:
@@ -24,7 +56,23 @@ def check_running_after_three(mean: Any, variance: Any) -> Verdict:
     layer = BatchNorm.create(2)
     for _ in range(3):
         layer = fold_in(layer, WORKED)
-    return verdict([mean, variance], [layer.running_mean, layer.running_variance])
+    kept = 0.9**3
+    unbiased = WORKED.var(axis=0, ddof=1)
+    mistakes = [
+        (
+            [layer.running_mean, kept + (1 - kept) * unbiased],
+            "the means are right; the variance folded in is the biased one (divide by 4)",
+        ),
+        (
+            [(1 - 0.1**3) * WORKED.mean(axis=0), 0.1**3 + (1 - 0.1**3) * WORKED.var(axis=0)],
+            "that keeps a tenth of the old figure; momentum 0.9 keeps nine tenths",
+        ),
+        (
+            [0.1 * WORKED.mean(axis=0), 0.9 + 0.1 * WORKED.var(axis=0)],
+            "that is one step; the block is folded in three times",
+        ),
+    ]
+    return judged([mean, variance], [layer.running_mean, layer.running_variance], mistakes)
 
 
 def check_steps_to_one_percent(steps: Any) -> Verdict:
@@ -34,7 +82,16 @@ def check_steps_to_one_percent(steps: Any) -> Verdict:
     target = layer.forward(WORKED, "training").statistics.mean[1]
     while abs(layer.running_mean[1] - target) >= 0.01 * abs(target):
         layer, count = fold_in(layer, WORKED), count + 1
-    return verdict(steps, count, tolerance=0.0)
+    real = np.log(0.01) / np.log(0.9)
+    mistakes = [
+        (
+            count - 1,
+            "after that many steps the mean is still just outside one per cent: the "
+            "first whole step past ln 0.01 / ln 0.9",
+        ),
+        (real, "steps come whole: take the first whole step past the bound"),
+    ]
+    return judged(steps, count, mistakes, tolerance=0.0, mistake_tolerance=1e-3)
 
 
 def check_pytorch_running_variance(value: Any) -> Verdict:
@@ -42,5 +99,19 @@ def check_pytorch_running_variance(value: Any) -> Verdict:
     unbiased variance were folded in (momentum 0.1 in PyTorch's naming)."""
     response = BatchNorm.create(2).forward(WORKED, "training")
     rows = WORKED.shape[0]
-    unbiased = response.statistics.variance[1] * rows / (rows - 1)
-    return verdict(value, 0.9 * 1.0 + 0.1 * unbiased, tolerance=1e-9)
+    biased = response.statistics.variance[1]
+    unbiased = biased * rows / (rows - 1)
+    mistakes = [
+        (
+            0.9 + 0.1 * biased,
+            "that is this book's rule, folding the biased variance; PyTorch "
+            "divides the squared offsets by n - 1",
+        ),
+        (
+            0.1 + 0.9 * unbiased,
+            "PyTorch's momentum 0.1 is the share taken from the batch, not the share kept",
+        ),
+    ]
+    return judged(
+        value, 0.9 * 1.0 + 0.1 * unbiased, mistakes, tolerance=1e-9, mistake_tolerance=1e-6
+    )

@@ -18,6 +18,12 @@ SLOPE_ONE = np.array([[1.0], [0.0], [-1.0]])
 BLOCK_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
 SLOPE_TWO = np.array([[2.0, -0.5], [2.0, -0.5], [2.0, -0.5]])
 
+#: Exercise 5: which cells does the naive block get backwards? (Arriving slope: counting 1 to 8.)
+BLOCK_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
+
+#: The standardising epsilon every exercise here uses.
+EPSILON = 1e-5
+
 
 def check_passed_down(answer: Any) -> Verdict:
     """Exercise 1: the slope passed down to BLOCK_ONE under SLOPE_ONE (a 3 x 1 array)."""
@@ -52,6 +58,84 @@ def check_step_gap(answer: Any) -> Verdict:
     if off < 1.0:
         return Verdict("close: the right order of magnitude, but not within 10% of the gap")
     return Verdict("not yet: that is not the gap this step gives (within 10%)")
+
+
+def check_backwards_cells(answer: Any) -> Verdict:
+    """Exercise 5: a (4, 2) array of booleans, True where the naive block d / s and the true
+    passed-down block of BLOCK_THREE under the counting slope point opposite ways."""
+    expected = compare_blocks(BLOCK_THREE).wrong_sign
+    if answer is None:
+        return verdict(None, 0)
+    try:
+        given = np.asarray(answer)
+        given = given.astype(bool) if given.dtype != object else None
+    except (TypeError, ValueError):
+        given = None
+    if given is None or given.shape != expected.shape:
+        return Verdict(
+            "not yet: the answer should be a 4 x 2 array of True and False, one per "
+            "cell of the block"
+        )
+    if np.array_equal(given, expected):
+        return Verdict("right")
+    if np.array_equal(given, np.ones_like(expected)) or np.array_equal(given[:, 0], [1, 1, 1, 1]):
+        return Verdict(
+            "not yet: not a whole column is reversed; work out each cell's collected "
+            "value and compare its sign with d's (d counts up from 1, so d / s is "
+            "positive everywhere)"
+        )
+    if np.array_equal(given, ~expected):
+        return Verdict("not yet: every cell is the other way round (True marks a reversed cell)")
+    extra = int(np.sum(given & ~expected))
+    missed = int(np.sum(~given & expected))
+    return Verdict(
+        f"not yet: {extra} marked cell(s) keep their sign and {missed} reversed "
+        "cell(s) are unmarked; compare the sign of each collected entry with d's"
+    )
+
+
+def unbiased_passed_down(x: np.ndarray, d: np.ndarray, epsilon: float = EPSILON) -> np.ndarray:
+    """The slope passed down through a column standardised with the unbiased variance
+    (divide by n - 1), epsilon under the root: the variance route's weight becomes n / (n - 1)."""
+    n = x.shape[0]
+    s = np.sqrt(x.var(axis=0, ddof=1) + epsilon)
+    z = (x - x.mean(axis=0)) / s
+    return (n * d - d.sum(axis=0) - n / (n - 1) * z * (d * z).sum(axis=0)) / (n * s)
+
+
+def _unbiased_objective(x: np.ndarray, d: np.ndarray) -> float:
+    s = np.sqrt(x.var(axis=0, ddof=1) + EPSILON)
+    return float(np.sum(d * (x - x.mean(axis=0)) / s))
+
+
+def check_unbiased(answer: Any) -> Verdict:
+    """Exercise 6: the slope passed down to BLOCK_ONE under SLOPE_ONE when the forward pass
+    divides by n - 1 (a 3 x 1 array). The finite difference of that forward pass decides."""
+    from normcore.oracle import finite_difference
+
+    expected = finite_difference(lambda b: _unbiased_objective(b, SLOPE_ONE), BLOCK_ONE, 1e-4)
+    if answer is None:
+        return verdict(None, expected)
+    result = verdict(answer, expected, tolerance=1e-4)
+    if result.right or result.startswith("not yet: expected an answer of shape"):
+        return result
+    given = np.asarray(answer, dtype=np.float64).reshape(expected.shape)
+    n = BLOCK_ONE.shape[0]
+    s = np.sqrt(BLOCK_ONE.var(axis=0, ddof=1) + EPSILON)
+    z = (BLOCK_ONE - BLOCK_ONE.mean(axis=0)) / s
+    d = SLOPE_ONE
+    kept_one_over_n = (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
+    mistakes = {
+        "you kept the biased line's 1/n on the variance route; with n - 1 in the forward pass "
+        "ds/dx_k is z_k / (n - 1), so that route is weighted n / (n - 1)": kept_one_over_n,
+        "that is the biased layer's block; the forward pass now divides by n - 1, which changes "
+        "s, z and the variance route": compare_blocks(BLOCK_ONE, SLOPE_ONE).true,
+        "that is the naive d / s": d / s,
+    }
+    for said, block in mistakes.items():
+        if np.allclose(given, block, atol=1e-4, rtol=1e-4):
+            return Verdict("not yet: " + said)
+    return result
 
 
 def _standardised_sum(block: np.ndarray, arriving: np.ndarray, epsilon: float) -> float:
@@ -89,6 +173,55 @@ def check_backward_function(backward: Any) -> Verdict:
         scale = max(scale, float(np.max(np.abs(oracle))))
     if worst < 1e-6 * max(1.0, scale):
         return Verdict("right")  # it agrees with the oracle on four blocks
-    return verdict(worst, 0.0, tolerance=1e-6) if worst < 1e-2 else Verdict(
-        "not yet: the oracle disagrees (did you keep the routes through the mean and the variance?)"
+    x, d = blocks[-1], rng.normal(size=blocks[-1].shape)
+    given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
+    for said, wrong in _typical_mistakes(x, d, 1e-5).items():
+        if np.allclose(given, wrong, rtol=1e-7, atol=1e-9):
+            return Verdict("not yet: " + said)
+    return Verdict(
+        "not yet: the oracle disagrees, and not in one of the usual ways (naive "
+        "d / s, a missing route, the unbiased variance, the wrong axis, epsilon "
+        "outside the root); check each sum's axis and the three terms"
     )
+
+
+def _collected(
+    x: np.ndarray,
+    d: np.ndarray,
+    s: np.ndarray,
+    axis: int,
+    n: int,
+    mean_route=True,
+    variance_route=True,
+    weight: float = 1.0,
+) -> np.ndarray:
+    z = (x - x.mean(axis=axis, keepdims=True)) / s
+    total = n * d
+    if mean_route:
+        total = total - d.sum(axis=axis, keepdims=True)
+    if variance_route:
+        total = total - weight * z * (d * z).sum(axis=axis, keepdims=True)
+    return total / (n * s)
+
+
+def _typical_mistakes(x: np.ndarray, d: np.ndarray, epsilon: float) -> dict[str, np.ndarray]:
+    """What the usual wrong versions of the backward pass return for (x, d), by name."""
+    n, m = x.shape
+    s0 = np.sqrt(x.var(axis=0, keepdims=True) + epsilon)
+    su = np.sqrt(x.var(axis=0, ddof=1, keepdims=True) + epsilon)
+    s1 = np.sqrt(x.var(axis=1, keepdims=True) + epsilon)
+    unbiased = "you used the unbiased variance (divided by n - 1); the forward pass here is biased"
+    rows = "your sums run along the rows (axis=1); batch statistics run down the columns (axis=0)"
+    outside = "epsilon sits outside the root (std + epsilon); it belongs under it, sqrt(v + eps)"
+    return {
+        "that is the naive d / s, which drops the routes through the mean and the variance": d / s0,
+        "the route through the variance is missing (the z * sum(d * z) term)": _collected(
+            x, d, s0, 0, n, variance_route=False
+        ),
+        "the route through the mean is missing (the sum(d) term)": _collected(
+            x, d, s0, 0, n, mean_route=False
+        ),
+        unbiased: _collected(x, d, su, 0, n),
+        rows: _collected(x, d, s1, 1, m),
+        outside: _collected(x, d, x.std(axis=0, keepdims=True) + epsilon, 0, n),
+    }

@@ -308,9 +308,7 @@ def lrn_example(
     a = np.array(activations, dtype=np.float64)
     out = local_response_normalisation(a[None, :, None, None], size, alpha, beta, k)[0, :, 0, 0]
     half = size // 2
-    windows = np.array(
-        [np.sum(a[max(0, i - half) : i + half + 1] ** 2) for i in range(a.size)]
-    )
+    windows = np.array([np.sum(a[max(0, i - half) : i + half + 1] ** 2) for i in range(a.size)])
     divisor = (k + alpha / size * windows) ** beta
     return LRNExample(
         activations=a,
@@ -321,4 +319,285 @@ def lrn_example(
         alpha=alpha,
         beta=beta,
         k=k,
+    )
+
+
+# --- statistics axes against parameter axes ------------------------------------------------
+
+#: PyTorch's module for each normaliser, its defaults as its documentation states them, and the
+#: shapes of its statistics and of its learned scale (``weight``) and shift (``bias``) for an input
+#: (N, C, H, W), or (N, C) for the batch layer of rows. Held to torch itself by
+#: tests/test_torch_agreement.py wherever torch is installed.
+PYTORCH_LAYERS = {
+    "batch": ("BatchNorm1d(C)", "(C,)", "(C,), (C,)"),
+    "image batch": ("BatchNorm2d(C)", "(C,)", "(C,), (C,)"),
+    "layer": ("LayerNorm((C, H, W))", "(N,)", "(C, H, W), (C, H, W)"),
+    "RMS": ("RMSNorm((C, H, W))", "(N,)", "(C, H, W), none"),
+    "instance": ("InstanceNorm2d(C)", "(N, C)", "none (affine=False)"),
+    "group": ("GroupNorm(G, C)", "(N, G)", "(C,), (C,)"),
+}
+
+
+def _named(shape: tuple[int, ...], names: dict[int, str]) -> str:
+    """A shape written with letters: (4, 3, 3) with {4: 'C', 3: 'H'} gives '(C, H, H)'."""
+    inner = ", ".join(names.get(s, str(s)) for s in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+@dataclass(frozen=True, eq=False)
+class AxesRow:
+    """One normaliser's statistics and parameters on one input, read from a normcore layer."""
+
+    name: str
+    statistics_shape: tuple[int, ...]
+    scale_shape: tuple[int, ...]
+    shift_shape: tuple[int, ...]
+    count: int  # values per statistic
+
+
+def axes_rows(shape: tuple[int, int, int, int] = (2, 8, 3, 5), groups: int = 4) -> list[AxesRow]:
+    """For each normaliser, the shape of its statistics (the kept axes, size-1 axes dropped) and
+    of its scale and shift, read from a fresh normcore layer run on an image batch of `shape`
+    (the batch layer of rows reads the batch's (N, C) corner)."""
+    n, c, h, w = shape
+    x = np.random.default_rng(0).normal(size=shape)
+    built = {
+        "batch": (BatchNorm.create(c), x[:, :, 0, 0]),
+        "image batch": (ImageBatchNorm.create(c), x),
+        "layer": (LayerNorm.create((c, h, w)), x),
+        "RMS": (RMSNorm.create((c, h, w)), x),
+        "instance": (InstanceNorm.create(c), x),
+        "group": (GroupNorm.create(c, groups), x),
+    }
+    rows = []
+    for name, (layer, block) in built.items():
+        st = layer.forward(block, TRAINING).cache
+        stats = tuple(s for i, s in enumerate(st.z.shape) if i not in st.axes)
+        rows.append(
+            AxesRow(
+                name=name,
+                statistics_shape=stats,
+                scale_shape=tuple(layer.scale.shape),
+                shift_shape=tuple(layer.shift.shape),
+                count=st.count,
+            )
+        )
+    return rows
+
+
+def axes_table_rows(shape: tuple[int, int, int, int] = (2, 8, 3, 5), groups: int = 4):
+    """The rows of the chapter's table: normcore's shapes written with the axis letters, beside
+    PyTorch's module and shapes (from :data:`PYTORCH_LAYERS`)."""
+    n, c, h, w = shape
+    if len({n, c, h, w, groups}) < 5:
+        raise SettingError(f"shape {shape} and groups {groups}: N, C, H, W and G must differ")
+    names = {n: "N", c: "C", h: "H", w: "W", groups: "G"}
+    table = []
+    for row in axes_rows(shape, groups):
+        module, stats, params = PYTORCH_LAYERS[row.name]
+        table.append(
+            [
+                row.name,
+                _named(row.statistics_shape, names),
+                _named(row.scale_shape, names) + ", " + _named(row.shift_shape, names),
+                module,
+                stats,
+                params,
+            ]
+        )
+    return table
+
+
+# --- why layer norm: Ba et al.'s invariances ---------------------------------------------------
+
+#: The six changes of Ba et al.'s Table 1, applied to the inputs x (cases, inputs) or to the
+#: weights W (inputs, units) of the linear map whose output a = x W the layer normalises.
+INVARIANCES = (
+    "weight matrix re-scaling",
+    "weight matrix re-centring",
+    "weight vector re-scaling",
+    "dataset re-scaling",
+    "dataset re-centring",
+    "single case re-scaling",
+)
+
+
+def invariance_table(
+    seed: int = 0, cases: int = 8, inputs: int = 5, units: int = 6, epsilon: float = 1e-12
+):
+    """Which of the six changes leave each normaliser's output unchanged, computed by running
+    the layers. Epsilon is set tiny (1e-12) so that only the exact invariances count: with the
+    usual 1e-5 a rescaling moves the output by about epsilon / variance, which a row of small
+    spread can push past any fixed tolerance. "Unchanged" means within 1e-6.
+
+    Returns a dict: normaliser name ('batch', 'layer', 'RMS') -> tuple of six booleans in the
+    order of :data:`INVARIANCES`."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(cases, inputs))
+    weights = rng.normal(size=(inputs, units))
+    delta = rng.normal(size=(inputs, 1))  # added to every unit's weight vector
+    shift = rng.normal(size=(1, inputs)) * 3  # added to every case
+    changed = {
+        "weight matrix re-scaling": (x, weights * 3.0),
+        "weight matrix re-centring": (x, weights + delta),
+        "weight vector re-scaling": (x, weights * np.array([3.0] + [1.0] * (units - 1))),
+        "dataset re-scaling": (x * 3.0, weights),
+        "dataset re-centring": (x + shift, weights),
+        "single case re-scaling": (x * np.array([[3.0]] + [[1.0]] * (cases - 1)), weights),
+    }
+    layers = {
+        "batch": BatchNorm.create(units, epsilon=epsilon),
+        "layer": LayerNorm.create(units, epsilon=epsilon),
+        "RMS": RMSNorm.create(units, epsilon=epsilon),
+    }
+    table = {}
+    for name, layer in layers.items():
+        before = layer.forward(x @ weights, TRAINING).output
+        table[name] = tuple(
+            bool(np.max(np.abs(layer.forward(cx @ cw, TRAINING).output - before)) < 1e-6)
+            for cx, cw in (changed[k] for k in INVARIANCES)
+        )
+    return table
+
+
+#: Ba et al.'s Table 1 (batch and layer normalisation), for the comparison.
+BA_TABLE = {
+    "batch": (True, False, True, True, True, False),
+    "layer": (True, True, False, True, False, True),
+}
+
+
+# --- instance norm is the image batch layer on one image ---------------------------------------
+
+
+def one_image_gap(images: np.ndarray) -> float:
+    """The largest gap between the image batch layer (training) run on each image alone and
+    instance norm on the whole batch: one image's per-channel statistics are instance norm's."""
+    x = np.asarray(images, dtype=np.float64)
+    c = x.shape[1]
+    alone = np.concatenate(
+        [ImageBatchNorm.create(c).forward(x[i : i + 1], TRAINING).output for i in range(len(x))]
+    )
+    return float(np.max(np.abs(alone - InstanceNorm.create(c).forward(x).output)))
+
+
+# --- the geometry of layer and RMS norm ---------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Geometry:
+    """Rows after RMS and after layer norm, with the two facts the figure draws: the squared
+    length of every row (m, but for epsilon) and the sum of every layer-norm row (zero)."""
+
+    people: np.ndarray
+    rms: np.ndarray
+    layer: np.ndarray
+
+    @property
+    def width(self) -> int:
+        return int(self.people.shape[1])
+
+    @property
+    def rms_radius_gap(self) -> float:
+        """Largest |sum of squares - m| over the RMS rows (epsilon's doing)."""
+        return float(np.max(np.abs(np.sum(self.rms**2, axis=1) - self.width)))
+
+    @property
+    def layer_radius_gap(self) -> float:
+        return float(np.max(np.abs(np.sum(self.layer**2, axis=1) - self.width)))
+
+    @property
+    def layer_sum(self) -> float:
+        """Largest |row sum| over the layer-norm rows (the plane sum x = 0)."""
+        return float(np.max(np.abs(np.sum(self.layer, axis=1))))
+
+
+def geometry(rows: Any | None = None) -> Geometry:
+    """RMS and layer norm (epsilon 1e-5) on `rows` (default: twenty of the crowd)."""
+    people = crowd_rows(20) if rows is None else np.array(rows, dtype=np.float64)
+    m = people.shape[1]
+    return Geometry(
+        people=people,
+        rms=RMSNorm.create(m).forward(people).output,
+        layer=LayerNorm.create(m).forward(people).output,
+    )
+
+
+# --- axis traps ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class SequenceTrap:
+    """A (B, T, D) block through a per-feature batch layer, laid out two ways.
+
+    `right`: features as channels, (B, D, T), as PyTorch's BatchNorm1d expects (N, C, L): one
+    statistic per feature over B * T values. `wrong`: the block passed unchanged, so the T time
+    steps are taken for channels: one statistic per time step over B * D values. `rows` is the
+    per-feature layer of rows on the block reshaped to (B * T, D)."""
+
+    x: np.ndarray
+    right: np.ndarray
+    wrong: np.ndarray
+    rows: np.ndarray
+    right_count: int
+    wrong_count: int
+
+    @property
+    def right_gap(self) -> float:
+        return float(np.max(np.abs(self.right - self.rows)))
+
+    @property
+    def wrong_gap(self) -> float:
+        return float(np.max(np.abs(self.wrong - self.rows)))
+
+
+def sequence_trap(shape: tuple[int, int, int] = (4, 6, 6), seed: int = 0) -> SequenceTrap:
+    """A random (B, T, D) block whose features have different levels, normalised per feature
+    the right way and with the time axis mistaken for channels (T = D by default, so a framework
+    that checks only the channel count lets the mistake through)."""
+    b, t, d = shape
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=shape) * (1.0 + np.arange(d)) + 3.0 * np.arange(d)
+    right_layer = ImageBatchNorm.create(d)
+    right = right_layer.forward(x.transpose(0, 2, 1)[..., None], TRAINING)
+    wrong_layer = ImageBatchNorm.create(t)
+    wrong = wrong_layer.forward(x[..., None], TRAINING)
+    rows = BatchNorm.create(d).forward(x.reshape(b * t, d), TRAINING).output.reshape(shape)
+    return SequenceTrap(
+        x=x,
+        right=right.output[..., 0].transpose(0, 2, 1),
+        wrong=wrong.output[..., 0],
+        rows=rows,
+        right_count=right.cache.count,
+        wrong_count=wrong.cache.count,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class ChannelsLast:
+    """Layer norm over C at each pixel of a channels-last batch (N, H, W, C), as ConvNeXt-style
+    code does, against layer norm over (C, H, W) of the same images channels-first."""
+
+    per_pixel: np.ndarray  # (N, H, W, C)
+    whole_image: np.ndarray  # (N, H, W, C), transposed back
+    per_pixel_count: int
+    whole_count: int
+
+    @property
+    def gap(self) -> float:
+        return float(np.max(np.abs(self.per_pixel - self.whole_image)))
+
+
+def channels_last(shape: tuple[int, int, int, int] = (2, 3, 3, 4), seed: int = 0) -> ChannelsLast:
+    """A random channels-last batch (N, H, W, C) layer-normed both ways."""
+    n, h, w, c = shape
+    x = np.random.default_rng(seed).normal(size=shape) + np.arange(c)
+    per_pixel = LayerNorm.create(c).forward(x)
+    first = x.transpose(0, 3, 1, 2)
+    whole = LayerNorm.create((c, h, w)).forward(first)
+    return ChannelsLast(
+        per_pixel=per_pixel.output,
+        whole_image=whole.output.transpose(0, 2, 3, 1),
+        per_pixel_count=per_pixel.cache.count,
+        whole_count=whole.cache.count,
     )

@@ -106,6 +106,23 @@ class BlockComparison:
         return self.naive.sum(axis=self.sum_axis)
 
     @property
+    def _along(self) -> np.ndarray:
+        """What a rescaling moves: z for batch and layer norm (scaling about the mean), the block
+        itself for RMS norm (scaling about zero)."""
+        return self.block if self.axis == "rms" else self.output
+
+    @property
+    def true_dots(self) -> np.ndarray:
+        """The second structural check: sum of true * z along the statistics' axis (sum of
+        true * x for RMS). Zero up to epsilon: a rescaling changes the output only through
+        epsilon."""
+        return (self.true * self._along).sum(axis=self.sum_axis)
+
+    @property
+    def naive_dots(self) -> np.ndarray:
+        return (self.naive * self._along).sum(axis=self.sum_axis)
+
+    @property
     def wrong_sign(self) -> np.ndarray:
         """Cells where the naive block and the true block point opposite ways (a true slope
         within rounding of zero, 1e-8 of the block's scale, has no sign to disagree with)."""
@@ -149,6 +166,28 @@ def compare_blocks(
         shift_slope=gradient.slopes["shift"],
         step=step,
     )
+
+
+def jacobian(column: Any, epsilon: float = 1e-5) -> np.ndarray:
+    """dz/dx for one column of n values standardised by its own statistics (biased variance,
+    epsilon under the root), written from the formula (1/s)(I - 11^T/n - z z^T/n), not from a
+    layer. Returns an (n, n) array whose entry [i, k] is dz_i/dx_k."""
+    x = np.array(column, dtype=np.float64).reshape(-1)
+    if x.size < 1:
+        raise ShapeError("column: expected at least one value, got none")
+    n = x.size
+    s = np.sqrt(x.var() + epsilon)
+    z = (x - x.mean()) / s
+    return (np.eye(n) - np.ones((n, n)) / n - np.outer(z, z) / n) / s
+
+
+def rule_step(block: Any) -> float:
+    """The finite-difference step by the rule of thumb for central differences: the cube root
+    of float64's machine epsilon (about 6e-6) times the input's scale (its largest entry in
+    size, at least 1). It balances truncation (like h**2) against rounding (like u / h)."""
+    x = np.asarray(block, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(x)))) if x.size else 1.0
+    return float(np.finfo(np.float64).eps ** (1 / 3) * scale)
 
 
 @dataclass(frozen=True, eq=False)

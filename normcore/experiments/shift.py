@@ -23,9 +23,17 @@ from ..activations import ReLU
 from ..batch import BatchNorm
 from ..data import load_crowd
 from ..dense import Dense
+from ..errors import SettingError
 from . import network
 
 # ------------------------------------------------------------------------------ the deep stack
+
+INITS = ("default", "he")
+"""How `deep_stack` draws its weights: PyTorch's ``nn.Linear`` default, or He (Kaiming)."""
+
+HE_STRETCH = float(np.sqrt(6.0))
+"""He-uniform weights are uniform in ±sqrt(6 / fan_in): the default's ±1/sqrt(fan_in) times
+sqrt(6), so `deep_stack(init="he")` stretches the very same draws by this factor."""
 
 
 def uniform_dense(fan_in: int, fan_out: int, rng: np.random.Generator) -> Dense:
@@ -37,21 +45,72 @@ def uniform_dense(fan_in: int, fan_out: int, rng: np.random.Generator) -> Dense:
     return Dense(weights=weights, bias=bias)
 
 
+def skewness(block: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndarray:
+    """Each column's skewness, E[(x - mean)^3] / deviation^3 along `axis` (population moments).
+
+    A column whose deviation is at most `floor` (a constant column: a unit that is off for every
+    row) has no shape to speak of; its skewness is NaN.
+
+    Args:
+        block: any array; the moments run along `axis` (the rows, by default).
+        axis: the axis the statistics run along.
+        floor: the deviation at or below which a column counts as constant.
+
+    Returns:
+        The skewness per column, `block`'s shape without `axis`.
+    """
+    centred = block - block.mean(axis=axis, keepdims=True)
+    deviation = np.sqrt(np.mean(centred**2, axis=axis))
+    third = np.mean(centred**3, axis=axis)
+    live = deviation > floor
+    return np.where(live, third / np.where(live, deviation, 1.0) ** 3, np.nan)
+
+
+def correlations(block: np.ndarray, floor: float = 1e-12) -> np.ndarray:
+    """The correlation between every two columns of `block` (*stack, rows, units), over the rows.
+
+    Returns:
+        Shape (*stack, units, units); NaN in every entry that involves a constant column
+        (deviation at most `floor`).
+    """
+    centred = block - block.mean(axis=-2, keepdims=True)
+    deviation = np.sqrt(np.mean(centred**2, axis=-2))
+    live = deviation > floor
+    safe = np.where(live, deviation, 1.0)
+    unit = centred / safe[..., None, :]
+    product = np.einsum("...ri,...rj->...ij", unit, unit) / block.shape[-2]
+    both = live[..., :, None] & live[..., None, :]
+    return np.where(both, product, np.nan)
+
+
 @dataclass(frozen=True, eq=False)
 class StackDrift:
-    """Mean and deviation of the block each layer of a deep stack hands on.
+    """What each layer of a deep stack hands on.
 
-    Entry 0 is the input; entry k the block after layer k's ReLU. Both figures are taken over
-    every value of the block (rows × features), the deviation being the population one.
+    Entry 0 of `mean`, `deviation` and `mean_square` is the input; entry k the block after layer
+    k's ReLU. These figures are taken over every value of the block (rows × features), the
+    deviation being the population one. `skewness` (depth, features) is each column's skewness
+    of the scores layer k hands its ReLU (after the batch layer, if there is one), and
+    `score_magnitude` (depth,) the mean of those scores' absolute values over the block.
     """
 
     normalised: bool
     mean: np.ndarray
     deviation: np.ndarray
+    mean_square: np.ndarray | None = None
+    skewness: np.ndarray | None = None
+    score_magnitude: np.ndarray | None = None
+    init: str = "default"
+    bias: bool = True
 
     @property
     def depth(self) -> int:
         return int(self.mean.shape[0] - 1)
+
+    @property
+    def factors(self) -> np.ndarray:
+        """How much each layer multiplies the block's mean square by: shape (depth,)."""
+        return self.mean_square[1:] / self.mean_square[:-1]
 
 
 def deep_stack(
@@ -62,27 +121,106 @@ def deep_stack(
     features: int = 16,
     depth: int = 10,
     input_scale: float = 1.0,
+    init: str = "default",
+    bias: bool = True,
 ) -> StackDrift:
     """The deep stack: `depth` layers of dense → [batch layer, training] → ReLU.
 
     The input (standard normal, `rows` × `features`) and the dense layers come from one
-    ``np.random.default_rng(seed)`` in that order, so both versions of the stack read the same
-    block through the same weights and differ only by the batch layers. `input_scale` multiplies
-    the input block (the weights are drawn the same whatever it is).
+    ``np.random.default_rng(seed)`` in that order, so every version of the stack reads the same
+    block through the same draws and differs only by what is asked for:
+
+    Args:
+        normalised: a fresh batch layer (training purpose) between each dense layer and its ReLU.
+        seed, rows, features, depth: the random seed and the sizes.
+        input_scale: multiplies the input block (the weights are drawn the same whatever it is).
+        init: ``"default"``, weights and biases uniform in ±1/sqrt(fan_in) (PyTorch's
+            ``nn.Linear``); or ``"he"``, the same weight draws stretched by sqrt(6), uniform in
+            ±sqrt(6 / fan_in) (variance 2 / fan_in), with zero biases (He et al.).
+        bias: False sets every bias to zero (with either `init`).
+
+    Returns:
+        A `StackDrift`.
+
+    Raises:
+        SettingError: an unknown `init`.
     """
-    rng = np.random.default_rng(seed)
-    h = input_scale * rng.standard_normal((rows, features))
-    layers = [uniform_dense(features, features, rng) for _ in range(depth)]
+    (drift,) = deep_stacks(
+        normalised,
+        (seed,),
+        rows=rows,
+        features=features,
+        depth=depth,
+        input_scale=input_scale,
+        init=init,
+        bias=bias,
+    )
+    return drift
+
+
+def deep_stacks(
+    normalised: bool,
+    seeds: Sequence[int],
+    *,
+    rows: int = 64,
+    features: int = 16,
+    depth: int = 10,
+    input_scale: float = 1.0,
+    init: str = "default",
+    bias: bool = True,
+) -> list[StackDrift]:
+    """`deep_stack` for several seeds, the stacks run side by side along a leading axis (one
+    call per layer for all of them); each seed draws exactly what `deep_stack` draws for it.
+
+    Returns:
+        One `StackDrift` per seed, in the order given.
+    """
+    if init not in INITS:
+        raise SettingError(f"init: expected one of {INITS}, got {init!r}")
+    inputs, weights, biases = [], [], []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        inputs.append(input_scale * rng.standard_normal((rows, features)))
+        drawn = [uniform_dense(features, features, rng) for _ in range(depth)]
+        weights.append([d.weights for d in drawn])
+        biases.append([d.bias for d in drawn])
+    count = len(inputs)
+    h = np.stack(inputs)  # (seeds, rows, features)
+    w = np.stack(weights).swapaxes(0, 1)  # (depth, seeds, features, features)
+    b = np.stack(biases).swapaxes(0, 1)  # (depth, seeds, features)
+    if init == "he":
+        w = HE_STRETCH * w
+    keep = bias and init != "he"
+    if not keep:
+        b = np.zeros_like(b)
     relu = ReLU()
-    means, deviations = [h.mean()], [h.std()]
-    for dense in layers:
-        h = dense.forward(h).output
+    means, deviations = [h.mean(axis=(-2, -1))], [h.std(axis=(-2, -1))]
+    squares = [np.mean(h**2, axis=(-2, -1))]
+    skews, magnitudes = [], []
+    for k in range(depth):
+        h = Dense(weights=w[k], bias=b[k]).forward(h).output
         if normalised:
-            h = BatchNorm.create(features).forward(h, TRAINING).output
+            h = BatchNorm.create(features, stack=(count,)).forward(h, TRAINING).output
+        skews.append(skewness(h))
+        magnitudes.append(np.mean(np.abs(h), axis=(-2, -1)))
         h = relu.forward(h).output
-        means.append(h.mean())
-        deviations.append(h.std())
-    return StackDrift(normalised=normalised, mean=np.array(means), deviation=np.array(deviations))
+        means.append(h.mean(axis=(-2, -1)))
+        deviations.append(h.std(axis=(-2, -1)))
+        squares.append(np.mean(h**2, axis=(-2, -1)))
+    per_seed = [np.array(a) for a in (means, deviations, squares, skews, magnitudes)]
+    return [
+        StackDrift(
+            normalised=normalised,
+            mean=per_seed[0][:, i],
+            deviation=per_seed[1][:, i],
+            mean_square=per_seed[2][:, i],
+            skewness=per_seed[3][:, i],
+            score_magnitude=per_seed[4][:, i],
+            init=init,
+            bias=keep,
+        )
+        for i in range(count)
+    ]
 
 
 # ------------------------------------------------------------------------ the crowd network
@@ -95,13 +233,28 @@ def crowd_block() -> tuple[np.ndarray, np.ndarray]:
     return x, crowd.labels
 
 
+DRIFT_RATE = 0.1
+"""The learning rate chapter 1 watches the read block at: slow enough that most one-epoch moves
+of a unit's mean continue the move before rather than reverse it (at 1, most reverse)."""
+
+
+def _largest_change(first: np.ndarray, last: np.ndarray) -> float:
+    """The largest |last - first| over the entries defined (not NaN) at both ends."""
+    change = np.abs(last - first)
+    return float(np.nanmax(change)) if np.any(np.isfinite(change)) else 0.0
+
+
 @dataclass(frozen=True, eq=False)
 class CrowdShift:
     """Per-epoch records of the block the crowd network's output layer reads.
 
     `mean` and `deviation` have shape (epochs, units): each unit's mean and population deviation
-    over the rows, measured on each epoch's training pass before its step. `shift` (same shape)
-    is the batch layer's shift at that pass, None without a batch layer.
+    over the rows, measured on each epoch's training pass before its step. `shift` and `scale`
+    (same shape) are the batch layer's shift and scale at that pass, and `source_variance` the
+    biased variance of the block it standardised (the ReLU's output); all three None without a
+    batch layer. `skewness` (epochs, units) and `correlation` (epochs, units, units) describe the
+    read block's shape and how its units move together; NaN where a unit is constant over the
+    rows (off for every person). `rate` is the learning rate the network was trained at.
     """
 
     arrangement: str
@@ -110,6 +263,11 @@ class CrowdShift:
     deviation: np.ndarray
     shift: np.ndarray | None
     loss: np.ndarray
+    skewness: np.ndarray | None = None
+    correlation: np.ndarray | None = None
+    scale: np.ndarray | None = None
+    source_variance: np.ndarray | None = None
+    rate: float = DRIFT_RATE
 
     @property
     def epochs(self) -> int:
@@ -122,8 +280,41 @@ class CrowdShift:
 
     @property
     def largest_shift(self) -> float:
-        """The largest distance any unit's mean travels from the first epoch to the last."""
+        """The largest distance any unit's mean travels from the first epoch to the last (the
+        mean's travel; the name is older than the chapter's word for it)."""
         return float(np.max(np.abs(self.travel)))
+
+    @property
+    def mean_travel(self) -> float:
+        """The largest distance any unit's mean travels, first epoch to last."""
+        return self.largest_shift
+
+    @property
+    def deviation_travel(self) -> float:
+        """The largest change of any unit's deviation, first epoch to last."""
+        return _largest_change(self.deviation[0], self.deviation[-1])
+
+    @property
+    def skewness_travel(self) -> float:
+        """The largest change of any unit's skewness, first epoch to last (units constant at
+        either end left out)."""
+        return _largest_change(self.skewness[0], self.skewness[-1])
+
+    @property
+    def correlation_travel(self) -> float:
+        """The largest change of the correlation between any two units, first epoch to last
+        (pairs with a constant unit at either end left out)."""
+        upper = np.triu_indices(self.correlation.shape[-1], k=1)
+        return _largest_change(self.correlation[0][upper], self.correlation[-1][upper])
+
+    def travels(self) -> dict[str, float]:
+        """The four travels, first epoch to last, by measure."""
+        return {
+            "mean": self.mean_travel,
+            "deviation": self.deviation_travel,
+            "skewness": self.skewness_travel,
+            "correlation": self.correlation_travel,
+        }
 
     def largest_shift_to(self, epoch: int) -> float:
         """The largest distance any unit's mean travels from the first epoch to `epoch`
@@ -167,9 +358,20 @@ class CrowdShift:
             return None
         return float(np.max(np.abs(self.mean - self.shift)))
 
+    @property
+    def scale_gap(self) -> float | None:
+        """The largest gap, over epochs and units, between the block's deviation and
+        |scale| * sqrt(v / (v + epsilon)), v the variance the batch layer standardised (None
+        without a batch layer)."""
+        if self.scale is None:
+            return None
+        v = self.source_variance
+        pinned = np.abs(self.scale) * np.sqrt(v / (v + BatchNorm.create(1).epsilon))
+        return float(np.max(np.abs(self.deviation - pinned)))
+
 
 def crowd_shift(
-    arrangement: str = "none", seed: int = 0, epochs: int = 400, rate: float = 1.0
+    arrangement: str = "none", seed: int = 0, epochs: int = 400, rate: float = DRIFT_RATE
 ) -> CrowdShift:
     """Train one crowd network ('none' or 'batch') on the whole crowd and watch its read block."""
     shifts = crowd_shifts(arrangement, (seed,), epochs=epochs, rate=rate)
@@ -177,23 +379,58 @@ def crowd_shift(
 
 
 def crowd_shifts(
-    arrangement: str, seeds: Sequence[int], epochs: int = 400, rate: float = 1.0
+    arrangement: str, seeds: Sequence[int], epochs: int = 400, rate: float = DRIFT_RATE
 ) -> list[CrowdShift]:
-    """`crowd_shift` for several seeds, trained side by side as one stacked run."""
+    """`crowd_shift` for several seeds, trained side by side as one stacked run.
+
+    Each epoch is one full-batch step of `network.train_step` (plain gradient descent on binary
+    cross-entropy at `rate`); the read block is measured on that step's own training pass,
+    before the step.
+
+    Returns:
+        One `CrowdShift` per seed, in the order given.
+    """
+    if arrangement not in ("none", "batch"):
+        raise SettingError(f"arrangement: expected 'none' or 'batch', got {arrangement!r}")
     x, y = crowd_block()
     count = len(seeds)
     net = network.build(arrangement, list(seeds))
     xs = np.broadcast_to(x, (count, *x.shape))
     ys = np.broadcast_to(y, (count, *y.shape))
-    _, history = network.train(net, xs, ys, epochs=epochs, rate=rate, watch=True)
+    reads, losses, shifts, scales, sources = [], [], [], [], []
+    for _ in range(epochs):
+        before = net
+        net, loss, seen = network.train_step(before, xs, ys, rate)
+        reads.append(seen.read)
+        losses.append(loss)
+        if before.norm is not None:
+            shifts.append(before.norm.shift)
+            scales.append(before.norm.scale)
+            sources.append(seen.responses[2].statistics.variance)
+    read = np.stack(reads)  # (epochs, seeds, rows, units)
+    record = {
+        "mean": read.mean(axis=-2),
+        "deviation": read.std(axis=-2),
+        "skewness": skewness(read),
+        "correlation": correlations(read),
+        "loss": np.array(losses),
+        "shift": np.array(shifts) if shifts else None,
+        "scale": np.array(scales) if scales else None,
+        "source": np.array(sources) if sources else None,
+    }
     return [
         CrowdShift(
             arrangement=arrangement,
             seed=int(seed),
-            mean=history.read_mean[:, i],
-            deviation=history.read_deviation[:, i],
-            shift=None if history.shift is None else history.shift[:, i],
-            loss=history.loss[:, i],
+            mean=record["mean"][:, i],
+            deviation=record["deviation"][:, i],
+            shift=None if record["shift"] is None else record["shift"][:, i],
+            loss=record["loss"][:, i],
+            skewness=record["skewness"][:, i],
+            correlation=record["correlation"][:, i],
+            scale=None if record["scale"] is None else record["scale"][:, i],
+            source_variance=None if record["source"] is None else record["source"][:, i],
+            rate=float(rate),
         )
         for i, seed in enumerate(seeds)
     ]
@@ -237,3 +474,70 @@ def running_lag(block: np.ndarray, steps: int = 100, layer: BatchNorm | None = N
         layer = fold_in(layer, block)
         gaps.append(np.max(np.abs(layer.forward(block, PREDICTING).output - trained)))
     return Lag(gaps=np.array(gaps), layer=layer)
+
+
+# ------------------------------------------------------------- what the running variance estimates
+
+
+@dataclass(frozen=True, eq=False)
+class VarianceEstimate:
+    """What the running variance of a batch layer settles on, batch after batch of fresh rows
+    from one distribution of variance `true_variance`, per independent stream.
+
+    `folded` is normcore's running variance after the last step (the biased batch variance
+    folded in), `unbiased` the same rule with n / (n - 1) times it folded in (the paper's and
+    PyTorch's choice), and `precise` the variance of every row of the last `recent` batches
+    pooled, recomputed once after the steps (shape (streams,) each).
+    """
+
+    rows: int
+    steps: int
+    true_variance: float
+    folded: np.ndarray
+    unbiased: np.ndarray
+    precise: np.ndarray
+    recent: int
+
+    @property
+    def expected_folded(self) -> float:
+        """What the biased fold averages to: (n - 1) / n of the true variance."""
+        return (self.rows - 1) / self.rows * self.true_variance
+
+
+def running_variance_estimate(
+    rows: int = 4, streams: int = 200, steps: int = 100, seed: int = 0, recent: int = 50
+) -> VarianceEstimate:
+    """Fold `steps` batches of `rows` standard-normal rows (one feature) into `streams` fresh
+    batch layers side by side (`fold_in`, one real zero-slope step a batch), and compare the
+    running variance with the two alternatives of `VarianceEstimate`.
+
+    After 100 steps at momentum 0.9 the start (variance 1) weighs 0.9^100, about 3e-5, so what
+    is left is the average of the batches' own variances.
+
+    Raises:
+        SettingError: fewer than two rows (a batch of one has no variance to fold), or fewer
+            recent batches than one or more than `steps`.
+    """
+    if not isinstance(rows, int) or rows < 2:
+        raise SettingError(f"rows: expected an int of at least 2, got {rows!r}")
+    if not isinstance(recent, int) or not 1 <= recent <= steps:
+        raise SettingError(f"recent: expected 1 to {steps}, got {recent!r}")
+    rng = np.random.default_rng(seed)
+    layer = BatchNorm.create(1, stack=(streams,))
+    unbiased = np.ones((streams, 1))
+    kept = []
+    for _ in range(steps):
+        batch = rng.standard_normal((streams, rows, 1))
+        layer = fold_in(layer, batch)
+        unbiased = layer.momentum * unbiased + (1 - layer.momentum) * batch.var(axis=-2, ddof=1)
+        kept.append(batch)
+    pooled = np.concatenate(kept[-recent:], axis=-2)
+    return VarianceEstimate(
+        rows=rows,
+        steps=steps,
+        true_variance=1.0,
+        folded=np.asarray(layer.running_variance)[:, 0],
+        unbiased=unbiased[:, 0],
+        precise=pooled.var(axis=-2, ddof=1)[:, 0],
+        recent=recent,
+    )

@@ -40,6 +40,71 @@ def plot_rms_rows(rms: Any) -> Any:
     return fig
 
 
+def plot_geometry(geometry: Any) -> Any:
+    """Two-feature rows as measured (left, with the ray from the origin through each) and after
+    RMS and layer norm (right): RMS puts every row on the circle of radius sqrt(2) along its own
+    ray; layer norm puts every row on that circle where it meets the line x1 + x2 = 0, which is
+    two points, (1, -1) and (-1, 1)."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    people, rms, layer = geometry.people, geometry.rms, geometry.layer
+    radius = np.sqrt(geometry.width)
+    fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.5))
+    left, right = axes
+    top = 1.1 * float(np.max(people))
+    for row in people:
+        left.plot(
+            [0, row[0] * top / np.max(row)],
+            [0, row[1] * top / np.max(row)],
+            color="#bbbbbb",
+            linewidth=0.6,
+        )
+    left.plot(people[:, 0], people[:, 1], "o", color=BOOK_COLOURS[0], markersize=4)
+    left.set(
+        xlim=(0, top),
+        ylim=(0, top),
+        aspect="equal",
+        title="as measured",
+        xlabel="height (cm)",
+        ylabel="weight (kg)",
+    )
+    angle = np.linspace(0, 2 * np.pi, 361)
+    right.plot(
+        radius * np.cos(angle),
+        radius * np.sin(angle),
+        color="#888888",
+        linewidth=0.8,
+        label=r"circle $x_1^2 + x_2^2 = 2$",
+    )
+    right.plot(
+        [-1.8, 1.8],
+        [1.8, -1.8],
+        color="#888888",
+        linestyle="--",
+        linewidth=0.8,
+        label=r"line $x_1 + x_2 = 0$",
+    )
+    for row in rms:
+        right.plot([0, row[0]], [0, row[1]], color="#bbbbbb", linewidth=0.6)
+    right.plot(rms[:, 0], rms[:, 1], "o", color=BOOK_COLOURS[1], markersize=4, label="RMS norm")
+    right.plot(
+        layer[:, 0], layer[:, 1], "s", color=BOOK_COLOURS[2], markersize=7, label="layer norm"
+    )
+    right.axhline(0, color="#dddddd", linewidth=0.6)
+    right.axvline(0, color="#dddddd", linewidth=0.6)
+    right.set(
+        xlim=(-1.8, 1.8),
+        ylim=(-1.8, 1.8),
+        aspect="equal",
+        title="after normalising",
+        xlabel="first entry",
+        ylabel="second entry",
+    )
+    right.legend(loc="lower left", fontsize=7, frameon=False)
+    return fig
+
+
 def _voxel_colours(mask: np.ndarray, colour: str) -> np.ndarray:
     colours = np.empty(mask.shape, dtype=object)
     colours[...] = "#e8e8e8"
