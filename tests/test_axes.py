@@ -17,6 +17,8 @@ from normcore.errors import SettingError, ShapeError
 from normcore.exercises import ch04
 from normcore.experiments import axes
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 
 

@@ -13,6 +13,8 @@ import pytest
 import normcore.book
 from normcore.book import below, glue, keep, shown, table
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 BOOK = Path(__file__).resolve().parent.parent / "book"
 ROLE = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]+))?`")
 GLUED = "application/papermill.record/text/plain"

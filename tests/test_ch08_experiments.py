@@ -20,6 +20,8 @@ from normcore.experiments import (
     smoothness,
 )
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 # ------------------------------------------------------------------ a tiny digits-shaped case
 
 

@@ -14,6 +14,8 @@ from normcore.data import load_crowd
 from normcore.errors import SettingError
 from normcore.experiments import comparison, network
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 def test_folds_hold_everyone_out_once():
     folds = comparison.deal_folds()

@@ -9,6 +9,8 @@ import pytest
 import normcore as nc
 from normcore import FoldError, ShapeError, fold_batch_norm
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 def pair(seed: int, stack: tuple[int, ...] = (), tracks: str = "variance"):
     r = np.random.default_rng(seed)

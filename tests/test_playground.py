@@ -26,6 +26,8 @@ from normcore.widgets._input import NotANumberError, friendly, parse_number
 from normcore.widgets.playground import Playground, playground
 from normcore.worked import FOUR_ROWS
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 WORKED = FOUR_ROWS
 BAD_TEXTS = ["", "abc", "1,5", "nan", "1e999", "-inf", "=1+1", "9" * 500, "2**3", "0x10", "  ",

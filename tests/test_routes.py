@@ -16,6 +16,8 @@ from normcore.errors import SettingError, ShapeError
 from normcore.exercises import ch03
 from normcore.experiments import routes
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 
 

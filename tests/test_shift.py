@@ -17,6 +17,8 @@ from normcore.experiments import network
 from normcore.experiments import shift as sh
 from normcore.worked import FOUR_ROWS
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 WORKED = FOUR_ROWS
 

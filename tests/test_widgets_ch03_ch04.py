@@ -12,6 +12,8 @@ from normcore.widgets import axes_model, routes_model
 from normcore.widgets.axes import axes_widget
 from normcore.widgets.routes import parse_block, routes_widget
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 # -- chapter 3 ------------------------------------------------------------------------------
 def routes_state(**choices: str) -> dict:
