@@ -12,6 +12,8 @@ anything; any new remote address anywhere in the site fails ``test_no_unaudited_
 
 from __future__ import annotations
 
+import ast
+import base64
 import fnmatch
 import json
 import re
@@ -616,3 +618,82 @@ def test_every_image_has_alt_text_that_is_not_a_file_name():
                 bad.append(f"{page.relative_to(SITE)}: {src} alt={alt!r}")
     assert count > 0, "no images found: is the site built?"
     assert not bad, "\n".join(bad)
+
+
+# --- one executed run per chapter: the page shows the notebook it offers for download --------
+
+GLUE_TEXT = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]+))?`")
+RECORD = "application/papermill.record/text/plain"
+
+
+def chapter_pages() -> list[str]:
+    """The chapters with a stored run: every book/NN-name.ipynb."""
+    return sorted(f"book/{p.stem}" for p in (ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
+
+
+def downloaded(doc: str) -> dict:
+    """The notebook the chapter's page links for download, read from the built site."""
+    page = SITE / f"{doc}.html"
+    hrefs = [
+        a.get("href", "")
+        for tag, a in parse(page).tags
+        if tag == "a" and "nc-notebook-download" in a.get("class", "").split()
+    ]
+    assert len(hrefs) == 1, f"{doc}: expected one notebook download link, got {hrefs}"
+    target = local_target(page, hrefs[0])
+    assert target.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
+        f"{doc}: the download is not the stored book/{doc}.ipynb"
+    )
+    return json.loads(target.read_text(encoding="utf-8"))
+
+
+def shown_text(text: str, spec: str | None) -> set[str]:
+    """How myst-nb may print a glued text/plain value under ``{glue:text}`name:spec```."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return {text}
+    if spec:
+        return {format(value, spec)}
+    return {str(value), text}
+
+
+@pytest.mark.parametrize("doc", chapter_pages())
+def test_each_chapter_page_shows_the_run_a_reader_downloads(doc):
+    """The site renders the stored run (execute_notebooks: off): every figure on the page is a
+    figure stored in the downloaded notebook, byte for byte, and every number the prose glues
+    reads as that notebook's stored value."""
+    notebook = downloaded(doc)
+    stored_images = set()
+    records = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data:
+                stored_images.add(base64.b64decode("".join(data["image/png"])))
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name and RECORD in data:
+                records[name] = "".join(data[RECORD])
+    page = SITE / f"{doc}.html"
+    shown = []
+    for tag, attributes in parse(page).tags:
+        src = attributes.get("src", "")
+        if tag != "img" or not src:
+            continue
+        if src.startswith("data:image/png;base64,"):
+            shown.append(base64.b64decode(src.split(",", 1)[1]))
+        elif src.endswith(".png"):
+            shown.append(local_target(page, src).read_bytes())
+    foreign = [i for i, image in enumerate(shown) if image not in stored_images]
+    assert not foreign, f"{doc}: figures {foreign} on the page are not in the stored notebook"
+    text = " ".join(parse(page).text)
+    prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    roles = GLUE_TEXT.findall(prose)
+    missing = [
+        f"{name}:{spec}"
+        for name, spec in roles
+        if name in records and not any(v in text for v in shown_text(records[name], spec))
+    ]
+    unknown = sorted({name for name, _ in roles if name not in records})
+    assert not unknown, f"{doc}: the prose glues names the stored run does not record: {unknown}"
+    assert not missing, f"{doc}: glued values the page does not show as stored: {missing}"

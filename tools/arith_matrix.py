@@ -357,8 +357,11 @@ def book_chapters() -> list[str]:
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
 
 
-def run(config: Config, targets: list[str], workers: int) -> tuple[bool, float, list[str]]:
-    """nbval over the chapters and the numeric tests under ``config``; (passed, s, tail)."""
+def run(
+    config: Config, targets: list[str], workers: int, junit: Path | None = None
+) -> tuple[bool, float, list[str]]:
+    """nbval over the chapters and the numeric tests under ``config``; (passed, s, tail). With
+    ``junit``, pytest writes its JUnit XML report there."""
     command = [
         sys.executable,
         "-m",
@@ -373,6 +376,7 @@ def run(config: Config, targets: list[str], workers: int) -> tuple[bool, float, 
         "--dist",
         "loadfile",
         *targets,
+        *([f"--junitxml={junit}"] if junit else []),
     ]
     start = time.perf_counter()
     proc = subprocess.run(
@@ -442,7 +446,10 @@ def main(argv: list[str] | None = None) -> int:
         *(args.tests if args.tests is not None else numeric_tests()),
     ]
     for o in unique:
-        o.passed, o.seconds, o.tail = run(o.config, targets, args.workers)
+        junit = None
+        if args.summary:
+            junit = args.summary.parent / f"arith-{o.config.name.replace('/', '-')}.xml"
+        o.passed, o.seconds, o.tail = run(o.config, targets, args.workers, junit)
         print(
             f"{o.config.name}: {'passed' if o.passed else 'FAILED'} in {o.seconds:.0f} s\n  "
             + "\n  ".join(o.tail),
