@@ -90,5 +90,6 @@ def check_backward_function(backward: Any) -> Verdict:
     if worst < 1e-6 * max(1.0, scale):
         return Verdict("right")  # it agrees with the oracle on four blocks
     return verdict(worst, 0.0, tolerance=1e-6) if worst < 1e-2 else Verdict(
-        "not yet: the oracle disagrees (did you keep the routes through the mean and the variance?)"
+        "not yet: the oracle disagrees (did you keep the routes through the mean and "
+        "the variance?)"
     )

@@ -17,8 +17,12 @@ from .test_site import site  # noqa: F401  (the fixture that serves _build/html)
 
 
 @pytest.mark.parametrize("doc", notebook_chapters())
-def test_click_downloads_the_executed_notebook(browser: Any, site: str, doc: str,  # noqa: F811
-                                               tmp_path: Path) -> None:
+def test_click_downloads_the_executed_notebook(
+    browser: Any,
+    site: str,  # noqa: F811  (the fixture imported above)
+    doc: str,
+    tmp_path: Path,
+) -> None:
     context = browser.new_context(accept_downloads=True)
     page = context.new_page()
     try:
