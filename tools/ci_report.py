@@ -136,6 +136,8 @@ def arith(folder: Path, ci: bool, problems: list[str]) -> list[str]:
         verdict = "passed" if c["passed"] else "FAILED" if c["passed"] is False else "not run"
         lines.append(f"  {c['name']}: {verdict} in {c['seconds']:.0f} s, {counts or 'no report'}")
         lines.append(f"      runs: {c['runs']}")
+        if c["passed"] is not True:
+            problems.append(f"arithmetic {c['name']}: {verdict}")
         if ci and counts and counts.skipped:
             problems.append(f"arithmetic {c['name']}: {counts.skipped} skipped under CI=true")
     ran = [c for c in configs if not c["same_as"]]
