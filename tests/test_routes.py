@@ -27,8 +27,9 @@ def collected_by_hand(x: np.ndarray, d: np.ndarray, axis: int) -> np.ndarray:
     mean = x.mean(axis=axis, keepdims=True)
     s = np.sqrt(((x - mean) ** 2).mean(axis=axis, keepdims=True) + EPS)
     z = (x - mean) / s
-    return (n * d - d.sum(axis=axis, keepdims=True)
-            - z * (d * z).sum(axis=axis, keepdims=True)) / (n * s)
+    return (n * d - d.sum(axis=axis, keepdims=True) - z * (d * z).sum(axis=axis, keepdims=True)) / (
+        n * s
+    )
 
 
 def test_worked_four_matches_the_seeds_printed_figures():

@@ -89,7 +89,11 @@ def check_backward_function(backward: Any) -> Verdict:
         scale = max(scale, float(np.max(np.abs(oracle))))
     if worst < 1e-6 * max(1.0, scale):
         return Verdict("right")  # it agrees with the oracle on four blocks
-    return verdict(worst, 0.0, tolerance=1e-6) if worst < 1e-2 else Verdict(
-        "not yet: the oracle disagrees (did you keep the routes through the mean and "
-        "the variance?)"
+    return (
+        verdict(worst, 0.0, tolerance=1e-6)
+        if worst < 1e-2
+        else Verdict(
+            "not yet: the oracle disagrees (did you keep the routes through the mean and "
+            "the variance?)"
+        )
     )

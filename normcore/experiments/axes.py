@@ -308,9 +308,7 @@ def lrn_example(
     a = np.array(activations, dtype=np.float64)
     out = local_response_normalisation(a[None, :, None, None], size, alpha, beta, k)[0, :, 0, 0]
     half = size // 2
-    windows = np.array(
-        [np.sum(a[max(0, i - half) : i + half + 1] ** 2) for i in range(a.size)]
-    )
+    windows = np.array([np.sum(a[max(0, i - half) : i + half + 1] ** 2) for i in range(a.size)])
     divisor = (k + alpha / size * windows) ** beta
     return LRNExample(
         activations=a,

@@ -57,8 +57,12 @@ def crowd_shift_figure(shift: CrowdShift):
     use_book_style()
     fig, (mean_ax, deviation_ax) = plt.subplots(1, 2, figsize=(6.8, 3.2), sharex=True)
     crowd_shift_axes(shift, mean_ax, deviation_ax)
-    fig.suptitle(f"What the output layer reads: {TITLES.get(shift.arrangement, shift.arrangement)}",
-                 x=0.01, ha="left", fontsize=12)
+    fig.suptitle(
+        f"What the output layer reads: {TITLES.get(shift.arrangement, shift.arrangement)}",
+        x=0.01,
+        ha="left",
+        fontsize=12,
+    )
     return fig
 
 

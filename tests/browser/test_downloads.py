@@ -48,5 +48,6 @@ def test_click_downloads_the_executed_notebook(
     assert code and with_outputs, f"{saved.name}: no code cell has an output (not executed?)"
     assert all(c.execution_count for c in code), f"{saved.name}: a code cell never ran"
     assert saved.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
-        f"{saved.name} is not the chapter's stored notebook")
+        f"{saved.name} is not the chapter's stored notebook"
+    )
     assert (pdf_status, pdf_head) == (200, b"%PDF-"), f"{doc}: the PDF link gave {pdf_status}"
