@@ -1,4 +1,4 @@
-# Two entry points (see README): `make book` and `make test`.
+# Two entry points (see README): `make book` and `make test`; `make check` while working.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -9,8 +9,13 @@ LOCK   := constraints.txt
 # A failed build leaves no target behind that looks up to date (a half-built site, say).
 .DELETE_ON_ERROR:
 
-.PHONY: install lock book site lab test test-arith lint notebooks clean pdf \
-	claims claims-record fresh-seeds visible-cells
+.PHONY: install lock book site lab check test suite test-arith lint notebooks clean pdf \
+	claims claims-record fresh-seeds visible-cells ci
+
+# With REPORTS set (.ci/run sets REPORTS=_build/ci), every pytest run writes a JUnit XML report
+# there, which tools/ci_report.py sums up at the end of CI.
+REPORTS ?=
+junit = $(if $(REPORTS),--junitxml=$(REPORTS)/$(1).xml)
 
 # Install the package and its book and test extras at the exact versions in $(LOCK), the ones the
 # stored outputs were made with.
@@ -35,28 +40,31 @@ lock:
 	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable --exclude normcore; } > $(LOCK)
 	rm -rf $(LOCK_VENV)
 
-# Build the static site: refresh _toc.yml from the chapters present, then run every chapter and
-# rebuild every page (--all: an unchanged page's warnings must fail the build too).
-SITE_INPUTS := _config.yml $(wildcard book/*.md) tools/make_toc.py tools/make_pdf.py \
-	$(shell find normcore book/_vendor book/_site book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null)
+# Build the static site. It RENDERS each chapter's stored run (book/NN-name.ipynb, made by
+# `make notebooks`) and executes nothing, after checking that every .ipynb is in step with its .md;
+# every page is rebuilt (--all: an unchanged page's warnings must fail the build too). _toc.yml is
+# only read (tests/test_build.py checks it against the chapters present).
+SITE_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib) \
+	tools/make_pdf.py tools/chromium.py tools/check_pairing.py \
+	$(shell find book/_vendor book/_site book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
 book: $(STAMP)
-	$(BIN)/python tools/make_toc.py > /dev/null
+	$(BIN)/python tools/check_pairing.py
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	$(BIN)/python tools/make_pdf.py --if-possible
 
 # The whole book as one PDF (_build/pdf/normcore.pdf, copied into the site, which links it):
 # the single-page build, printed by the browser tests' chromium. `make book` ends with it.
 pdf: $(STAMP)
-	$(BIN)/python tools/make_toc.py > /dev/null
 	$(BIN)/python tools/make_pdf.py
 
-# The same, but only when a chapter, the package, the config or a static file has changed.
+# The same as `make book`, but only when a chapter's run, the config or a static file has changed.
 site: _build/html/index.html
 _build/html/index.html: $(STAMP) $(SITE_INPUTS)
 	$(MAKE) book
 
-# Write each chapter's .md into its .ipynb, run it in a fresh kernel, store the outputs; then
+# The one executor: write each chapter's .md into its .ipynb, run it in a fresh kernel, store the
+# outputs (what the site renders, the reader downloads, lab/ shows and nbval re-checks); then
 # check that every pair is in step.
 notebooks: $(STAMP)
 	$(BIN)/python tools/execute_notebooks.py
@@ -77,36 +85,38 @@ lab: $(STAMP)
 	@echo "port first (ssh -L $(LAB_PORT):localhost:$(LAB_PORT) ..., docker run -p $(LAB_PORT):$(LAB_PORT))."
 	$(BIN)/jupyter lab --ServerApp.root_dir=lab $(LAB_FLAGS)
 
-# Lint: ruff check over the whole tree, and ruff format --check over the files formatted so far
-# (the core package and its tests; the rest keep their hand layout until they are formatted:
-# add a file to FORMATTED when `ruff format` has been applied to it).
-FORMATTED := $(addprefix normcore/,__init__.py _checks.py _normaliser.py activations.py batch.py \
-	  bench.py dense.py errors.py image.py layer.py loss.py oracle.py purpose.py reference.py \
-	  responses.py sequential.py standardise.py worked.py fast experiments/rates exercises/ch07.py \
-	  widgets/rates.py widgets/rates_model.py \
-	  experiments/side_by_side.py) $(addprefix tests/browser/,conftest.py \
-	  test_site_rate_widget.py) \
-	$(addprefix tests/,test_errors.py test_fuzz_api.py test_fused.py test_oracle.py \
-	  test_structure.py test_torch_agreement.py test_worked_numbers.py test_reference.py \
-	  test_rates.py test_ghost_batch.py test_side_by_side.py test_remade.py)
-
+# Lint: ruff check and ruff format --check over every Python file (pyproject.toml leaves out only
+# the notebooks, the vendored and the built files).
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check $(FORMATTED)
+	$(BIN)/ruff format --check .
 
-# Every test: lint, unit, property, notebook (nbval) and site tests (the site is rebuilt if stale).
-test: lint $(STAMP) _build/html/index.html
-	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval tests book
+# The inner loop (README): lint and the unit tests; no site, no notebook, no browser, no claims.
+check: lint
+	$(BIN)/python -m pytest -q -n 2 -p no:nbval -m "not notebook and not site and not claims" \
+		--ignore=tests/browser --ignore=tests/claims tests $(call junit,check)
+
+# Every test: lint; the suite (unit, property, notebook: nbval re-executes each chapter and
+# compares it with its stored run; browser and site tests, the site re-rendered if stale); and the
+# claims suite. `make -k test` (CI) runs each part even when another fails.
+test: lint suite claims
+
+suite: $(STAMP) _build/html/index.html
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval -m "not claims" tests book \
+		$(call junit,suite)
 
 # The same notebooks and the numeric tests under several CPU arithmetic settings (BLAS kernels,
 # numpy's SIMD loops), with the stored outputs unchanged: `tools/arith_matrix.py --list` says which.
 test-arith: $(STAMP)
-	$(BIN)/python tools/arith_matrix.py
+	$(BIN)/python tools/arith_matrix.py $(if $(REPORTS),--summary $(REPORTS)/arith.json)
 
 # The claims suite alone (tests/claims/: each conclusion re-run on fresh seeds; `make test` runs
 # it too), and the same storing the frequencies it measures (then `make notebooks`).
+# Until a chapter has a claims module, pytest finds nothing to run (exit 5): that passes on a
+# developer's machine and fails under CI=true.
 claims: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m claims tests/claims
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m claims tests/claims $(call junit,claims) \
+		|| { rc=$$?; [ $$rc -eq 5 ] && [ "$$CI" != true ] && echo "claims: no claims test yet"; }
 
 claims-record: $(STAMP)
 	NORMCORE_CLAIMS_WRITE=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m claims tests/claims

@@ -48,8 +48,10 @@ def bench_comparison(repeats: int = 5, slow_repeats: int = 2, show: bool = True)
         "ratio": single / stacked,
     }
     if show:
-        print(f"130 runs of {comparison.EPOCHS} epochs stacked: {stacked:.3f} s; one at a time: "
-              f"{single:.3f} s; ratio {result['ratio']:.1f}x")
+        print(
+            f"130 runs of {comparison.EPOCHS} epochs stacked: {stacked:.3f} s; one at a time: "
+            f"{single:.3f} s; ratio {result['ratio']:.1f}x"
+        )
     return result
 
 

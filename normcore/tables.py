@@ -15,8 +15,10 @@ from typing import Any
 
 BOX_STYLE = "overflow-x:auto;max-width:100%;margin:0.5em 0 1em 0"
 TABLE_STYLE = "border-collapse:collapse;font-size:0.9em"
-CELL_STYLE = ("padding:0.25em 0.6em;border-bottom:1px solid #d0d7de;text-align:left;"
-              "vertical-align:top;white-space:normal")
+CELL_STYLE = (
+    "padding:0.25em 0.6em;border-bottom:1px solid #d0d7de;text-align:left;"
+    "vertical-align:top;white-space:normal"
+)
 
 
 def _text(value: Any, digits: int | None) -> str:
@@ -63,13 +65,16 @@ class Table:
         caption = f"<caption>{html.escape(self.caption)}</caption>" if self.caption else ""
         # a box that may scroll sideways: focusable, so a keyboard can scroll it, and named
         name = html.escape(self.caption or "table", quote=True)
-        return (f'<div class="normcore-table" role="region" aria-label="{name}" tabindex="0" '
-                f'style="{BOX_STYLE}"><table style="{TABLE_STYLE}">'
-                f"{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+        return (
+            f'<div class="normcore-table" role="region" aria-label="{name}" tabindex="0" '
+            f'style="{BOX_STYLE}"><table style="{TABLE_STYLE}">'
+            f"{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+        )
 
     def __repr__(self) -> str:
         rows = [list(self.header), *self.cells()]
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.header))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                 for r in rows]
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows
+        ]
         return "\n".join(([self.caption] if self.caption else []) + lines)

@@ -17,6 +17,8 @@ from normcore.errors import SettingError, ShapeError
 from normcore.exercises import ch04
 from normcore.experiments import axes
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 
 
@@ -29,8 +31,13 @@ def test_worked_row_layer_and_rms():
 
 
 @settings(max_examples=40, deadline=None)
-@given(hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.just(2)),
-                  elements=st.floats(-1e3, 1e3, allow_nan=False)))
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 6), st.just(2)),
+        elements=st.floats(-1e3, 1e3, allow_nan=False),
+    )
+)
 def test_two_number_rows_are_plus_and_minus_one(rows):
     gaps = np.abs(rows[:, 0] - rows[:, 1])
     assume(np.all(gaps > 1.0))
@@ -64,7 +71,7 @@ def test_rms_keeps_proportions_and_rows_apart():
 def test_trailing_shape_agrees_with_rows(shape, trailing):
     shape = tuple(shape)
     trailing = min(trailing, len(shape) - 1)
-    normalized = shape[len(shape) - trailing:]
+    normalized = shape[len(shape) - trailing :]
     assume(int(np.prod(normalized)) > 1)
     t = axes.trailing_shape(shape, normalized)
     assert t.statistics_shape == shape[: len(shape) - trailing]  # seed 001's rule

@@ -13,6 +13,8 @@ import pytest
 import normcore.book
 from normcore.book import below, glue, keep, shown, table
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 BOOK = Path(__file__).resolve().parent.parent / "book"
 ROLE = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]+))?`")
 GLUED = "application/papermill.record/text/plain"
@@ -77,17 +79,26 @@ def test_keep_is_the_same_rule_in_significant_digits(glued: dict[str, object]) -
     assert glued == {"a": 0.3, "b": 0.667}
 
 
-@pytest.mark.parametrize(("value", "floor", "want"), [
-    (3.3e-16, 1e-16, 1e-15), (1e-15, 1e-16, 1e-15), (0.0, 1e-16, 1e-16), (2e-17, 1e-15, 1e-15),
-])
+@pytest.mark.parametrize(
+    ("value", "floor", "want"),
+    [
+        (3.3e-16, 1e-16, 1e-15),
+        (1e-15, 1e-16, 1e-15),
+        (0.0, 1e-16, 1e-16),
+        (2e-17, 1e-15, 1e-15),
+    ],
+)
 def test_below_gives_the_power_of_ten_just_above(glued, value, floor, want) -> None:
     below("gap", value, floor)
     assert glued["gap"] == pytest.approx(want, rel=1e-12)
 
 
 def test_table_formats_each_column_by_its_spec() -> None:
-    t = table(["name", "loss", "count"], [("plain", 0.123456, 3), ("batch", float("nan"), 4)],
-              [None, ".4f", None])
+    t = table(
+        ["name", "loss", "count"],
+        [("plain", 0.123456, 3), ("batch", float("nan"), 4)],
+        [None, ".4f", None],
+    )
     html = t._repr_html_()
     assert ">loss</th>" in html and ">0.1235</td>" in html and ">—</td>" in html
     assert "0.123456" not in html and "0.1235" in repr(t)

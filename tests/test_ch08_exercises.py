@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from normcore.exercises import ch08
+
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
 
 def test_gradient_change() -> None:
@@ -47,16 +51,19 @@ def test_figures_draw_what_they_are_given() -> None:
     from normcore.experiments import prepost, scaleinv
     from normcore.plots import ch08 as plots
 
-    profiles = {a: prepost.gradient_profile(a, seeds=(0, 1), blocks=3)
-                for a in prepost.ARRANGEMENTS}
+    profiles = {
+        a: prepost.gradient_profile(a, seeds=(0, 1), blocks=3) for a in prepost.ARRANGEMENTS
+    }
     fig = plots.gradient_by_block(profiles)
     lines = fig.axes[0].get_lines()
     assert len(lines) == 3
     np.testing.assert_allclose(lines[0].get_ydata(), profiles["post-LN"].norm.mean(axis=0))
-    fig = plots.accuracy_by_group_size((2, 4), {"batch": np.array([[0.1, 0.3], [0.4, 0.6]]),
-                                                "layer": np.array([[0.6, 0.6], [0.6, 0.6]])})
-    assert [list(line.get_ydata()) for line in fig.axes[0].get_lines()] == [[0.2, 0.5],
-                                                                            [0.6, 0.6]]
-    fake = scaleinv.EffectiveRate(decays=(0.0, 0.1), length2=np.ones((5, 6)),
-                                  slope2=np.ones((5, 6)))
+    fig = plots.accuracy_by_group_size(
+        (2, 4),
+        {"batch": np.array([[0.1, 0.3], [0.4, 0.6]]), "layer": np.array([[0.6, 0.6], [0.6, 0.6]])},
+    )
+    assert [list(line.get_ydata()) for line in fig.axes[0].get_lines()] == [[0.2, 0.5], [0.6, 0.6]]
+    fake = scaleinv.EffectiveRate(
+        decays=(0.0, 0.1), length2=np.ones((5, 6)), slope2=np.ones((5, 6))
+    )
     assert len(plots.effective_rate(fake).axes[0].get_lines()) == 6

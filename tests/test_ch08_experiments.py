@@ -20,6 +20,8 @@ from normcore.experiments import (
     smoothness,
 )
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 # ------------------------------------------------------------------ a tiny digits-shaped case
 
 
@@ -56,9 +58,13 @@ def test_softmax_cross_entropy_agrees_with_pytorch() -> None:
 
 @pytest.mark.parametrize(
     ("logits", "labels", "error"),
-    [(np.zeros((3, 4)), [0, 1, 2], ShapeError), (np.zeros((1, 3, 4)), [0, 1], ShapeError),
-     (np.zeros((1, 3, 4)), [0, 1, 4], SettingError), (np.zeros((1, 3, 4)), [0.0, 1, 2], ShapeError),
-     (np.full((1, 3, 4), np.nan), [0, 1, 2], NormcoreError)],
+    [
+        (np.zeros((3, 4)), [0, 1, 2], ShapeError),
+        (np.zeros((1, 3, 4)), [0, 1], ShapeError),
+        (np.zeros((1, 3, 4)), [0, 1, 4], SettingError),
+        (np.zeros((1, 3, 4)), [0.0, 1, 2], ShapeError),
+        (np.full((1, 3, 4), np.nan), [0, 1, 2], NormcoreError),
+    ],
 )
 def test_softmax_cross_entropy_refuses_bad_input(logits, labels, error) -> None:
     with pytest.raises(error):
@@ -86,14 +92,20 @@ def test_whole_network_backward_is_the_oracle_s(version: str) -> None:
 @pytest.mark.parametrize("version", deepnet.VERSIONS)
 def test_stacked_training_equals_one_at_a_time(version: str) -> None:
     rng = np.random.default_rng(2)
-    data = (rng.normal(size=(40, 64)), rng.integers(0, 10, 40), rng.normal(size=(9, 64)),
-            rng.integers(0, 10, 9))
+    data = (
+        rng.normal(size=(40, 64)),
+        rng.integers(0, 10, 40),
+        rng.normal(size=(9, 64)),
+        rng.integers(0, 10, 9),
+    )
     rates = np.array([0.05, 0.2])
-    together = deepnet.train(deepnet.build(version, [3, 4], depth=2), data, rates, epochs=2,
-                             batch=8)
+    together = deepnet.train(
+        deepnet.build(version, [3, 4], depth=2), data, rates, epochs=2, batch=8
+    )
     for k, (seed, rate) in enumerate(zip([3, 4], rates, strict=True)):
-        alone = deepnet.train(deepnet.build(version, [seed], depth=2), data, rate, epochs=2,
-                              batch=8)
+        alone = deepnet.train(
+            deepnet.build(version, [seed], depth=2), data, rate, epochs=2, batch=8
+        )
         assert np.max(np.abs(alone.loss[:, 0] - together.loss[:, k])) < 1e-12
         np.testing.assert_array_equal(alone.accuracy[:, 0], together.accuracy[:, k])
 
@@ -103,8 +115,9 @@ def test_per_network_rate_is_a_step_at_that_rate() -> None:
     _, grads = deepnet.gradients(net, x, y)
     moved = deepnet.step(net, grads, np.array([0.3, 0.0]))
     g = next(g for g in grads if g.layer is net.dense[1])
-    np.testing.assert_allclose(moved.dense[1].weights[0],
-                               net.dense[1].weights[0] - 0.3 * g.slopes["weights"][0])
+    np.testing.assert_allclose(
+        moved.dense[1].weights[0], net.dense[1].weights[0] - 0.3 * g.slopes["weights"][0]
+    )
     np.testing.assert_array_equal(moved.dense[1].weights[1], net.dense[1].weights[1])
     # running figures move whatever the rate: they follow the batch, not the slope
     assert not np.array_equal(moved.norms[0].running_mean[1], net.norms[0].running_mean[1])
@@ -112,8 +125,12 @@ def test_per_network_rate_is_a_step_at_that_rate() -> None:
 
 def test_divergence_stops_a_network_and_only_it() -> None:
     rng = np.random.default_rng(3)
-    data = (rng.normal(size=(64, 64)) * 3, rng.integers(0, 10, 64), rng.normal(size=(9, 64)),
-            rng.integers(0, 10, 9))
+    data = (
+        rng.normal(size=(64, 64)) * 3,
+        rng.integers(0, 10, 64),
+        rng.normal(size=(9, 64)),
+        rng.integers(0, 10, 9),
+    )
     run = deepnet.train(deepnet.build("plain", [0, 0]), data, [0.01, 50.0], epochs=3, batch=16)
     assert run.diverged.tolist() == [False, True]
 
@@ -136,12 +153,16 @@ def test_pick_and_tile() -> None:
 
 @pytest.mark.parametrize(
     "call",
-    [lambda: deepnet.build("group", [0]), lambda: deepnet.build("plain", []),
-     lambda: deepnet.build("plain", [0], depth=0),
-     lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), -1.0),
-     lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), np.nan),
-     lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), 0.1,
-                           batch=1)],
+    [
+        lambda: deepnet.build("group", [0]),
+        lambda: deepnet.build("plain", []),
+        lambda: deepnet.build("plain", [0], depth=0),
+        lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), -1.0),
+        lambda: deepnet.train(deepnet.build("plain", [0]), digits_rates.digits_data(), np.nan),
+        lambda: deepnet.train(
+            deepnet.build("plain", [0]), digits_rates.digits_data(), 0.1, batch=1
+        ),
+    ],
 )
 def test_bad_settings_are_refused(call) -> None:
     with pytest.raises(SettingError):
@@ -231,8 +252,13 @@ def test_a_last_bit_nudge_moves_only_the_runs_that_fail() -> None:
         built = digits_rates.sweep(version, data)
         start = deepnet.build(version, [s for _ in rates for s in seeds])
         stack = deepnet.concatenate([deepnet.nudged(start, 1), deepnet.nudged(start, -1)])
-        run = deepnet.train(stack, data, np.tile(np.repeat(rates, len(seeds)), 2),
-                            epochs=digits_rates.EPOCHS, batch=digits_rates.BATCH)
+        run = deepnet.train(
+            stack,
+            data,
+            np.tile(np.repeat(rates, len(seeds)), 2),
+            epochs=digits_rates.EPOCHS,
+            batch=digits_rates.BATCH,
+        )
         moved = run.accuracy[-1].reshape(2, len(rates), len(seeds))
         trains = (built.final >= digits_rates.TRAINS) & ~built.diverged
         for nudge in moved:
@@ -250,8 +276,9 @@ def test_a_last_bit_nudge_moves_only_the_runs_that_fail() -> None:
 def test_prepost_backward_is_the_oracle_s(arrangement: str) -> None:
     p = prepost.gradient_profile(arrangement, seeds=(0,), blocks=3)
     firsts, *_ = prepost._draw((0,), 3)
-    oracle = finite_difference(lambda w: float(prepost.loss(arrangement, (0,), 3, w)[0]),
-                               firsts[:, 0].copy())
+    oracle = finite_difference(
+        lambda w: float(prepost.loss(arrangement, (0,), 3, w)[0]), firsts[:, 0].copy()
+    )
     assert np.max(np.abs(oracle - p.first_slope)) < 1e-8
     assert np.max(np.abs(oracle)) > 1e-3
 
@@ -263,8 +290,11 @@ def test_prepost_agrees_with_pytorch(arrangement: str) -> None:
     blocks = 4
     firsts, seconds, x, readout, targets = (torch.tensor(a[0]) for a in prepost._draw((1,), blocks))
     w1 = [firsts[b].clone().requires_grad_(True) for b in range(blocks)]
-    norm = (lambda v: F.rms_norm(v, (prepost.WIDTH,), eps=1e-5)) if arrangement == "pre-RMS" \
+    norm = (
+        (lambda v: F.rms_norm(v, (prepost.WIDTH,), eps=1e-5))
+        if arrangement == "pre-RMS"
         else (lambda v: F.layer_norm(v, (prepost.WIDTH,), eps=1e-5))
+    )
     h = x
     for b in range(blocks):
         if arrangement == "post-LN":
@@ -314,10 +344,12 @@ def test_ghost_swaps_every_batch_layer_and_keeps_its_figures() -> None:
     # predicting reads only the running figures: the same answers; training differs by group
     np.testing.assert_array_equal(deepnet.forward(four, x)[1], deepnet.forward(net, x)[1])
     whole = smallbatch.ghost(net, 12)
-    np.testing.assert_array_equal(deepnet.forward(whole, x, "training")[1],
-                                  deepnet.forward(net, x, "training")[1])
-    assert not np.allclose(deepnet.forward(four, x, "training")[1],
-                           deepnet.forward(net, x, "training")[1])
+    np.testing.assert_array_equal(
+        deepnet.forward(whole, x, "training")[1], deepnet.forward(net, x, "training")[1]
+    )
+    assert not np.allclose(
+        deepnet.forward(four, x, "training")[1], deepnet.forward(net, x, "training")[1]
+    )
     with pytest.raises(SettingError):
         smallbatch.ghost(tiny("layer")[0], 4)
 

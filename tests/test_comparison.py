@@ -14,6 +14,8 @@ from normcore.data import load_crowd
 from normcore.errors import SettingError
 from normcore.experiments import comparison, network
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 def test_folds_hold_everyone_out_once():
     folds = comparison.deal_folds()
@@ -49,10 +51,20 @@ def test_stacked_runs_reproduce_single_runs(arrangement):
 def test_lean_training_matches_the_watching_route():
     blocks = comparison.fold_blocks((0,))
     for arrangement in network.ARRANGEMENTS:
-        a = network.train(network.build(arrangement, blocks.run_seeds), blocks.x_train,
-                          blocks.y_train, epochs=30, two_ways=True)[1]
-        b = network.train(network.build(arrangement, blocks.run_seeds), blocks.x_train,
-                          blocks.y_train, epochs=30, watch=True)[1]
+        a = network.train(
+            network.build(arrangement, blocks.run_seeds),
+            blocks.x_train,
+            blocks.y_train,
+            epochs=30,
+            two_ways=True,
+        )[1]
+        b = network.train(
+            network.build(arrangement, blocks.run_seeds),
+            blocks.x_train,
+            blocks.y_train,
+            epochs=30,
+            watch=True,
+        )[1]
         assert np.array_equal(a.loss, b.loss)
         assert np.array_equal(a.accuracy_predicting, b.accuracy_predicting)
         assert np.array_equal(a.accuracy_batch, b.accuracy_batch)
@@ -69,11 +81,14 @@ def _summary() -> dict:
 def test_deterministic_in_process_and_across_processes():
     first = _summary()
     assert first == _summary()
-    code = (
-        "import json, tests.test_comparison as t; print(json.dumps(t._summary()))"
+    code = "import json, tests.test_comparison as t; print(json.dumps(t._summary()))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).parent.parent),
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=str(__import__("pathlib").Path(__file__).parent.parent))
     assert json.loads(out.stdout) == json.loads(json.dumps(first))
 
 
@@ -95,9 +110,14 @@ def table_runs():
 
 def _shown(scores: comparison.Scores) -> tuple[str, ...]:
     """The figures chapter 6's table prints for one arrangement, as printed."""
-    return (f"{scores.train_accuracy.mean():.3f}", f"{scores.held_accuracy.mean():.3f}",
-            f"{scores.held_accuracy.min():.2f}", f"{scores.held_accuracy.max():.2f}",
-            f"{scores.train_loss.mean():.4f}", f"{scores.held_loss.mean():.3f}")
+    return (
+        f"{scores.train_accuracy.mean():.3f}",
+        f"{scores.held_accuracy.mean():.3f}",
+        f"{scores.held_accuracy.min():.2f}",
+        f"{scores.held_accuracy.max():.2f}",
+        f"{scores.train_loss.mean():.4f}",
+        f"{scores.held_loss.mean():.3f}",
+    )
 
 
 @pytest.mark.parametrize("arrangement", network.ARRANGEMENTS)
@@ -107,8 +127,9 @@ def test_printed_table_survives_a_last_bit_nudge(table_runs, arrangement):
     built = table_runs.scores[arrangement]
     blocks = comparison.fold_blocks()
     net = comparison.nudged(network.build(arrangement, blocks.run_seeds))
-    net, history = network.train(net, blocks.x_train, blocks.y_train, comparison.EPOCHS,
-                                 comparison.RATE)
+    net, history = network.train(
+        net, blocks.x_train, blocks.y_train, comparison.EPOCHS, comparison.RATE
+    )
     moved = comparison.score(arrangement, blocks, net, history.loss)
     assert not np.array_equal(history.loss, built.run_loss)  # the nudge did reach the arithmetic
     assert _shown(moved) == _shown(built)
@@ -127,12 +148,20 @@ def test_first_under_and_verdict():
     assert comparison.first_under(np.array([0.9, 0.5, 0.29, 0.1])) == 3
     assert comparison.first_under(np.array([0.9, 0.5])) is None
     s = {
-        "none": comparison.Scores("none", np.zeros(3), np.array([0.6, 0.7, 0.8]),
-                                  np.zeros(3), np.zeros(3), np.zeros((1, 3))),
-        "a": comparison.Scores("a", np.zeros(3), np.array([0.5, 0.5, 0.5]),
-                               np.zeros(3), np.zeros(3), np.zeros((1, 3))),
-        "b": comparison.Scores("b", np.zeros(3), np.array([0.9, 0.9, 0.9]),
-                               np.zeros(3), np.zeros(3), np.zeros((1, 3))),
+        "none": comparison.Scores(
+            "none",
+            np.zeros(3),
+            np.array([0.6, 0.7, 0.8]),
+            np.zeros(3),
+            np.zeros(3),
+            np.zeros((1, 3)),
+        ),
+        "a": comparison.Scores(
+            "a", np.zeros(3), np.array([0.5, 0.5, 0.5]), np.zeros(3), np.zeros(3), np.zeros((1, 3))
+        ),
+        "b": comparison.Scores(
+            "b", np.zeros(3), np.array([0.9, 0.9, 0.9]), np.zeros(3), np.zeros(3), np.zeros((1, 3))
+        ),
     }
     assert comparison.spread_verdict(s) == {"none": "inside", "a": "below", "b": "above"}
 
@@ -158,8 +187,11 @@ def _by_hand(net, x, y, epochs, rate, naive=False):
         d = g_out.passed_down
         if norm is not None:
             g_norm = norm.backward(n, d)
-            d = (naive_backward(n.cache, d * norm.aligned(norm.scale, d)) if naive
-                 else g_norm.passed_down)
+            d = (
+                naive_backward(n.cache, d * norm.aligned(norm.scale, d))
+                if naive
+                else g_norm.passed_down
+            )
             norm = norm.step(g_norm, rate)
         g_hidden = hidden.backward(h, relu.backward(a, d).passed_down)
         hidden, output = hidden.step(g_hidden, rate), output.step(g_out, rate)
@@ -175,8 +207,16 @@ def test_sequential_training_is_the_layers_called_by_hand(arrangement):
         ref, losses = _by_hand(start, blocks.x_train, blocks.y_train, 25, 0.7, naive=naive)
         assert np.array_equal(history.loss, np.array(losses))
         for mine, theirs in zip(net.layers, ref.layers, strict=True):
-            for field in ("weights", "direction", "magnitude", "bias", "scale", "shift",
-                          "running_mean", "running_variance"):
+            for field in (
+                "weights",
+                "direction",
+                "magnitude",
+                "bias",
+                "scale",
+                "shift",
+                "running_mean",
+                "running_variance",
+            ):
                 if hasattr(theirs, field):
                     assert np.array_equal(getattr(mine, field), getattr(theirs, field)), field
     # the naive route does change the training (it is not the true backward pass)
@@ -211,14 +251,25 @@ def test_sensitivities_continue_the_same_runs():
     assert (short.epochs, long.epochs) == (30, 60)
     # worked out here from two separate stacks, built and nudged: the nudge moves the losses
     blocks = comparison.fold_blocks((4,))
-    built = network.train(network.build("layer", blocks.run_seeds), blocks.x_train,
-                          blocks.y_train, 30, comparison.RATE)[0]
-    moved = network.train(comparison.nudged(network.build("layer", blocks.run_seeds)),
-                          blocks.x_train, blocks.y_train, 30, comparison.RATE)[0]
+    built = network.train(
+        network.build("layer", blocks.run_seeds),
+        blocks.x_train,
+        blocks.y_train,
+        30,
+        comparison.RATE,
+    )[0]
+    moved = network.train(
+        comparison.nudged(network.build("layer", blocks.run_seeds)),
+        blocks.x_train,
+        blocks.y_train,
+        30,
+        comparison.RATE,
+    )[0]
     a = comparison.score("layer", blocks, built, np.zeros((1, 5)))
     b = comparison.score("layer", blocks, moved, np.zeros((1, 5)))
-    np.testing.assert_allclose(short.train_loss, np.max(np.abs(a.train_loss - b.train_loss)),
-                               rtol=0.5, atol=1e-15)
+    np.testing.assert_allclose(
+        short.train_loss, np.max(np.abs(a.train_loss - b.train_loss)), rtol=0.5, atol=1e-15
+    )
     assert 0 < short.train_loss < 1e-6
     with pytest.raises(SettingError):
         comparison.sensitivities("layer", lengths=(60, 30))
@@ -243,8 +294,10 @@ def test_chapter_6_checkers():
     assert ch06.check_first_under_half_rate(first) == "right"
     assert ch06.check_first_under_half_rate(first - 1).startswith("not yet")
     # counted here seed by seed, in people out of 25
-    count = sum(round(r * 25) >= round(n * 25) for r, n in
-                zip(scores["rms"].held_accuracy, scores["none"].held_accuracy, strict=True))
+    count = sum(
+        round(r * 25) >= round(n * 25)
+        for r, n in zip(scores["rms"].held_accuracy, scores["none"].held_accuracy, strict=True)
+    )
     assert ch06.check_rms_seeds_holding_up(None) == PROMPT
     assert ch06.check_rms_seeds_holding_up(count) == "right"
     assert ch06.check_rms_seeds_holding_up(count + 1).startswith("not yet")
@@ -287,8 +340,9 @@ def test_widget_errors_are_sentences(short_runs):
 
     w = comparison_widget(short_runs, arrangements=("none",), seeds=(0,))
     w.act(cm.toggle_seed, 0, False)
-    assert w.answer() == {"error": "Tick at least one seed: every figure is a mean over the "
-                                   "seeds ticked."}
+    assert w.answer() == {
+        "error": "Tick at least one seed: every figure is a mean over the seeds ticked."
+    }
     w.state = {"arrangements": [], "seeds": [0]}
     assert w.answer()["error"].startswith("Tick at least one arrangement")
     w.state = {"arrangements": ["none", "group"], "seeds": [0, 9]}

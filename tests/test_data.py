@@ -17,6 +17,8 @@ from normcore.data.subscribers import (
     stream,
 )
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 # --------------------------------------------------------------------------- the crowd
 
 

@@ -75,8 +75,17 @@ def test_split_is_a_partition_and_seeded() -> None:
 
 @pytest.mark.parametrize(
     ("held_out", "seed"),
-    [(0, 0), (1, 0), (-0.1, 0), ("0.2", 0), (True, 0), (0.2, -1), (0.2, 1.5), (0.2, True),
-     (1e-6, 0)],
+    [
+        (0, 0),
+        (1, 0),
+        (-0.1, 0),
+        ("0.2", 0),
+        (True, 0),
+        (0.2, -1),
+        (0.2, 1.5),
+        (0.2, True),
+        (1e-6, 0),
+    ],
 )
 def test_bad_split_is_refused(held_out: object, seed: object) -> None:
     with pytest.raises(SettingError):

@@ -9,6 +9,8 @@ import normcore as nc
 from normcore.errors import SettingError
 from normcore.widgets.epsilon import HIGH, LOW, epsilon_at, epsilon_slider, figures
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 BLOCK = [[1.0, 2.0], [1.0, 4.0], [7.0, 6.0], [23.0, 8.0]]
 
 

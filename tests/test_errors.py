@@ -20,6 +20,8 @@ from hypothesis.extra import numpy as hnp
 
 import normcore as nc
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EXAMPLES = settings(max_examples=40, deadline=None, derandomize=os.environ.get("CI") == "true")
 
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 BOOK = Path(__file__).resolve().parent.parent / "book"
-CHAPTERS = sorted(p for p in BOOK.glob("[0-9][0-9]-*.md")
-                  if "## Exercises" in p.read_text(encoding="utf-8"))
+CHAPTERS = sorted(
+    p for p in BOOK.glob("[0-9][0-9]-*.md") if "## Exercises" in p.read_text(encoding="utf-8")
+)
 QUESTION = re.compile(r"^\*\*Exercise (\d+)[.:]", re.MULTILINE)
 CELL = re.compile(r"```\{code-cell\}[^\n]*\n(.*?)```", re.DOTALL)
 
@@ -39,6 +40,8 @@ def test_exercises_share_one_layout(path: Path):
             if "check_" not in cell or "remove-cell" in cell:
                 continue
             assert re.search(r"^\w+(, \w+)* = None(, None)*\s", cell, re.MULTILINE), (
-                f"{where}: the answer cell should start from None, so the checker prompts")
+                f"{where}: the answer cell should start from None, so the checker prompts"
+            )
             assert "0.0" not in cell.split("check_")[1].split(")")[0], (
-                f"{where}: the checker is called on a placeholder number, not on None")
+                f"{where}: the checker is called on a placeholder number, not on None"
+            )

@@ -15,11 +15,19 @@ def test_none_is_a_prompt_not_a_failure():
     assert verdict([None, None], [1.0, 2.0]) == PROMPT
 
 
-@pytest.mark.parametrize("check", [
-    ch02.check_standardised_23, ch02.check_steps_to_one_percent, ch03.check_passed_down,
-    ch03.check_step_gap, ch04.check_statistics_shape, ch04.check_group_count,
-    ch05.check_magnitude_slope, ch09.check_tiny_scale,
-])
+@pytest.mark.parametrize(
+    "check",
+    [
+        ch02.check_standardised_23,
+        ch02.check_steps_to_one_percent,
+        ch03.check_passed_down,
+        ch03.check_step_gap,
+        ch04.check_statistics_shape,
+        ch04.check_group_count,
+        ch05.check_magnitude_slope,
+        ch09.check_tiny_scale,
+    ],
+)
 def test_every_checker_prompts_before_an_answer(check):
     assert check(None) == PROMPT
 

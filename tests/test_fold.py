@@ -9,6 +9,8 @@ import pytest
 import normcore as nc
 from normcore import FoldError, ShapeError, fold_batch_norm
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 def pair(seed: int, stack: tuple[int, ...] = (), tracks: str = "variance"):
     r = np.random.default_rng(seed)
@@ -39,8 +41,9 @@ def test_folded_layer_answers_as_the_pair(seed: int, stack: tuple, tracks: str) 
 
 def test_weight_normalised_dense_folds_its_effective_weights() -> None:
     dense, batch, x = pair(7)
-    wn = nc.WeightNormDense(direction=dense.weights * 2.5, magnitude=np.array([1.0, 2, 3, 4]),
-                            bias=dense.bias)
+    wn = nc.WeightNormDense(
+        direction=dense.weights * 2.5, magnitude=np.array([1.0, 2, 3, 4]), bias=dense.bias
+    )
     expected = batch.forward(wn.forward(x).output).output
     assert np.max(np.abs(fold_batch_norm(wn, batch).forward(x).output - expected)) < 1e-12
 
@@ -49,7 +52,7 @@ def test_folding_after_training_steps() -> None:
     # running figures that came from real batches, not drawn ones
     dense, batch, x = pair(1)
     for k in range(5):
-        response = batch.forward(dense.forward(x[k:k + 5]).output, "training")
+        response = batch.forward(dense.forward(x[k : k + 5]).output, "training")
         batch = batch.step(batch.backward(response, np.ones_like(response.output)), 0.1)
     expected = batch.forward(dense.forward(x).output).output
     assert np.max(np.abs(fold_batch_norm(dense, batch).forward(x).output - expected)) < 1e-12
@@ -57,8 +60,16 @@ def test_folding_after_training_steps() -> None:
 
 @pytest.mark.parametrize(
     "other",
-    [nc.LayerNorm.create(4), nc.RMSNorm.create(4), nc.GroupNorm.create(4, 2),
-     nc.InstanceNorm.create(4), nc.ImageBatchNorm.create(4), nc.ReLU(), None, "batch"],
+    [
+        nc.LayerNorm.create(4),
+        nc.RMSNorm.create(4),
+        nc.GroupNorm.create(4, 2),
+        nc.InstanceNorm.create(4),
+        nc.ImageBatchNorm.create(4),
+        nc.ReLU(),
+        None,
+        "batch",
+    ],
     ids=lambda o: type(o).__name__,
 )
 def test_layers_that_cannot_fold_are_refused(other: object) -> None:
@@ -98,6 +109,7 @@ def test_pytorch_folds_the_same_way() -> None:
         bn.running_var.copy_(torch.tensor(batch.running_variance))
     fused = fuse_linear_bn_eval(linear, bn)
     ours = fold_batch_norm(dense, batch)
-    np.testing.assert_allclose(ours.weights, fused.weight.detach().numpy().T, rtol=1e-12,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        ours.weights, fused.weight.detach().numpy().T, rtol=1e-12, atol=1e-12
+    )
     np.testing.assert_allclose(ours.bias, fused.bias.detach().numpy(), rtol=1e-12, atol=1e-12)

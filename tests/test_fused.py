@@ -23,6 +23,8 @@ from normcore.errors import MagnitudeError, NonFiniteError
 from normcore.fast import kernels as fused
 from normcore.standardise import standardise, standardise_backward, standardise_by
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 LAYOUTS = {
     # name: (shape given the drawn size r, statistic axes, axes the scale varies along)
     "batch": (lambda r: (r, 5), (0,), (1,)),

@@ -37,6 +37,8 @@ from normcore.fast import kernels
 from normcore.fast.kernels import standardise_backward_fast, standardise_fast
 from normcore.standardise import standardise, standardise_backward
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 COUNT_DIR = Path(__file__).resolve().parent.parent / "_build" / "fuzz"
 CI = os.environ.get("CI") == "true"
 FUZZ = settings(

@@ -25,10 +25,35 @@ pytest.importorskip("ipywidgets", reason="the widgets need ipywidgets (the book 
 
 SENTINEL = "normcore_fuzz_planted"
 TEXTS = [
-    "", " ", "0", "1", "-3.5", "1e999", "-1e999", "nan", "NaN", "inf", "1,5", "=1+1", "1e9",
-    "1e10", "2.5e-300", "５", "0x10", "1_000", "  7  ", "1/3", "__import__(\"os\")",
-    f"__import__('sys').modules.setdefault('{SENTINEL}', 1)", "9" * 400, "x" * 100_000,
-    "1, 7\n1, 9", "[[1, 2], [3, 4]]", "\x00", "¼", "-0",
+    "",
+    " ",
+    "0",
+    "1",
+    "-3.5",
+    "1e999",
+    "-1e999",
+    "nan",
+    "NaN",
+    "inf",
+    "1,5",
+    "=1+1",
+    "1e9",
+    "1e10",
+    "2.5e-300",
+    "５",
+    "0x10",
+    "1_000",
+    "  7  ",
+    "1/3",
+    '__import__("os")',
+    f"__import__('sys').modules.setdefault('{SENTINEL}', 1)",
+    "9" * 400,
+    "x" * 100_000,
+    "1, 7\n1, 9",
+    "[[1, 2], [3, 4]]",
+    "\x00",
+    "¼",
+    "-0",
 ]
 WIDGET_SETTINGS = settings(
     max_examples=60,
@@ -47,16 +72,22 @@ def module_or_skip(name: str) -> Any:
 
 # ------------------------------------------------------------------------------ playground
 EVENTS = st.one_of(
-    st.tuples(st.just("cell"), st.integers(0, 7), st.integers(0, 3),
-              st.one_of(st.sampled_from(TEXTS), st.floats(-2e9, 2e9).map(repr),
-                        st.text(max_size=12))),
+    st.tuples(
+        st.just("cell"),
+        st.integers(0, 7),
+        st.integers(0, 3),
+        st.one_of(st.sampled_from(TEXTS), st.floats(-2e9, 2e9).map(repr), st.text(max_size=12)),
+    ),
     st.tuples(st.just("check"), st.integers(0, 7), st.booleans()),
     st.tuples(st.just("kind"), st.sampled_from(["batch", "layer", "rms"])),
     st.tuples(st.just("purpose"), st.sampled_from(["training", "predicting"])),
-    st.tuples(st.sampled_from(["undo", "step", "fresh", "+row", "-row", "+feature",
-                               "-feature"])),
-    st.tuples(st.just("slider"), st.sampled_from(["scale", "shift"]), st.integers(0, 3),
-              st.floats(-10, 10)),
+    st.tuples(st.sampled_from(["undo", "step", "fresh", "+row", "-row", "+feature", "-feature"])),
+    st.tuples(
+        st.just("slider"),
+        st.sampled_from(["scale", "shift"]),
+        st.integers(0, 3),
+        st.floats(-10, 10),
+    ),
 )
 NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -88,9 +119,10 @@ def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
                 if value is not None:  # every usable number is taken, nothing else
                     block = block.copy()
                     block[event[1], event[2]] = value
-                assert (value is None) == any(e.startswith(f"row {event[1] + 1}, feature "
-                                                           f"{event[2] + 1}")
-                                              for e in pm.errors(state))
+                assert (value is None) == any(
+                    e.startswith(f"row {event[1] + 1}, feature {event[2] + 1}")
+                    for e in pm.errors(state)
+                )
             elif name == "check" and event[1] < rows:
                 state = pm.set_active(state, event[1], event[2])
             elif name in ("kind", "purpose"):
@@ -101,8 +133,9 @@ def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
                 state = getattr(pm, name)(state)
             elif name[1:] in ("row", "feature"):
                 sign = 1 if name[0] == "+" else -1
-                state = pm.resize(state, sign if name[1:] == "row" else 0,
-                                  sign if name[1:] == "feature" else 0)
+                state = pm.resize(
+                    state, sign if name[1:] == "row" else 0, sign if name[1:] == "feature" else 0
+                )
                 n_rows, n_features = len(state["texts"]), len(state["scale"])
                 grown = np.zeros((n_rows, n_features))
                 r, f = min(n_rows, rows), min(n_features, features)
@@ -135,10 +168,18 @@ def test_playground_all_rows_off_and_back() -> None:
 
 # ------------------------------------------------------------- the page-computed widgets' models
 @WIDGET_SETTINGS
-@given(choices=st.lists(st.tuples(
-    st.sampled_from(["source", "rows", "columns", "seed", "typed", "slope", "typed_slope"]),
-    st.one_of(st.sampled_from(TEXTS + ["worked", "random", "typed", "counting", "ones"]),
-              st.integers(-3, 20).map(str))), max_size=8))
+@given(
+    choices=st.lists(
+        st.tuples(
+            st.sampled_from(["source", "rows", "columns", "seed", "typed", "slope", "typed_slope"]),
+            st.one_of(
+                st.sampled_from(TEXTS + ["worked", "random", "typed", "counting", "ones"]),
+                st.integers(-3, 20).map(str),
+            ),
+        ),
+        max_size=8,
+    )
+)
 def test_routes_model_answers_or_says_why(choices: list[tuple[str, str]]) -> None:
     from normcore.errors import NormcoreError
     from normcore.widgets import routes_model as rm
@@ -160,24 +201,35 @@ def test_routes_model_answers_or_says_why(choices: list[tuple[str, str]]) -> Non
 def test_routes_model_takes_every_valid_block(rows: int, columns: int, data) -> None:
     from normcore.widgets import routes_model as rm
 
-    block = data.draw(st.lists(st.lists(st.floats(-1e3, 1e3), min_size=columns,
-                                        max_size=columns), min_size=rows, max_size=rows))
+    block = data.draw(
+        st.lists(
+            st.lists(st.floats(-1e3, 1e3), min_size=columns, max_size=columns),
+            min_size=rows,
+            max_size=rows,
+        )
+    )
     typed = "\n".join(", ".join(repr(v) for v in row) for row in block)
     f = rm.figures(rm.choose(rm.choose(rm.initial(), "source", "typed"), "typed", typed))
     assert np.array(f["true"]).shape == (rows, columns)
 
 
 @WIDGET_SETTINGS
-@given(lengths=st.lists(st.one_of(st.sampled_from(TEXTS), st.floats(-1e3, 1e3).map(repr)),
-                        min_size=3, max_size=3),
-       rate=st.one_of(st.sampled_from(TEXTS), st.floats(-10, 10).map(repr)))
+@given(
+    lengths=st.lists(
+        st.one_of(st.sampled_from(TEXTS), st.floats(-1e3, 1e3).map(repr)), min_size=3, max_size=3
+    ),
+    rate=st.one_of(st.sampled_from(TEXTS), st.floats(-10, 10).map(repr)),
+)
 def test_weightnorm_model_answers_or_says_why(lengths: list[str], rate: str) -> None:
     from normcore.errors import NormcoreError
     from normcore.widgets import weightnorm_model as wm
 
     state = {"lengths": lengths, "learning_rate": rate}
-    valid = all(usable(t) is not None and usable(t) != 0 for t in lengths) and \
-        usable(rate) is not None and all(abs(usable(t)) <= 1e3 for t in (*lengths, rate))
+    valid = (
+        all(usable(t) is not None and usable(t) != 0 for t in lengths)
+        and usable(rate) is not None
+        and all(abs(usable(t)) <= 1e3 for t in (*lengths, rate))
+    )
     try:
         f = wm.figures(state, wm.case_data())
     except NormcoreError:
@@ -187,9 +239,11 @@ def test_weightnorm_model_answers_or_says_why(lengths: list[str], rate: str) -> 
 
 
 @WIDGET_SETTINGS
-@given(data=st.sampled_from(["block", "images"]),
-       axis=st.sampled_from(["batch", "layer", "rms", "instance", "group"]),
-       groups=st.one_of(st.sampled_from(TEXTS), st.integers(-2, 9).map(str)))
+@given(
+    data=st.sampled_from(["block", "images"]),
+    axis=st.sampled_from(["batch", "layer", "rms", "instance", "group"]),
+    groups=st.one_of(st.sampled_from(TEXTS), st.integers(-2, 9).map(str)),
+)
 def test_axes_model_answers_or_says_why(data: str, axis: str, groups: str) -> None:
     from normcore.errors import NormcoreError
     from normcore.widgets import axes_model as am
@@ -197,8 +251,9 @@ def test_axes_model_answers_or_says_why(data: str, axis: str, groups: str) -> No
     state = {"data": data, "axis": axis, "groups": groups}
     count = usable(groups)
     valid = not (data == "block" and axis in ("instance", "group")) and (
-        axis != "group" or (count is not None and count == int(count) and count >= 1
-                            and 4 % int(count) == 0))
+        axis != "group"
+        or (count is not None and count == int(count) and count >= 1 and 4 % int(count) == 0)
+    )
     try:
         f = am.figures(state, am.data_values())
     except NormcoreError:

@@ -20,6 +20,8 @@ import normcore as nc
 from normcore import _normaliser, fast
 from normcore.fast import kernels
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 
 

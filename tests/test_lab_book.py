@@ -31,19 +31,30 @@ lab_book = _load()
 def test_glued_text_is_formatted_as_myst_nb_formats_it():
     from myst_nb.core.variables import format_plain_text
 
-    for text, spec in [("24.0", ".0f"), ("2.0370123", ".4f"), ("4", ""), ("7", "d"),
-                       ("1e-16", ".1e"), ("'not one loss'", ""), ("0.615", ".3f"), ("3", "s")]:
+    for text, spec in [
+        ("24.0", ".0f"),
+        ("2.0370123", ".4f"),
+        ("4", ""),
+        ("7", "d"),
+        ("1e-16", ".1e"),
+        ("'not one loss'", ""),
+        ("0.615", ".3f"),
+        ("3", "s"),
+    ]:
         assert lab_book.format_glued(text, spec) == format_plain_text(text, spec), (text, spec)
 
 
 def test_roles_are_written_out():
     figs = {"fig-a": (3, "Fig. 2.1", "A caption.")}
     glued = {"x": "2.5", "n": "4"}
-    text = ("x is {glue:text}`x:.2f` of {glue:text}`n`; see {numref}`fig-a` and "
-            "{numref}`Figure %s <fig-a>`, the {doc}`words <glossary>` and {term}`running figures`.")
+    text = (
+        "x is {glue:text}`x:.2f` of {glue:text}`n`; see {numref}`fig-a` and "
+        "{numref}`Figure %s <fig-a>`, the {doc}`words <glossary>` and {term}`running figures`."
+    )
     out = lab_book.render_prose(text, glued, figs, BOOK, "here")
-    assert out == ("x is 2.50 of 4; see Fig. 2.1 and Figure 2.1, the [words](glossary.md) and "
-                   "running figures.")
+    assert out == (
+        "x is 2.50 of 4; see Fig. 2.1 and Figure 2.1, the [words](glossary.md) and running figures."
+    )
 
 
 @pytest.mark.parametrize("role", ["{glue:text}`missing:.2f`", "{numref}`fig-missing`"])
@@ -150,24 +161,36 @@ def test_binder_postbuild_makes_the_working_copy(tmp_path):
     import subprocess
     import sys
 
-    shutil.copytree(ROOT / "tools", tmp_path / "tools",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "tools", tmp_path / "tools", ignore=shutil.ignore_patterns("__pycache__")
+    )
     (tmp_path / "book").mkdir()
     for source in BOOK.iterdir():
         if source.suffix in {".ipynb", ".md", ".bib"} and source.is_file():
             shutil.copy2(source, tmp_path / "book" / source.name)
     shutil.copy2(ROOT / "postBuild", tmp_path / "postBuild")
     settings = tmp_path / "settings"
-    env = {**os.environ, "LAB_SETTINGS": str(settings),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(["bash", str(tmp_path / "postBuild")], check=True, env=env,
-                   capture_output=True, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "LAB_SETTINGS": str(settings),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    subprocess.run(
+        ["bash", str(tmp_path / "postBuild")],
+        check=True,
+        env=env,
+        capture_output=True,
+        cwd=tmp_path,
+    )
     made = sorted(p.name for p in (tmp_path / "lab").glob("*.ipynb"))
     assert made == sorted(p.name for p in CHAPTERS)
     for name in made:
-        prose = "".join("".join(c["source"]) for c in
-                        json.loads((tmp_path / "lab" / name).read_text())["cells"]
-                        if c["cell_type"] == "markdown")
+        prose = "".join(
+            "".join(c["source"])
+            for c in json.loads((tmp_path / "lab" / name).read_text())["cells"]
+            if c["cell_type"] == "markdown"
+        )
         assert "{glue" not in prose and "{numref" not in prose, name
     assert json.loads((settings / "overrides.json").read_text()) == json.loads(
-        (ROOT / "tools" / "jupyter" / "overrides.json").read_text())
+        (ROOT / "tools" / "jupyter" / "overrides.json").read_text()
+    )

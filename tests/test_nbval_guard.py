@@ -7,7 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BOOK = Path(__file__).resolve().parent.parent / "book"
+pytestmark = pytest.mark.notebook  # runs a chapter under nbval: not part of make check
 
 
 def _bump_first_digit(notebook: dict) -> str:
@@ -34,9 +37,24 @@ def test_a_changed_stored_number_fails_nbval(tmp_path: Path) -> None:
     target = tmp_path / "changed.ipynb"
     target.write_text(json.dumps(notebook), encoding="utf-8")
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--nbval", "-p", "no:cacheprovider",
-         "-p", "no:xdist", "--rootdir", str(tmp_path), str(target)],
-        cwd=BOOK, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "--nbval",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "--rootdir",
+            str(tmp_path),
+            str(target),
+        ],
+        cwd=BOOK,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert run.returncode != 0, run.stdout[-2000:]
     assert "Cell outputs differ" in run.stdout

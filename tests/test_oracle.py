@@ -13,11 +13,14 @@ import os
 from collections.abc import Callable
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import normcore as nc
+
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
 TOL = 1e-7
 EXAMPLES = settings(max_examples=30, deadline=None, derandomize=os.environ.get("CI") == "true")

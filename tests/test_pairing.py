@@ -2,25 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
+import check_pairing  # tools/check_pairing.py (tools/ is on pytest's path, pyproject.toml)
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _load_checker():
-    path = ROOT / "tools" / "check_pairing.py"
-    spec = importlib.util.spec_from_file_location("check_pairing", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-check_pairing = _load_checker()
 
 
 def test_book_notebooks_are_paired_and_executed():

@@ -26,10 +26,26 @@ from normcore.widgets._input import NotANumberError, friendly, parse_number
 from normcore.widgets.playground import Playground, playground
 from normcore.worked import FOUR_ROWS
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 WORKED = FOUR_ROWS
-BAD_TEXTS = ["", "abc", "1,5", "nan", "1e999", "-inf", "=1+1", "9" * 500, "2**3", "0x10", "  ",
-             "1_000", "infinity", "__import__('os')"]
+BAD_TEXTS = [
+    "",
+    "abc",
+    "1,5",
+    "nan",
+    "1e999",
+    "-inf",
+    "=1+1",
+    "9" * 500,
+    "2**3",
+    "0x10",
+    "  ",
+    "1_000",
+    "infinity",
+    "__import__('os')",
+]
 
 
 def expected(state: pm.State) -> np.ndarray:
@@ -40,11 +56,11 @@ def expected(state: pm.State) -> np.ndarray:
         if state["purpose"] == "training":
             z = (block - block.mean(axis=0)) / np.sqrt(block.var(axis=0) + EPS)
         else:
-            z = (block - state["running_mean"]) / np.sqrt(np.array(state["running_variance"])
-                                                          + EPS)
+            z = (block - state["running_mean"]) / np.sqrt(np.array(state["running_variance"]) + EPS)
     elif state["kind"] == "layer":
         z = (block - block.mean(axis=1, keepdims=True)) / np.sqrt(
-            block.var(axis=1, keepdims=True) + EPS)
+            block.var(axis=1, keepdims=True) + EPS
+        )
     else:
         z = block / np.sqrt(np.mean(block**2, axis=1, keepdims=True) + EPS)
     return z * scale + shift
@@ -61,10 +77,15 @@ def assert_figures_follow(state: pm.State) -> dict:
     assert f["gap"] == pytest.approx(np.max(np.abs(np.array(f["answer"]) - block)), abs=1e-15)
     if state["kind"] == "batch":
         np.testing.assert_allclose(f["batch_mean"], block.mean(axis=0), rtol=1e-14)
-        np.testing.assert_allclose(f["batch_variance"], block.var(axis=0), rtol=1e-12,
-                                   atol=1e-12 * max(1.0, block.var(axis=0).max()))
-        np.testing.assert_allclose(f["running_deviation"],
-                                   np.sqrt(np.array(state["running_variance"]) + EPS), rtol=1e-15)
+        np.testing.assert_allclose(
+            f["batch_variance"],
+            block.var(axis=0),
+            rtol=1e-12,
+            atol=1e-12 * max(1.0, block.var(axis=0).max()),
+        )
+        np.testing.assert_allclose(
+            f["running_deviation"], np.sqrt(np.array(state["running_variance"]) + EPS), rtol=1e-15
+        )
     return f
 
 
@@ -86,10 +107,17 @@ def test_opens_on_the_worked_block_and_its_column() -> None:
 def test_actions_leave_the_state_they_were_given_alone() -> None:
     state = pm.initial()
     before = json.dumps(state)
-    for action, args in ((pm.set_cell, (0, 0, "5")), (pm.set_active, (1, False)),
-                         (pm.set_kind, ("rms",)), (pm.set_purpose, ("predicting",)),
-                         (pm.set_parameter, ("scale", 0, 2.0)), (pm.undo, ()), (pm.step, ()),
-                         (pm.fresh, ()), (pm.resize, (1, 1))):
+    for action, args in (
+        (pm.set_cell, (0, 0, "5")),
+        (pm.set_active, (1, False)),
+        (pm.set_kind, ("rms",)),
+        (pm.set_purpose, ("predicting",)),
+        (pm.set_parameter, ("scale", 0, 2.0)),
+        (pm.undo, ()),
+        (pm.step, ()),
+        (pm.fresh, ()),
+        (pm.resize, (1, 1)),
+    ):
         action(state, *args)
     assert json.dumps(state) == before
 
@@ -149,7 +177,8 @@ def test_undo_and_step_under_row_layers_change_nothing(kind: str) -> None:
         after = action(state)
         assert after["note"] == note
         assert {k: v for k, v in after.items() if k != "note"} == {
-            k: v for k, v in state.items() if k != "note"}
+            k: v for k, v in state.items() if k != "note"
+        }
 
 
 def test_step_folds_the_batch_into_the_running_figures() -> None:
@@ -182,10 +211,17 @@ def test_bad_text_is_named_and_keeps_the_block(text: str) -> None:
     assert pm.errors(state) == [] and pm.block(state)[1, 1] == 10.0
 
 
-@pytest.mark.parametrize(("text", "error"), [
-    ("abc", NotANumberError), ("", NotANumberError), ("nan", NotANumberError),
-    ("1e400", NonFiniteError), ("2e9", MagnitudeError), ("1_000", NotANumberError),
-])
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("abc", NotANumberError),
+        ("", NotANumberError),
+        ("nan", NotANumberError),
+        ("1e400", NonFiniteError),
+        ("2e9", MagnitudeError),
+        ("1_000", NotANumberError),
+    ],
+)
 def test_typed_errors(text: str, error: type) -> None:
     with pytest.raises(error) as caught:
         pm.parse_cell(text, 0, 1)
@@ -194,8 +230,10 @@ def test_typed_errors(text: str, error: type) -> None:
     assert friendly(caught.value).endswith(".")
 
 
-@pytest.mark.parametrize(("text", "value"), [("3", 3.0), (" -2.5 ", -2.5), (".5", 0.5),
-                                             ("1e-3", 1e-3), ("+7.", 7.0), ("1E9", 1e9)])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("3", 3.0), (" -2.5 ", -2.5), (".5", 0.5), ("1e-3", 1e-3), ("+7.", 7.0), ("1E9", 1e9)],
+)
 def test_numbers_are_read(text: str, value: float) -> None:
     assert parse_number(text, "box", pm.LIMIT) == value
 
@@ -241,19 +279,37 @@ def test_the_widget_module_is_one_es_module() -> None:
 
 # ------------------------------------------------------- the JavaScript model against Python
 ACTIONS = st.one_of(
-    st.tuples(st.just("set_cell"), st.integers(0, 9), st.integers(0, 9),
-              st.one_of(st.sampled_from(BAD_TEXTS), st.integers(-50, 50).map(str),
-                        st.floats(-1e3, 1e3).map(lambda v: f"{v:.4g}"))),
+    st.tuples(
+        st.just("set_cell"),
+        st.integers(0, 9),
+        st.integers(0, 9),
+        st.one_of(
+            st.sampled_from(BAD_TEXTS),
+            st.integers(-50, 50).map(str),
+            st.floats(-1e3, 1e3).map(lambda v: f"{v:.4g}"),
+        ),
+    ),
     st.tuples(st.just("set_active"), st.integers(0, 9), st.booleans()),
     st.tuples(st.just("set_kind"), st.sampled_from(pm.KINDS)),
     st.tuples(st.just("set_purpose"), st.sampled_from(pm.PURPOSES)),
-    st.tuples(st.just("set_parameter"), st.sampled_from(["scale", "shift"]), st.integers(0, 9),
-              st.floats(-10, 10)),
-    st.tuples(st.just("undo")), st.tuples(st.just("step")), st.tuples(st.just("fresh")),
+    st.tuples(
+        st.just("set_parameter"),
+        st.sampled_from(["scale", "shift"]),
+        st.integers(0, 9),
+        st.floats(-10, 10),
+    ),
+    st.tuples(st.just("undo")),
+    st.tuples(st.just("step")),
+    st.tuples(st.just("fresh")),
     st.tuples(st.just("resize"), st.sampled_from([(1, 0), (-1, 0), (0, 1), (0, -1)])),
 )
-JS_NAMES = {"set_cell": "setCell", "set_active": "setActive", "set_kind": "setKind",
-            "set_purpose": "setPurpose", "set_parameter": "setParameter"}
+JS_NAMES = {
+    "set_cell": "setCell",
+    "set_active": "setActive",
+    "set_kind": "setKind",
+    "set_purpose": "setPurpose",
+    "set_parameter": "setParameter",
+}
 DRIVER = """
 import * as pm from "./playground-model.js";
 const runs = JSON.parse(await new Promise(r => { let s = ""; process.stdin.on("data", d => s += d);
@@ -302,16 +358,23 @@ def test_the_javascript_model_is_the_python_model(runs: list[list[tuple]]) -> No
             want.append((state, pm.figures(state), pm.errors(state)))
         plans.append(plan)
         wants.append(want)
-    got = subprocess.run(["node", "--input-type=module", "-e", DRIVER], cwd=JS,
-                         input=json.dumps(plans), capture_output=True, text=True, check=True)
+    got = subprocess.run(
+        ["node", "--input-type=module", "-e", DRIVER],
+        cwd=JS,
+        input=json.dumps(plans),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     for seen, want in zip(json.loads(got.stdout), wants, strict=True):
         for n, (page, (state, figures, errors)) in enumerate(zip(seen, want, strict=True)):
             assert page["errors"] == errors, n
             for key in ("texts", "active", "kind", "purpose", "steps", "note"):
                 assert page["state"][key] == state[key], (n, key)
             for key in ("values", "scale", "shift", "running_mean", "running_variance"):
-                np.testing.assert_allclose(page["state"][key], state[key], rtol=1e-12,
-                                           atol=1e-300, err_msg=key)
+                np.testing.assert_allclose(
+                    page["state"][key], state[key], rtol=1e-12, atol=1e-300, err_msg=key
+                )
             assert sorted(page["figures"]) == sorted(figures)
             for key, value in figures.items():
                 if value is None or key == "rows_on":
@@ -319,10 +382,14 @@ def test_the_javascript_model_is_the_python_model(runs: list[list[tuple]]) -> No
                     continue
                 value = np.asarray(value, dtype=np.float64)
                 # the gap is a difference of nearly equal numbers: held to the answer's scale
-                scale = max(float(np.abs(figures["answer" if key == "gap" else key]).max()),
-                            1e-300)
-                np.testing.assert_allclose(page["figures"][key], value, rtol=1e-12,
-                                           atol=1e-12 * scale, err_msg=f"{n}: {key}")
+                scale = max(float(np.abs(figures["answer" if key == "gap" else key]).max()), 1e-300)
+                np.testing.assert_allclose(
+                    page["figures"][key],
+                    value,
+                    rtol=1e-12,
+                    atol=1e-12 * scale,
+                    err_msg=f"{n}: {key}",
+                )
 
 
 def test_bundle_is_cached_and_names_its_files() -> None:
@@ -331,17 +398,40 @@ def test_bundle_is_cached_and_names_its_files() -> None:
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_the_javascript_reader_refuses_what_python_refuses_in_the_same_words() -> None:
-    texts = BAD_TEXTS + ["3", " -2.5 ", ".5", "1e-3", "+7.", "1E9", "2e9", "1e9", "-1e9",
-                         "2000", "1e400", "0.1e-400", "'quoted'", "é", "1" * 41, "1" * 40]
+    texts = BAD_TEXTS + [
+        "3",
+        " -2.5 ",
+        ".5",
+        "1e-3",
+        "+7.",
+        "1E9",
+        "2e9",
+        "1e9",
+        "-1e9",
+        "2000",
+        "1e400",
+        "0.1e-400",
+        "'quoted'",
+        "é",
+        "1" * 41,
+        "1" * 40,
+    ]
     want = []
     for text in texts:
         try:
             want.append({"value": parse_number(text, "box", pm.LIMIT)})
         except NormcoreError as error:
             want.append({"error": str(error)})
-    script = ('import {parseNumber} from "./input.js";'
-              f"const texts = {json.dumps(texts)};"
-              "process.stdout.write(JSON.stringify(texts.map(t => parseNumber(t, 'box', 1e9))));")
-    got = subprocess.run(["node", "--input-type=module", "-e", script], cwd=JS,
-                         capture_output=True, text=True, check=True)
+    script = (
+        'import {parseNumber} from "./input.js";'
+        f"const texts = {json.dumps(texts)};"
+        "process.stdout.write(JSON.stringify(texts.map(t => parseNumber(t, 'box', 1e9))));"
+    )
+    got = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        cwd=JS,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert json.loads(got.stdout) == want

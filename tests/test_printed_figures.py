@@ -8,9 +8,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from normcore.experiments import routes
 from normcore.experiments.shift import deep_stack, running_lag
+
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
 PRINTED = json.loads((Path(__file__).parent / "data" / "printed_figures.json").read_text())
 

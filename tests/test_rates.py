@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from normcore.exercises import PROMPT
 from normcore.experiments import rates as R
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 # Rows any correct implementation reproduces (measured on the seed's own program).
 ROBUST = {(False, 0.05), (False, 5.0), (True, 0.05), (True, 5.0), (True, 20.0)}
 # The seed printed 4 decimals: a printed figure stands for every value within half a unit of its

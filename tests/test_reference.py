@@ -13,6 +13,8 @@ import pytest
 import normcore as nc
 from normcore import reference as ref
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 R, A, W = "refused", "arithmetic", "worth knowing"
 EXPECTED = {
     "bn-rank-1": (R, "ShapeError"),

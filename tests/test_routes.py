@@ -16,6 +16,8 @@ from normcore.errors import SettingError, ShapeError
 from normcore.exercises import ch03
 from normcore.experiments import routes
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 
 
@@ -25,8 +27,9 @@ def collected_by_hand(x: np.ndarray, d: np.ndarray, axis: int) -> np.ndarray:
     mean = x.mean(axis=axis, keepdims=True)
     s = np.sqrt(((x - mean) ** 2).mean(axis=axis, keepdims=True) + EPS)
     z = (x - mean) / s
-    return (n * d - d.sum(axis=axis, keepdims=True)
-            - z * (d * z).sum(axis=axis, keepdims=True)) / (n * s)
+    return (n * d - d.sum(axis=axis, keepdims=True) - z * (d * z).sum(axis=axis, keepdims=True)) / (
+        n * s
+    )
 
 
 def test_worked_four_matches_the_seeds_printed_figures():

@@ -17,6 +17,8 @@ from normcore.experiments import network
 from normcore.experiments import shift as sh
 from normcore.worked import FOUR_ROWS
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 WORKED = FOUR_ROWS
 
@@ -136,8 +138,14 @@ def test_skewness_and_correlations_against_hand_values() -> None:
 
 
 def _fake(mean: np.ndarray, shift: np.ndarray | None = None) -> sh.CrowdShift:
-    return sh.CrowdShift(arrangement="none", seed=0, mean=mean, deviation=np.ones_like(mean),
-                         shift=shift, loss=np.zeros(mean.shape[0]))
+    return sh.CrowdShift(
+        arrangement="none",
+        seed=0,
+        mean=mean,
+        deviation=np.ones_like(mean),
+        shift=shift,
+        loss=np.zeros(mean.shape[0]),
+    )
 
 
 def test_shift_figures_on_a_hand_made_record() -> None:
@@ -269,8 +277,11 @@ def test_after_one_step_the_gap_is_the_hand_worked_one() -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    block=arrays(np.float64, st.tuples(st.integers(2, 6), st.integers(1, 3)),
-                 elements=st.floats(-50, 50, allow_nan=False)),
+    block=arrays(
+        np.float64,
+        st.tuples(st.integers(2, 6), st.integers(1, 3)),
+        elements=st.floats(-50, 50, allow_nan=False),
+    ),
     steps=st.integers(1, 30),
 )
 def test_running_figures_follow_the_closed_form(block: np.ndarray, steps: int) -> None:
@@ -281,8 +292,7 @@ def test_running_figures_follow_the_closed_form(block: np.ndarray, steps: int) -
     kept = 0.9**steps
     m, v = block.mean(axis=0), block.var(axis=0)
     np.testing.assert_allclose(layer.running_mean, (1 - kept) * m, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(layer.running_variance, kept + (1 - kept) * v, rtol=1e-9,
-                               atol=1e-9)
+    np.testing.assert_allclose(layer.running_variance, kept + (1 - kept) * v, rtol=1e-9, atol=1e-9)
 
 
 # ------------------------------------------------------------------------- the chapter-1 switch

@@ -12,6 +12,8 @@ anything; any new remote address anywhere in the site fails ``test_no_unaudited_
 
 from __future__ import annotations
 
+import ast
+import base64
 import fnmatch
 import json
 import re
@@ -26,10 +28,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
 TOC = ROOT / "_toc.yml"
 
-pytestmark = pytest.mark.skipif(
-    not (SITE / "index.html").is_file(),
-    reason="the site is not built (_build/html/index.html is missing); run `make book` first",
-)
+pytestmark = [
+    pytest.mark.site,  # reads the built site: not part of make check
+    pytest.mark.skipif(
+        not (SITE / "index.html").is_file(),
+        reason="the site is not built (_build/html/index.html is missing); run `make book` first",
+    ),
+]
 
 # A scheme-less "//host" counts only where it cannot be the middle of base64 data (an inline
 # image in a widget's saved state holds runs like "...nSJDZ//MCNN...").
@@ -51,56 +56,101 @@ NAMESPACES = (
 # (file pattern under _build/html, address prefix, why it cannot load anything)
 AUDITED: tuple[tuple[str, str, str], ...] = (
     # the widget manager bundle (@jupyter-widgets/html-manager, vendored)
-    ("_static/html-manager/embed-amd.js", "https://cdn.jsdelivr.net/npm/",
-     "fallback CDN for widget modules that are not bundled; every page overrides it with "
-     "data-jupyter-widgets-cdn (see test_widget_manager_is_local) and the book uses only "
-     "bundled widgets"),
-    ("_static/html-manager/embed-amd.js", "https://fonts.googleapis.com/css?family=Roboto+Mono",
-     "an @import that is commented out in the bundled CSS (see test_commented_font_import)"),
-    ("_static/html-manager/embed-amd.js", "http://json-schema.org/",
-     "JSON-schema $schema names used as identifiers by the validator"),
-    ("_static/html-manager/embed-amd.js",
-     "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json",
-     "the $id (a name) of a schema compiled into the validator"),
+    (
+        "_static/html-manager/embed-amd.js",
+        "https://cdn.jsdelivr.net/npm/",
+        "fallback CDN for widget modules that are not bundled; every page overrides it with "
+        "data-jupyter-widgets-cdn (see test_widget_manager_is_local) and the book uses only "
+        "bundled widgets",
+    ),
+    (
+        "_static/html-manager/embed-amd.js",
+        "https://fonts.googleapis.com/css?family=Roboto+Mono",
+        "an @import that is commented out in the bundled CSS (see test_commented_font_import)",
+    ),
+    (
+        "_static/html-manager/embed-amd.js",
+        "http://json-schema.org/",
+        "JSON-schema $schema names used as identifiers by the validator",
+    ),
+    (
+        "_static/html-manager/embed-amd.js",
+        "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json",
+        "the $id (a name) of a schema compiled into the validator",
+    ),
     ("_static/html-manager/embed-amd.js", "https://fontawesome.com", "licence banner"),
     ("_static/html-manager/embed-amd.js", "https://github.com/", "source links in comments"),
     ("_static/html-manager/embed-amd.js", "https://meyerweb.com/", "comment in bundled CSS"),
     ("_static/html-manager/embed-amd.js", "http://stackoverflow.com/", "comment"),
     ("_static/html-manager/embed-amd.js", "https://tools.ietf.org/", "comment"),
-    ("_static/html-manager/embed-amd.js", "https://evilmartians.com/",
-     "text of a console warning from a bundled CSS tool"),
-    ("_static/html-manager/embed-amd.js", "https://www.w3ctech.com/",
-     "text of the same console warning, in Chinese"),
-    # anywidget's AMD module (copied from the installed package by normcore.widgets.site_assets)
+    (
+        "_static/html-manager/embed-amd.js",
+        "https://evilmartians.com/",
+        "text of a console warning from a bundled CSS tool",
+    ),
+    (
+        "_static/html-manager/embed-amd.js",
+        "https://www.w3ctech.com/",
+        "text of the same console warning, in Chinese",
+    ),
+    # anywidget's AMD module (copied from the installed package by book/_ext/site_assets.py)
     ("_static/anywidget/index.js", "https://github.com/", "source links in comments"),
     # MathJax (vendored)
-    ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/speech-rule-engine@",
-     "speech engine's default map location; MathJax sets its own (local) path, and speech is "
-     "off unless the reader turns it on in the menu"),
-    ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/sre-mathmaps-ie@",
-     "speech maps for Internet Explorer only"),
-    ("_static/mathjax/tex-chtml.js", "https://cdn.jsdelivr.net/npm/wicked-good-xpath@",
-     "XPath polyfill for browsers without document.evaluate (Internet Explorer)"),
+    (
+        "_static/mathjax/tex-chtml.js",
+        "https://cdn.jsdelivr.net/npm/speech-rule-engine@",
+        "speech engine's default map location; MathJax sets its own (local) path, and speech is "
+        "off unless the reader turns it on in the menu",
+    ),
+    (
+        "_static/mathjax/tex-chtml.js",
+        "https://cdn.jsdelivr.net/npm/sre-mathmaps-ie@",
+        "speech maps for Internet Explorer only",
+    ),
+    (
+        "_static/mathjax/tex-chtml.js",
+        "https://cdn.jsdelivr.net/npm/wicked-good-xpath@",
+        "XPath polyfill for browsers without document.evaluate (Internet Explorer)",
+    ),
     ("_static/mathjax/tex-chtml.js", "https://www.mathjax.org", "link in the About box"),
     ("_static/mathjax/input/tex/extensions/*.js", "https://github.com/mhchem/", "comment"),
-    ("_static/mathjax/input/tex/extensions/*.js", "http://www.apache.org/licenses/",
-     "licence banner"),
+    (
+        "_static/mathjax/input/tex/extensions/*.js",
+        "http://www.apache.org/licenses/",
+        "licence banner",
+    ),
     # require.js (vendored)
-    ("_static/requirejs/require.js", "https://requirejs.org/docs/errors.html",
-     "link in error messages"),
+    (
+        "_static/requirejs/require.js",
+        "https://requirejs.org/docs/errors.html",
+        "link in error messages",
+    ),
     ("_static/requirejs/require.js", "https://github.com/requirejs/", "licence/comment"),
     ("_static/requirejs/require.js", "https://webkit.org/", "comment"),
     ("_static/requirejs/require.js", "https://connect.microsoft.com/", "comment"),
     ("_static/requirejs/require.js", "http://dev.jquery.com/", "comment"),
     # Sphinx and theme files
     ("_static/searchtools.js", "https://developer.mozilla.org/", "comment"),
-    ("_static/scripts/pydata-sphinx-theme.js", "https://pydata-sphinx-theme.readthedocs.io/",
-     "text of a console warning"),
+    (
+        "_static/scripts/pydata-sphinx-theme.js",
+        "https://pydata-sphinx-theme.readthedocs.io/",
+        "text of a console warning",
+    ),
     ("_static/clipboard.min.js", "https://clipboardjs.com/", "licence banner"),
 )
 
-LOADING_ATTRIBUTES = {"src", "href", "srcset", "data", "poster", "action", "formaction",
-                      "background", "manifest", "xlink:href"}
+LOADING_ATTRIBUTES = {
+    "src",
+    "href",
+    "srcset",
+    "data",
+    "poster",
+    "action",
+    "formaction",
+    "background",
+    "manifest",
+    "xlink:href",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,8 +250,10 @@ def unaudited(relative: str, urls: set[str]) -> set[str]:
     for url in urls:
         if url.startswith(NAMESPACES) or not is_remote(url):
             continue
-        if any(fnmatch.fnmatch(relative, pattern) and url.startswith(prefix)
-               for pattern, prefix, _ in AUDITED):
+        if any(
+            fnmatch.fnmatch(relative, pattern) and url.startswith(prefix)
+            for pattern, prefix, _ in AUDITED
+        ):
             continue
         left.add(url)
     return left
@@ -223,7 +275,9 @@ def test_every_chapter_page_exists():
 def test_every_chapter_source_is_in_the_toc():
     chapters = sorted(f"book/{p.stem}" for p in (ROOT / "book").glob("[0-9][0-9]-*.md"))
     missing = [c for c in chapters if c not in toc_documents()]
-    assert not missing, f"chapters not in _toc.yml (run python tools/make_toc.py): {missing}"
+    assert not missing, (
+        f"chapters not in _toc.yml (add them by hand; tests/test_build.py): {missing}"
+    )
 
 
 def test_chapters_and_their_figures_carry_the_chapter_number():
@@ -262,18 +316,26 @@ def test_page_loads_nothing_remote(page):
                 value_urls = SCHEMED.findall(value)
             elif name in LOADING_ATTRIBUTES or name.startswith("data-") or name == "style":
                 value_urls = (
-                    [u.strip().split(" ")[0] for u in value.split(",")] if name == "srcset"
-                    else [value] if name in LOADING_ATTRIBUTES else SCHEMED.findall(value)
+                    [u.strip().split(" ")[0] for u in value.split(",")]
+                    if name == "srcset"
+                    else [value]
+                    if name in LOADING_ATTRIBUTES
+                    else SCHEMED.findall(value)
                 )
             else:
                 value_urls = SCHEMED.findall(value)
-            remote += [f"<{tag} {name}={u!r}>" for u in value_urls
-                       if is_remote(u) and not u.startswith(NAMESPACES)]
+            remote += [
+                f"<{tag} {name}={u!r}>"
+                for u in value_urls
+                if is_remote(u) and not u.startswith(NAMESPACES)
+            ]
     for tag, _attributes, body in parsed.inline:
-        remote += [f"inline <{tag}>: {u}" for u in URL.findall(body)
-                   if is_remote(u) and not u.startswith(NAMESPACES)]
-    assert not remote, f"{page.relative_to(SITE)} refers to remote resources:\n" + "\n".join(
-        remote)
+        remote += [
+            f"inline <{tag}>: {u}"
+            for u in URL.findall(body)
+            if is_remote(u) and not u.startswith(NAMESPACES)
+        ]
+    assert not remote, f"{page.relative_to(SITE)} refers to remote resources:\n" + "\n".join(remote)
 
 
 @pytest.mark.parametrize("page", pages(), ids=lambda p: p.relative_to(SITE).as_posix())
@@ -287,22 +349,33 @@ def test_page_resources_exist_on_disk(page):
                 continue
             if tag == "link" and attributes.get("rel") in ("next", "prev", "index", "search"):
                 continue
-            urls = [u.strip().split(" ")[0] for u in value.split(",")] if name == "srcset" \
-                else [value]
+            urls = (
+                [u.strip().split(" ")[0] for u in value.split(",")] if name == "srcset" else [value]
+            )
             for url in urls:
                 if is_remote(url) or url.startswith(("data:", "#", "mailto:", "javascript:")):
                     continue
                 if not local_target(page, url).exists():
                     missing.append(f"<{tag} {name}={url!r}>")
-    assert not missing, f"{page.relative_to(SITE)} names files that are not built:\n" + \
-        "\n".join(missing)
+    assert not missing, f"{page.relative_to(SITE)} names files that are not built:\n" + "\n".join(
+        missing
+    )
 
 
 def test_pages_have_no_thebe_or_launch_buttons():
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        for needle in ("THEBE_JS_URL", "thebe.js", "binder", "colab.research", "deepnote.com",
-                       "hypothes.is", "utteranc.es", "googletagmanager", "plausible.io"):
+        for needle in (
+            "THEBE_JS_URL",
+            "thebe.js",
+            "binder",
+            "colab.research",
+            "deepnote.com",
+            "hypothes.is",
+            "utteranc.es",
+            "googletagmanager",
+            "plausible.io",
+        ):
             assert needle not in text, f"{page.relative_to(SITE)} mentions {needle!r}"
 
 
@@ -351,8 +424,9 @@ def test_commented_font_import():
     text = bundle.read_text(encoding="utf-8")
     for match in re.finditer(r"fonts\.googleapis\.com", text):
         line_start = text.rfind("\\n", 0, match.start())
-        assert text[line_start:match.start()].lstrip("\\n").startswith("/* @import"), (
-            "fonts.googleapis.com appears outside a commented-out @import")
+        assert text[line_start : match.start()].lstrip("\\n").startswith("/* @import"), (
+            "fonts.googleapis.com appears outside a commented-out @import"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,8 +460,11 @@ def test_mathjax_is_local(page):
 
 
 def widget_pages() -> list[Path]:
-    return [p for p in pages()
-            if "application/vnd.jupyter.widget-view+json" in p.read_text(encoding="utf-8")]
+    return [
+        p
+        for p in pages()
+        if "application/vnd.jupyter.widget-view+json" in p.read_text(encoding="utf-8")
+    ]
 
 
 def test_some_page_has_a_widget():
@@ -416,7 +493,8 @@ def test_widget_glue_loads_before_the_manager(page):
     assert "html-manager-shims.js" in names, f"{page.relative_to(SITE)} lacks the widget glue"
     position = names.index
     assert position("require.js") < position("html-manager-shims.js") < position("embed-amd.js"), (
-        f"{page.relative_to(SITE)} loads its widget scripts in the order {names}")
+        f"{page.relative_to(SITE)} loads its widget scripts in the order {names}"
+    )
 
 
 def test_widget_bundle_fonts_are_vendored():
@@ -439,8 +517,11 @@ def test_pages_name_a_local_favicon():
     for page in pages():
         if page.name == "index.html" and page.parent == SITE:
             continue
-        icons = [a.get("href", "") for tag, a in parse(page).tags
-                 if tag == "link" and "icon" in a.get("rel", "").split()]
+        icons = [
+            a.get("href", "")
+            for tag, a in parse(page).tags
+            if tag == "link" and "icon" in a.get("rel", "").split()
+        ]
         assert icons, f"{page.relative_to(SITE)} declares no icon"
         for href in icons:
             assert not is_remote(href) and local_target(page, href).is_file(), href
@@ -450,12 +531,18 @@ def test_pages_name_a_local_favicon():
 def test_widget_state_is_saved(page):
     """Each widget view on the page has its model in the page's saved state."""
     parsed = parse(page)
-    states = [json.loads(body) for tag, a, body in parsed.inline
-              if tag == "script" and a.get("type") == "application/vnd.jupyter.widget-state+json"]
+    states = [
+        json.loads(body)
+        for tag, a, body in parsed.inline
+        if tag == "script" and a.get("type") == "application/vnd.jupyter.widget-state+json"
+    ]
     assert states, f"{page.relative_to(SITE)} shows widgets but saved no widget state"
     models = {key for state in states for key in state.get("state", {})}
-    views = [json.loads(body)["model_id"] for tag, a, body in parsed.inline
-             if tag == "script" and a.get("type") == "application/vnd.jupyter.widget-view+json"]
+    views = [
+        json.loads(body)["model_id"]
+        for tag, a, body in parsed.inline
+        if tag == "script" and a.get("type") == "application/vnd.jupyter.widget-view+json"
+    ]
     missing = [v for v in views if v not in models]
     assert not missing, f"widget views without saved state: {missing}"
 
@@ -474,7 +561,8 @@ def test_pages_show_images():
             assert not is_remote(src), f"{page.relative_to(SITE)}: remote image {src}"
             target = local_target(page, src)
             assert target.is_file() and target.stat().st_size > 0, (
-                f"{page.relative_to(SITE)}: image {src} is missing or empty")
+                f"{page.relative_to(SITE)}: image {src} is missing or empty"
+            )
             shown += 1
     assert shown, "no page shows an image"
 
@@ -532,3 +620,82 @@ def test_every_image_has_alt_text_that_is_not_a_file_name():
                 bad.append(f"{page.relative_to(SITE)}: {src} alt={alt!r}")
     assert count > 0, "no images found: is the site built?"
     assert not bad, "\n".join(bad)
+
+
+# --- one executed run per chapter: the page shows the notebook it offers for download --------
+
+GLUE_TEXT = re.compile(r"\{glue:text\}`([A-Za-z0-9_]+)(?::([^`]+))?`")
+RECORD = "application/papermill.record/text/plain"
+
+
+def chapter_pages() -> list[str]:
+    """The chapters with a stored run: every book/NN-name.ipynb."""
+    return sorted(f"book/{p.stem}" for p in (ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
+
+
+def downloaded(doc: str) -> dict:
+    """The notebook the chapter's page links for download, read from the built site."""
+    page = SITE / f"{doc}.html"
+    hrefs = [
+        a.get("href", "")
+        for tag, a in parse(page).tags
+        if tag == "a" and "nc-notebook-download" in a.get("class", "").split()
+    ]
+    assert len(hrefs) == 1, f"{doc}: expected one notebook download link, got {hrefs}"
+    target = local_target(page, hrefs[0])
+    assert target.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
+        f"{doc}: the download is not the stored book/{doc}.ipynb"
+    )
+    return json.loads(target.read_text(encoding="utf-8"))
+
+
+def shown_text(text: str, spec: str | None) -> set[str]:
+    """How myst-nb may print a glued text/plain value under ``{glue:text}`name:spec```."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return {text}
+    if spec:
+        return {format(value, spec)}
+    return {str(value), text}
+
+
+@pytest.mark.parametrize("doc", chapter_pages())
+def test_each_chapter_page_shows_the_run_a_reader_downloads(doc):
+    """The site renders the stored run (execute_notebooks: off): every figure on the page is a
+    figure stored in the downloaded notebook, byte for byte, and every number the prose glues
+    reads as that notebook's stored value."""
+    notebook = downloaded(doc)
+    stored_images = set()
+    records = {}
+    for cell in notebook["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" in data:
+                stored_images.add(base64.b64decode("".join(data["image/png"])))
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name and RECORD in data:
+                records[name] = "".join(data[RECORD])
+    page = SITE / f"{doc}.html"
+    shown = []
+    for tag, attributes in parse(page).tags:
+        src = attributes.get("src", "")
+        if tag != "img" or not src:
+            continue
+        if src.startswith("data:image/png;base64,"):
+            shown.append(base64.b64decode(src.split(",", 1)[1]))
+        elif src.endswith(".png"):
+            shown.append(local_target(page, src).read_bytes())
+    foreign = [i for i, image in enumerate(shown) if image not in stored_images]
+    assert not foreign, f"{doc}: figures {foreign} on the page are not in the stored notebook"
+    text = " ".join(parse(page).text)
+    prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
+    roles = GLUE_TEXT.findall(prose)
+    missing = [
+        f"{name}:{spec}"
+        for name, spec in roles
+        if name in records and not any(v in text for v in shown_text(records[name], spec))
+    ]
+    unknown = sorted({name for name, _ in roles if name not in records})
+    assert not unknown, f"{doc}: the prose glues names the stored run does not record: {unknown}"
+    assert not missing, f"{doc}: glued values the page does not show as stored: {missing}"

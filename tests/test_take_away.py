@@ -34,10 +34,13 @@ TOC = ROOT / "_toc.yml"
 GLUE_ROLE = re.compile(r"\{glue(?::text)?\}`([A-Za-z0-9_]+)(?::([^`]+))?`")
 RECORD = "application/papermill.record/text/plain"
 
-pytestmark = pytest.mark.skipif(
-    not (SITE / "index.html").is_file(),
-    reason="the site is not built (_build/html/index.html is missing); run `make book` first",
-)
+pytestmark = [
+    pytest.mark.site,  # reads the built site: not part of make check
+    pytest.mark.skipif(
+        not (SITE / "index.html").is_file(),
+        reason="the site is not built (_build/html/index.html is missing); run `make book` first",
+    ),
+]
 
 
 def can_print() -> bool:
@@ -70,8 +73,11 @@ def toc_documents() -> list[str]:
 
 def notebook_chapters() -> list[str]:
     """The documents whose .md has a paired .ipynb: the chapters with a notebook to download."""
-    return [d for d in toc_documents() if (ROOT / f"{d}.md").is_file()
-            and (ROOT / f"{d}.ipynb").is_file()]
+    return [
+        d
+        for d in toc_documents()
+        if (ROOT / f"{d}.md").is_file() and (ROOT / f"{d}.ipynb").is_file()
+    ]
 
 
 class Links(HTMLParser):
@@ -108,7 +114,8 @@ def test_every_chapter_with_a_notebook_is_found():
     numbered = [d for d in toc_documents() if re.match(r"book/\d\d-", d)]
     assert chapters, "no document in _toc.yml has a paired .ipynb"
     assert set(numbered) <= set(chapters), (
-        f"numbered chapters without a paired notebook: {sorted(set(numbered) - set(chapters))}")
+        f"numbered chapters without a paired notebook: {sorted(set(numbered) - set(chapters))}"
+    )
 
 
 @pytest.mark.parametrize("doc", notebook_chapters())
@@ -119,7 +126,8 @@ def test_chapter_page_links_its_own_notebook(doc: str):
     target = site_target(page, found[0])
     assert target.is_file(), f"{page.name} links {found[0]}, which is not in the site"
     assert target.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
-        f"{target} is not the chapter's stored notebook {doc}.ipynb")
+        f"{target} is not the chapter's stored notebook {doc}.ipynb"
+    )
 
 
 def test_pages_without_a_notebook_offer_none():
@@ -137,7 +145,8 @@ def test_every_pdf_link_resolves_to_the_pdf():
             target = site_target(page, href)
             assert target.is_file(), (
                 f"{page.relative_to(SITE)} links {href}, which is missing: `make book` prints "
-                "the PDF after the pages (tools/make_pdf.py)")
+                "the PDF after the pages (tools/make_pdf.py)"
+            )
             assert target.read_bytes()[:5] == b"%PDF-", f"{target} is not a PDF"
             checked += 1
     if can_print():
@@ -170,15 +179,20 @@ def pdf_text() -> str:
         pytest.skip("no PDF without chromium and playwright (bash tools/ci_prepare.sh)")
     if not PDF.is_file():
         pytest.fail(f"{PDF.relative_to(ROOT)} is missing: `make book` (or `make pdf`) prints it")
-    out = subprocess.run([need("pdftotext"), "-enc", "UTF-8", str(PDF), "-"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [need("pdftotext"), "-enc", "UTF-8", str(PDF), "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return " ".join(out.replace("\u2212", "-").split())
 
 
 def pdf_pages() -> int:
     pdf_text()  # skips or fails as it does
-    info = subprocess.run([need("pdfinfo"), str(PDF)], capture_output=True, text=True,
-                          check=True).stdout
+    info = subprocess.run(
+        [need("pdfinfo"), str(PDF)], capture_output=True, text=True, check=True
+    ).stdout
     return int(re.search(r"^Pages:\s+(\d+)", info, re.M).group(1))
 
 
@@ -223,7 +237,8 @@ def test_pdf_page_count_is_sensible():
     pages = pdf_pages()
     chapters = len(notebook_chapters())
     assert 3 * chapters <= pages <= 60 * chapters, (
-        f"{pages} pages for {chapters} chapters: expected 3 to 60 a chapter")
+        f"{pages} pages for {chapters} chapters: expected 3 to 60 a chapter"
+    )
 
 
 def test_pdf_has_every_title_in_toc_order_with_section_numbers():
@@ -261,8 +276,9 @@ def test_pdf_math_is_typeset_not_raw():
 def test_pdf_embeds_every_chapter_image():
     """Every figure a chapter page shows is in the PDF as an image of the same pixel size."""
     pdf_text()  # skips or fails as it does
-    rows = subprocess.run([need("pdfimages"), "-list", str(PDF)], capture_output=True,
-                          text=True, check=True).stdout.splitlines()[2:]
+    rows = subprocess.run(
+        [need("pdfimages"), "-list", str(PDF)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[2:]
     embedded = {(int(r.split()[3]), int(r.split()[4])) for r in rows if r.split()[2] == "image"}
     shown: dict[str, tuple[int, int]] = {}
     for doc in toc_documents():
@@ -276,9 +292,13 @@ def test_pdf_embeds_every_chapter_image():
 
 def test_pdf_shows_each_widget_with_where_to_use_it_live():
     text = pdf_text()
-    views = sum((SITE / f"{d}.html").read_text(encoding="utf-8")
-                .count('type="application/vnd.jupyter.widget-view+json"')
-                for d in notebook_chapters())
+    views = sum(
+        (SITE / f"{d}.html")
+        .read_text(encoding="utf-8")
+        .count('type="application/vnd.jupyter.widget-view+json"')
+        for d in notebook_chapters()
+    )
     assert views, "no chapter shows a widget"
     assert text.count("Live widget.") == views, (
-        f"{text.count('Live widget.')} widget notes in the PDF for {views} widgets")
+        f"{text.count('Live widget.')} widget notes in the PDF for {views} widgets"
+    )

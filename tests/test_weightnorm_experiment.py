@@ -11,6 +11,8 @@ from normcore import Dense, WeightNormDense, ZeroDirectionError
 from normcore.exercises import ch05
 from normcore.experiments import weightnorm
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 lengths = st.lists(st.floats(0.2, 4.0), min_size=1, max_size=4)
 
 

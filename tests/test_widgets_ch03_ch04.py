@@ -12,6 +12,8 @@ from normcore.widgets import axes_model, routes_model
 from normcore.widgets.axes import axes_widget
 from normcore.widgets.routes import parse_block, routes_widget
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 # -- chapter 3 ------------------------------------------------------------------------------
 def routes_state(**choices: str) -> dict:
@@ -32,8 +34,9 @@ def test_routes_widget_opens_on_the_worked_four():
 
 
 def test_routes_widget_typed_block_and_slope():
-    f = routes_model.figures(routes_state(source="typed", typed="2; 4; 9", slope="typed",
-                                          typed_slope="1\n0\n-1"))
+    f = routes_model.figures(
+        routes_state(source="typed", typed="2; 4; 9", slope="typed", typed_slope="1\n0\n-1")
+    )
     # by hand (see tests/test_routes.py): first cell (3 - z1 * sum(dz)) / (3 s)
     s = np.sqrt(26 / 3 + 1e-5)
     z = (np.array([2.0, 4.0, 9.0]) - 5) / s
@@ -139,15 +142,25 @@ def test_axes_widget_statistics(data, axis, shape, count):
     assert f["true_gap"] < 1e-7 * max(1.0, f["largest_true"])
 
 
-@pytest.mark.parametrize(("choices", "sentence"), [
-    ({"axis": "instance"}, "Instance norm reads image axes: it needs an image batch (N, C, H, W), "
-                           "not a block of rows."),
-    ({"data": "images", "axis": "group", "groups": "3"},
-     "Groups: expected a whole number >= 1 that divides the 4 channels, got 3."),
-    ({"data": "images", "axis": "group", "groups": "2.5"},
-     "Groups: expected a whole number >= 1 that divides the 4 channels, got 2.5."),
-    ({"data": "images", "axis": "group", "groups": "abc"}, "Groups: 'abc' is not a number."),
-])
+@pytest.mark.parametrize(
+    ("choices", "sentence"),
+    [
+        (
+            {"axis": "instance"},
+            "Instance norm reads image axes: it needs an image batch (N, C, H, W), "
+            "not a block of rows.",
+        ),
+        (
+            {"data": "images", "axis": "group", "groups": "3"},
+            "Groups: expected a whole number >= 1 that divides the 4 channels, got 3.",
+        ),
+        (
+            {"data": "images", "axis": "group", "groups": "2.5"},
+            "Groups: expected a whole number >= 1 that divides the 4 channels, got 2.5.",
+        ),
+        ({"data": "images", "axis": "group", "groups": "abc"}, "Groups: 'abc' is not a number."),
+    ],
+)
 def test_axes_widget_says_what_is_wrong_in_a_sentence(choices, sentence):
     w = axes_widget()
     for key, value in choices.items():
@@ -158,5 +171,6 @@ def test_axes_widget_says_what_is_wrong_in_a_sentence(choices, sentence):
 def test_axes_widget_images_are_chapter_4s_to_12_figures():
     from normcore.experiments.axes import image_batch
 
-    np.testing.assert_allclose(axes_model.data_values()["images"], image_batch((2, 4, 3, 3)),
-                               rtol=1e-11)
+    np.testing.assert_allclose(
+        axes_model.data_values()["images"], image_batch((2, 4, 3, 3)), rtol=1e-11
+    )

@@ -13,6 +13,8 @@ import pytest
 
 import normcore as nc
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPS = 1e-5
 
 

@@ -3,119 +3,494 @@
 BLAS (OpenBLAS, bundled with numpy) picks its matrix-product kernels by processor; numpy picks
 its vectorised loops (sums, exp, log, tanh) by processor. Both change the last bits of results,
 so a stored output that depends on those bits passes on one computer and fails on another. This
-script makes one computer behave like several, with the stored outputs left as they are:
+script makes one computer behave like several, with the stored outputs left as they are.
 
-    OPENBLAS_CORETYPE         which OpenBLAS kernel runs (unset: the machine's own)
-    NPY_DISABLE_CPU_FEATURES  which of numpy's SIMD loops are switched off
+The configurations are built from the features of THIS processor (``/proc/cpuinfo``'s flags and
+numpy's ``__cpu_features__``), never from a fixed list, so each one really runs here:
+
+* BLAS kernels, one per level the processor reaches, always named explicitly in
+  ``OPENBLAS_CORETYPE`` (an inherited value is overridden): SkylakeX (AVX-512) where the
+  processor has AVX-512, Haswell (AVX2 and FMA) where it has those, and an SSE-era kernel
+  (Nehalem, or Prescott without SSE4.2); one BLAS thread in every configuration.
+* numpy's SIMD loops at the same levels, by ``NPY_DISABLE_CPU_FEATURES``: everything the
+  processor has; without the AVX-512 targets it has; SSE only (every dispatched target above
+  numpy's baseline that this processor has is switched off).
+* The configurations: each level with its own BLAS kernel (a machine of that level), plus the
+  two knobs turned against each other (the fastest kernel with SSE loops, the SSE-era kernel with
+  every loop), since they act on different code (matrix products against sums and elementwise
+  loops). An AVX2 processor gets 4, an AVX-512 one 5.
+
+Before a configuration runs, a probe started with its environment prints what actually runs
+there: threadpoolctl's BLAS kernel and thread count, and numpy's enabled dispatch targets. Two
+configurations that probe the same count once (the second is not run again). On an x86-64
+processor with AVX2, fewer than 4 distinct configurations is a failure. On ARM (NEON, SVE) the
+matrix runs what applies there (a generic ARMv8 kernel and, with SVE, a Neoverse V1 one; numpy
+with and without its dispatched targets) and says so.
 
     python tools/arith_matrix.py              # every configuration (what `make test-arith` runs)
-    python tools/arith_matrix.py --list       # the configurations and why each is there
-    python tools/arith_matrix.py haswell      # some of them
+    python tools/arith_matrix.py --list       # the configurations, and what each one runs here
+    python tools/arith_matrix.py haswell/all  # some of them
+    python tools/arith_matrix.py --chapters book/02-*.ipynb --tests tests/test_oracle.py
 
-A configuration naming a numpy feature this processor lacks is skipped and says so (numpy would
-refuse to start). Exit status 1 if any configuration fails.
+The numeric tests are the test modules marked ``numeric`` (``pytestmark = pytest.mark.numeric``,
+registered in pyproject.toml); ``pytest --collect-only -m numeric tests`` finds them. Exit status
+1 if any configuration fails, or if too few distinct ones ran. ``--summary FILE`` writes a JSON
+record of what ran (``.ci/run`` prints it at the end).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import platform
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NO_AVX512 = "X86_V4 AVX512_ICL AVX512_SPR"
-NO_AVX2 = "X86_V3 X86_V4 AVX512_ICL AVX512_SPR"
 
-# (name, environment, why it is in the matrix). Chosen by measurement on the development machine
-# (Xeon with AVX-512), running chapters 1, 6 and 7 and their tests on the stored outputs as they
-# were before the rounding rule (16 cells and tests failed by default):
-#   default / SkylakeX   AVX-512 BLAS kernels: 16 failures, the same 16 under both (SkylakeX
-#                        left out: it adds nothing on this machine)
-#   Haswell / Zen        AVX2 BLAS kernels: nothing failed (the stored outputs were made with
-#                        AVX2 kernels); Zen changed exactly what Haswell changed (left out)
-#   numpy without AVX-512 loops: 14 failures, some in cells the BLAS kernels left alone (a
-#                        rounding-level gap, other digits of the rate-60 row)
-#   numpy with SSE loops only: the same 14 as without AVX-512 on these chapters; kept because
-#                        it is what a processor without AVX2 runs, float32 loops included
-#   Haswell's BLAS with SSE-only numpy: the two knobs act on different code (matrix products
-#                        against sums and elementwise loops), so one run turns both at once
-CONFIGS: list[tuple[str, dict[str, str], str]] = [
-    ("default", {}, "the machine's own kernels and loops"),
-    ("haswell", {"OPENBLAS_CORETYPE": "Haswell"}, "AVX2 BLAS kernels (a common laptop)"),
-    ("no-avx512", {"NPY_DISABLE_CPU_FEATURES": NO_AVX512}, "numpy without AVX-512 loops"),
-    ("no-avx2", {"NPY_DISABLE_CPU_FEATURES": NO_AVX2}, "numpy with SSE loops only"),
-    ("haswell+no-avx2", {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": NO_AVX2},
-     "both knobs turned at once"),
-]
-# The tests whose figures come from floating-point arithmetic (the rest check structure, errors
-# and the site, which no CPU setting can change).
-NUMERIC_TESTS = [
-    "tests/test_book_helpers.py",
-    "tests/test_comparison.py",
-    "tests/test_rates.py",
-    "tests/test_shift.py",
-    "tests/test_worked_numbers.py",
-    "tests/test_reference.py",
-    "tests/test_routes.py",
-    "tests/test_weightnorm_experiment.py",
-    "tests/test_oracle.py",
-    "tests/test_torch_agreement.py",
-]
+# OpenBLAS's names (OPENBLAS_CORETYPE) for the kernels the matrix asks for.
+AVX512_KERNEL = "SkylakeX"
+AVX2_KERNEL = "Haswell"
+SSE42_KERNEL = "Nehalem"
+SSE3_KERNEL = "Prescott"
+ARM_GENERIC_KERNEL = "ARMV8"
+ARM_SVE_KERNEL = "NEOVERSEV1"
+
+# /proc/cpuinfo flags that OpenBLAS's SkylakeX and Haswell kernels need.
+AVX512_FLAGS = frozenset({"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"})
+AVX2_FLAGS = frozenset({"avx2", "fma"})
+# numpy's names of SSE-era targets (numpy 2.4 groups them as its baseline X86_V2).
+SSE_TARGETS = frozenset({"SSE", "SSE2", "SSE3", "SSSE3", "SSE41", "POPCNT", "SSE42", "X86_V2"})
+# Distinct configurations an x86-64 processor with AVX2 must reach.
+MIN_DISTINCT_AVX2 = 4
 
 
-def numpy_features() -> set[str]:
-    """The SIMD features numpy found on this processor (baseline and dispatched)."""
-    code = ("import numpy._core._multiarray_umath as m; "
-            "print(' '.join(k for k, v in m.__cpu_features__.items() if v))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return set(out.stdout.split())
+@dataclass(frozen=True)
+class Cpu:
+    """What the matrix is built from.
+
+    Attributes:
+        machine: ``platform.machine()``, e.g. ``"x86_64"`` or ``"aarch64"``.
+        flags: the processor's feature flags, lower case (``/proc/cpuinfo`` ``flags`` on x86,
+            ``Features`` on ARM).
+        dispatch: numpy's dispatched SIMD targets, in its order (``__cpu_dispatch__``).
+        present: the numpy features this processor has (``__cpu_features__`` that are True).
+    """
+
+    machine: str
+    flags: frozenset[str]
+    dispatch: tuple[str, ...]
+    present: frozenset[str]
+
+    @property
+    def is_x86(self) -> bool:
+        return self.machine.lower() in {"x86_64", "amd64"}
+
+    @property
+    def is_arm(self) -> bool:
+        return self.machine.lower() in {"aarch64", "arm64"}
 
 
-def run(name: str, env: dict[str, str], workers: int) -> tuple[bool, float, str]:
-    """Run nbval over every chapter and the numeric tests under `env`; (passed, seconds, tail)."""
-    chapters = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
-    command = [sys.executable, "-m", "pytest", "-q", "-rf", "-p", "no:cacheprovider", "--nbval",
-               "-n", str(workers), "--dist", "loadfile", *chapters, *NUMERIC_TESTS]
+@dataclass(frozen=True)
+class Config:
+    """One arithmetic setting: a BLAS kernel and the numpy targets switched off.
+
+    Attributes:
+        name: ``"<kernel>/<numpy level>"``, e.g. ``"haswell/sse"``.
+        kernel: the OpenBLAS kernel asked for (``OPENBLAS_CORETYPE``).
+        disable: numpy's targets switched off (``NPY_DISABLE_CPU_FEATURES``), in numpy's order.
+        why: one line on what machine it stands for.
+    """
+
+    name: str
+    kernel: str
+    disable: tuple[str, ...]
+    why: str
+
+    def env(self) -> dict[str, str]:
+        """The variables set for this configuration (each overrides an inherited value)."""
+        return {
+            "OPENBLAS_CORETYPE": self.kernel,
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+            "NPY_DISABLE_CPU_FEATURES": " ".join(self.disable),
+        }
+
+
+@dataclass(frozen=True)
+class Level:
+    """A level of the processor: its BLAS kernel and the numpy targets switched off there."""
+
+    name: str
+    kernel: str
+    disable: tuple[str, ...]
+    why: str
+
+
+def _present_dispatch(cpu: Cpu) -> list[str]:
+    return [t for t in cpu.dispatch if t in cpu.present]
+
+
+def levels(cpu: Cpu) -> list[Level]:
+    """The processor's levels, fastest first, each one it can really run.
+
+    x86-64: AVX-512 (where the flags have it), AVX2 (where they have AVX2 and FMA), SSE (always).
+    ARM: SVE (where the flags have it), then generic ARMv8 with numpy's baseline (NEON/ASIMD).
+    Other machines: one level that sets only the thread count's kernel-independent variables.
+    """
+    dispatched = _present_dispatch(cpu)
+    if cpu.is_x86:
+        found: list[Level] = []
+        if AVX512_FLAGS <= cpu.flags:
+            found.append(Level("all", AVX512_KERNEL, (), "every loop this processor has"))
+        if AVX2_FLAGS <= cpu.flags:
+            no512 = tuple(t for t in dispatched if t.startswith("AVX512") or t == "X86_V4")
+            found.append(
+                Level(
+                    "no-avx512" if found else "all",
+                    AVX2_KERNEL,
+                    no512,
+                    "an AVX2 processor (a common laptop)",
+                )
+            )
+        sse = tuple(t for t in dispatched if t not in SSE_TARGETS)
+        kernel = SSE42_KERNEL if "sse4_2" in cpu.flags else SSE3_KERNEL
+        found.append(
+            Level("sse" if found else "all", kernel, sse, "an SSE-only processor (before AVX)")
+        )
+        return found
+    if cpu.is_arm:
+        found = []
+        if "sve" in cpu.flags:
+            found.append(Level("all", ARM_SVE_KERNEL, (), "every loop this processor has"))
+        found.append(
+            Level(
+                "neon" if found else "all",
+                ARM_GENERIC_KERNEL,
+                tuple(dispatched),
+                "numpy's baseline loops (NEON/ASIMD), generic ARMv8 kernel",
+            )
+        )
+        return found
+    return [Level("all", "", (), f"{cpu.machine}: the machine's own kernels and loops")]
+
+
+def configurations(cpu: Cpu) -> list[Config]:
+    """The matrix for ``cpu``: each level with its own kernel, then the two crossings (fastest
+    kernel with the slowest loops, slowest kernel with the fastest loops) when there are two
+    levels or more. Names are ``<kernel>/<numpy level>``."""
+    found = levels(cpu)
+
+    def config(blas: Level, loops: Level, why: str) -> Config:
+        name = f"{(blas.kernel or 'own').lower()}/{loops.name}"
+        return Config(name, blas.kernel, loops.disable, why)
+
+    matrix = [config(level, level, level.why) for level in found]
+    if len(found) >= 2:
+        top, bottom = found[0], found[-1]
+        matrix.append(config(top, bottom, f"{top.kernel} BLAS kernels with {bottom.name} loops"))
+        matrix.append(config(bottom, top, f"{bottom.kernel} BLAS kernels with {top.name} loops"))
+    return matrix
+
+
+def parse_cpuinfo(text: str) -> frozenset[str]:
+    """The feature flags of the first processor in a /proc/cpuinfo text (x86 ``flags``, ARM
+    ``Features``), lower case; empty when there is none."""
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in {"flags", "features"}:
+            return frozenset(value.lower().split())
+    return frozenset()
+
+
+def this_cpu() -> Cpu:
+    """This processor, as the matrix sees it (numpy's view read in a clean subprocess)."""
+    try:
+        flags = parse_cpuinfo(Path("/proc/cpuinfo").read_text(encoding="utf-8"))
+    except OSError:
+        flags = frozenset()
+    code = (
+        "import json, numpy._core._multiarray_umath as m; "
+        "print(json.dumps([list(m.__cpu_dispatch__), "
+        "[k for k, v in m.__cpu_features__.items() if v]]))"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NPY_")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    dispatch, present = json.loads(out.stdout)
+    return Cpu(platform.machine(), flags, tuple(dispatch), frozenset(present))
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What a configuration's environment really runs, read by the probe.
+
+    Attributes:
+        blas: (library, kernel, threads) for every BLAS library threadpoolctl finds.
+        numpy: numpy's dispatch targets that are enabled there, in numpy's order.
+    """
+
+    blas: tuple[tuple[str, str, int], ...]
+    numpy: tuple[str, ...]
+
+    def describe(self) -> str:
+        blas = ", ".join(f"{lib} {kernel} x{threads} thread" for lib, kernel, threads in self.blas)
+        loops = " ".join(self.numpy) or "baseline only"
+        return f"BLAS {blas or 'none found'}; numpy loops: {loops}"
+
+
+PROBE = """
+import json
+import numpy as np
+import numpy._core._multiarray_umath as m
+import threadpoolctl
+np.ones((2, 2)) @ np.ones((2, 2))
+blas = [(i.get("internal_api", ""), i.get("architecture", ""), i.get("num_threads", 0))
+        for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
+numpy = [t for t in m.__cpu_dispatch__ if m.__cpu_features__.get(t)]
+print(json.dumps({"blas": blas, "numpy": numpy}))
+"""
+
+
+def environment(config: Config, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The process environment for ``config``: ``base`` (default: this one) with every
+    arithmetic variable replaced, and NPY_ENABLE_CPU_FEATURES (which would narrow numpy
+    further) removed."""
+    env = dict(os.environ if base is None else base)
+    env.pop("NPY_ENABLE_CPU_FEATURES", None)
+    env.update(config.env())
+    if not config.kernel:
+        env.pop("OPENBLAS_CORETYPE")
+    return env
+
+
+def probe(config: Config) -> Ran:
+    """Start Python with ``config``'s environment and read what runs there."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        env=environment(config),
+        cwd=ROOT,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"{config.name}: the probe failed to start:\n{out.stderr[-2000:]}")
+    found = json.loads(out.stdout.strip().splitlines()[-1])
+    return Ran(tuple(tuple(b) for b in found["blas"]), tuple(found["numpy"]))
+
+
+def distinct(ran: list[tuple[Config, Ran]]) -> list[tuple[Config, Ran, Config | None]]:
+    """Each configuration with the earlier one that ran the same arithmetic (None if it is the
+    first to run it)."""
+    seen: dict[Ran, Config] = {}
+    out = []
+    for config, what in ran:
+        out.append((config, what, seen.get(what)))
+        seen.setdefault(what, config)
+    return out
+
+
+def too_few(cpu: Cpu, count: int) -> str | None:
+    """Why ``count`` distinct configurations are not enough on ``cpu`` (None if they are)."""
+    if cpu.is_x86 and AVX2_FLAGS <= cpu.flags and count < MIN_DISTINCT_AVX2:
+        return (
+            f"only {count} distinct arithmetic configuration(s) on an x86-64 processor "
+            f"with AVX2 (at least {MIN_DISTINCT_AVX2} expected)"
+        )
+    return None
+
+
+def platform_note(cpu: Cpu) -> str:
+    if cpu.is_x86:
+        return "x86-64"
+    if cpu.is_arm:
+        return (
+            f"ARM ({'NEON and SVE' if 'sve' in cpu.flags else 'NEON'}): ran what applies "
+            "here (a generic ARMv8 kernel, numpy with and without its dispatched loops); "
+            "the x86 kernels and SIMD levels are not reachable on this processor"
+        )
+    return f"{cpu.machine}: no known kernels to vary; ran the machine's own arithmetic"
+
+
+@dataclass
+class Outcome:
+    config: Config
+    ran: Ran
+    same_as: str | None = None
+    passed: bool | None = None
+    seconds: float = 0.0
+    tail: list[str] = field(default_factory=list)
+
+
+def numeric_tests() -> list[str]:
+    """The test modules with a test marked ``numeric`` (collected by pytest, no hand list)."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-m",
+            "numeric",
+            "-p",
+            "no:cacheprovider",
+            "tests",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode not in (0, 5):  # 5: nothing collected
+        tail = out.stdout[-3000:]
+        raise SystemExit(f"arith_matrix: collecting the numeric tests failed:\n{tail}")
+    modules = {line.split("::")[0] for line in out.stdout.splitlines() if "::" in line}
+    return sorted(modules)
+
+
+def book_chapters() -> list[str]:
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
+
+
+def run(
+    config: Config, targets: list[str], workers: int, junit: Path | None = None
+) -> tuple[bool, float, list[str]]:
+    """nbval over the chapters and the numeric tests under ``config``; (passed, s, tail). With
+    ``junit``, pytest writes its JUnit XML report there."""
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-rf",
+        "-p",
+        "no:cacheprovider",
+        "--nbval",
+        "-n",
+        str(workers),
+        "--dist",
+        "loadfile",
+        *targets,
+        *([f"--junitxml={junit}"] if junit else []),
+    ]
     start = time.perf_counter()
-    proc = subprocess.run(command, cwd=ROOT, env={**os.environ, **env}, capture_output=True,
-                          text=True)
+    proc = subprocess.run(
+        command, cwd=ROOT, env=environment(config), capture_output=True, text=True
+    )
     seconds = time.perf_counter() - start
     lines = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]
     summary = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]
-    return proc.returncode == 0, seconds, "\n".join([*lines, summary])
+    return proc.returncode == 0, seconds, [*lines, summary]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="configurations to run (default: all)")
-    parser.add_argument("--list", action="store_true", help="list the configurations")
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="list the configurations and what each runs here; run nothing",
+    )
     parser.add_argument("-n", "--workers", type=int, default=2, help="pytest-xdist workers")
+    parser.add_argument("--chapters", nargs="*", help="notebooks (default: book/NN-*.ipynb)")
+    parser.add_argument("--tests", nargs="*", help="test files (default: the numeric tests)")
+    parser.add_argument("--summary", type=Path, help="write what ran, as JSON, to this file")
     args = parser.parse_args(argv)
-    chosen = [c for c in CONFIGS if not args.names or c[0] in args.names]
-    if args.list or not chosen:
-        for name, env, why in CONFIGS:
-            setting = " ".join(f"{k}={v!r}" for k, v in env.items()) or "(nothing set)"
-            print(f"{name:16} {setting}\n{'':16} {why}")
-        return 0 if chosen else 2
-    found = numpy_features()
-    failed = []
-    for name, env, _ in chosen:
-        wanted = set(env.get("NPY_DISABLE_CPU_FEATURES", "").split())
-        if wanted - found:
-            print(f"{name}: skipped (this processor has no {' '.join(sorted(wanted - found))})")
-            continue
-        ok, seconds, tail = run(name, env, args.workers)
-        print(f"{name}: {'passed' if ok else 'FAILED'} in {seconds:.0f} s\n  "
-              + tail.replace("\n", "\n  "), flush=True)
-        if not ok:
-            failed.append(name)
+    cpu = this_cpu()
+    matrix = configurations(cpu)
+    chosen = [c for c in matrix if not args.names or c.name in args.names]
+    unknown = sorted(set(args.names) - {c.name for c in matrix})
+    if unknown:
+        print(
+            f"arith_matrix: no configuration {unknown} on this processor; it has "
+            f"{[c.name for c in matrix]}",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"arith_matrix: {platform_note(cpu)}; {len(chosen)} configuration(s)", flush=True)
+    outcomes = []
+    for config, what, same in distinct([(c, probe(c)) for c in chosen]):
+        outcomes.append(Outcome(config, what, same.name if same else None))
+        setting = " ".join(f"{k}={v!r}" for k, v in config.env().items())
+        print(
+            f"{config.name:18} {setting}\n{'':18} {config.why}\n{'':18} runs: "
+            f"{what.describe()}"
+            + (f"\n{'':18} = {same.name}: the same arithmetic, counted once" if same else ""),
+            flush=True,
+        )
+    unique = [o for o in outcomes if o.same_as is None]
+    problems = []
+    if not args.names and (reason := too_few(cpu, len(unique))):
+        problems.append(reason)
+    for o in unique:
+        asked = o.config.kernel.lower()
+        if any(threads != 1 for _, _, threads in o.ran.blas):
+            problems.append(f"{o.config.name}: BLAS runs more than one thread")
+        if asked and all(kernel.lower() != asked for _, kernel, _ in o.ran.blas):
+            print(
+                f"{o.config.name}: asked for the {o.config.kernel} kernel, OpenBLAS runs "
+                f"{[k for _, k, _ in o.ran.blas]}",
+                flush=True,
+            )
+    if args.list:
+        for problem in problems:
+            print(f"arith_matrix: {problem}")
+        return 1 if problems else 0
+    targets = [
+        *(args.chapters if args.chapters is not None else book_chapters()),
+        *(args.tests if args.tests is not None else numeric_tests()),
+    ]
+    for o in unique:
+        junit = None
+        if args.summary:
+            junit = args.summary.parent / f"arith-{o.config.name.replace('/', '-')}.xml"
+        o.passed, o.seconds, o.tail = run(o.config, targets, args.workers, junit)
+        print(
+            f"{o.config.name}: {'passed' if o.passed else 'FAILED'} in {o.seconds:.0f} s\n  "
+            + "\n  ".join(o.tail),
+            flush=True,
+        )
+    failed = [o.config.name for o in unique if not o.passed]
+    if args.summary:
+        args.summary.parent.mkdir(parents=True, exist_ok=True)
+        args.summary.write_text(
+            json.dumps(
+                {
+                    "platform": platform_note(cpu),
+                    "targets": len(targets),
+                    "configurations": [
+                        {
+                            "name": o.config.name,
+                            "env": o.config.env(),
+                            "runs": o.ran.describe(),
+                            "same_as": o.same_as,
+                            "passed": o.passed,
+                            "seconds": round(o.seconds, 1),
+                            "summary": o.tail[-1] if o.tail else "",
+                        }
+                        for o in outcomes
+                    ],
+                    "problems": problems,
+                },
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
+    for problem in problems:
+        print(f"arith_matrix: FAILED: {problem}")
     if failed:
-        print(f"arithmetic matrix: {len(failed)} configuration(s) failed: {', '.join(failed)}")
+        print(f"arith_matrix: {len(failed)} configuration(s) failed: {', '.join(failed)}")
+    if failed or problems:
         return 1
-    print("arithmetic matrix: every configuration passed")
+    print(
+        f"arith_matrix: {len(unique)} distinct configuration(s) passed "
+        f"({len(outcomes) - len(unique)} counted once as the same arithmetic)"
+    )
     return 0
 
 

@@ -62,8 +62,7 @@ def compare(md: Path) -> list[str]:
             problems.append(f"{where}: {ca.cell_type} in the .md, {cb.cell_type} in the .ipynb")
         elif ca.source.rstrip() != cb.source.rstrip():
             problems.append(
-                f"{where}: source differs (.md: {_show(ca.source)!r}; "
-                f".ipynb: {_show(cb.source)!r})"
+                f"{where}: source differs (.md: {_show(ca.source)!r}; .ipynb: {_show(cb.source)!r})"
             )
         elif _tags(ca) != _tags(cb):
             problems.append(f"{where}: tags differ (.md {_tags(ca)}, .ipynb {_tags(cb)})")

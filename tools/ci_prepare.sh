@@ -1,23 +1,36 @@
 #!/bin/sh
-# What .ci/run installs before the README's test command: Debian's chromium and the playwright
-# package for the browser tests (tests/browser/), and PyTorch 2.13.0 for
-# tests/test_torch_agreement.py. No browser is downloaded by playwright: the tests launch
-# /usr/bin/chromium. These are the tests' oracles, so this script fails loudly (exit 1, saying
-# what is missing) when it cannot install one; .ci/run stops there. A developer who runs
-# `make test` without them sees those tests skip, with the reason.
+# What .ci/run installs before the tests: the tests' oracles.
+#   chromium (Debian)       the browser tests (tests/browser/) and the PDF; playwright drives it,
+#                           and no browser is ever downloaded by playwright
+#   poppler-utils (Debian)  pdftotext/pdfinfo/pdfimages read the PDF (tests/test_take_away.py)
+#   nodejs (Debian)         the widgets' JavaScript models run under node (tests/test_playground.py)
+#   playwright (pip)        the driver for chromium
+#   torch 2.13.0 (pip, CPU) tests/test_torch_agreement.py and the other PyTorch comparisons
+# These are oracles, so this script fails loudly (exit 1, saying what is missing) when it cannot
+# install one, and .ci/run stops there. A developer who runs `make test` without them sees those
+# tests skip, with the reason; under CI=true they fail instead.
 set -u
 cd "$(dirname "$0")/.."
 failed=""
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
-        apt-get update -qq >/dev/null 2>&1 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null 2>&1 \
-            || failed="$failed chromium(apt-get install failed)"
-    else
-        failed="$failed chromium(no apt-get, or not root)"
+
+# apt_install COMMAND PACKAGE: install Debian's PACKAGE unless COMMAND is already on PATH.
+apt_install() {
+    command -v "$1" >/dev/null 2>&1 && return 0
+    if ! command -v apt-get >/dev/null 2>&1 || [ "$(id -u)" != "0" ]; then
+        failed="$failed $2(no apt-get, or not root)"
+        return 1
     fi
-fi
-command -v pdftotext >/dev/null 2>&1 || { [ "$(id -u)" = "0" ] && export DEBIAN_FRONTEND=noninteractive && { apt-get install -y -qq poppler-utils || { apt-get update -qq && apt-get install -y -qq poppler-utils; }; } >/dev/null 2>&1; } || failed="$failed poppler-utils(apt-get install failed)"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -qq "$2" >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null 2>&1 || true
+        apt-get install -y -qq "$2" >/dev/null 2>&1 || failed="$failed $2(apt-get install failed)"
+    fi
+}
+
+[ -x /usr/bin/chromium ] || apt_install chromium chromium
+apt_install pdftotext poppler-utils
+apt_install node nodejs
+
 if [ ! -x .venv/bin/pip ]; then
     echo "ci_prepare: FAILED: no .venv (run make install first)" >&2
     exit 1
@@ -26,8 +39,8 @@ if ! .venv/bin/python -c "import playwright" >/dev/null 2>&1; then
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 .venv/bin/pip install --quiet "playwright>=1.50" \
         || failed="$failed playwright(pip install failed)"
 fi
-# This machine keeps a CPU wheel of torch 2.13.0 on disk; any other version would download a
-# multi-GB build, so ask for it exactly and give up after five minutes.
+# torch exactly 2.13.0, the version the agreement tests were written against; its CPU wheel is
+# large, so give up after five minutes rather than hang CI.
 if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
     timeout 300 .venv/bin/pip install --quiet "torch==2.13.0" \
         || failed="$failed torch(pip install torch==2.13.0 failed)"
@@ -36,4 +49,4 @@ if [ -n "$failed" ]; then
     echo "ci_prepare: FAILED to install the tests' oracles:$failed" >&2
     exit 1
 fi
-echo "ci_prepare: chromium, playwright and torch are ready"
+echo "ci_prepare: chromium, poppler-utils, node, playwright and torch are ready"

@@ -1,6 +1,9 @@
 """Write each chapter's MyST .md into its paired .ipynb and run it there, storing the outputs.
 
-The .md is the source. For every ``book/*.md`` notebook (a file with a ``jupytext`` header):
+This is the book's one executor (``make notebooks``): the site renders the stored run
+(``execute_notebooks: off`` in _config.yml), the reader downloads it, ``lab/`` is made from it,
+and nbval re-executes it and compares. The .md is the source. For every ``book/*.md`` notebook
+(a file with a ``jupytext`` header):
 
 1. read it with jupytext;
 2. run it top to bottom with nbclient in a fresh ``python3`` kernel started in ``book/``, with
@@ -30,12 +33,10 @@ import sys
 from pathlib import Path
 
 import jupytext
+import lab_book  # beside this file (tools/ is the script's folder, first on its path)
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lab_book  # noqa: E402  (tools/ is not a package)
 
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"

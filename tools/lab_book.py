@@ -113,7 +113,10 @@ def page_title(book: Path, target: str) -> str:
 
 
 def render_prose(
-    text: str, glued: dict[str, str], figs: dict[str, tuple[int, str, str]], book: Path,
+    text: str,
+    glued: dict[str, str],
+    figs: dict[str, tuple[int, str, str]],
+    book: Path,
     where: str,
 ) -> str:
     """`text` with every role the site resolves written out as the site shows it."""
@@ -170,9 +173,7 @@ def lab_notebook(ipynb: Path, book: Path):
     for index, cell in enumerate(nb.cells):
         cell = copy.deepcopy(cell)
         if cell.cell_type == "markdown":
-            cell.source = render_prose(
-                cell.source, glued, figs, book, f"{ipynb.name} cell {index}"
-            )
+            cell.source = render_prose(cell.source, glued, figs, book, f"{ipynb.name} cell {index}")
         collapse(cell)
         cells.append(cell)
         if index in captions:

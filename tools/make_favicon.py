@@ -28,11 +28,17 @@ def icon_png(size: int = 32) -> bytes:
     ax.set_xlim(0, 32)
     ax.set_ylim(32, 0)
     ax.axis("off")
-    ax.add_patch(FancyBboxPatch((0, 0), 32, 32, boxstyle="round,pad=0,rounding_size=6",
-                                color="#2b5d8a"))
+    ax.add_patch(
+        FancyBboxPatch((0, 0), 32, 32, boxstyle="round,pad=0,rounding_size=6", color="#2b5d8a")
+    )
     t = np.linspace(3, 29, 200)
-    ax.plot(t, 25 - 18 * np.exp(-((t - 16) ** 2) / 18), color="white", linewidth=3 * size / 72,
-            solid_capstyle="round")
+    ax.plot(
+        t,
+        25 - 18 * np.exp(-((t - 16) ** 2) / 18),
+        color="white",
+        linewidth=3 * size / 72,
+        solid_capstyle="round",
+    )
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=size, transparent=True)
     plt.close(fig)

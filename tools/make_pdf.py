@@ -1,9 +1,8 @@
 """Print the whole book into one PDF with the chromium the browser tests use; no TeX.
 
 1. ``jupyter-book build . --builder singlehtml``: every page of _toc.yml, in order, on one page
-   with the book's section numbers. It reuses the environment of the last html build
-   (_build/.doctrees), so after ``make book`` nothing is executed again; without one, it runs
-   every chapter itself.
+   with the book's section numbers, rendered (like the site) from each chapter's stored run,
+   ``book/NN-name.ipynb``: nothing is executed.
 2. Serve _build/singlehtml from 127.0.0.1 and open the page in headless chromium (Playwright):
    wait until MathJax has typeset, every image has loaded and every widget shows its built view.
 3. ``page.pdf`` under the print style sheet (book/_site/take-away.css): the article alone, each
@@ -27,19 +26,15 @@ import sys
 import time
 from pathlib import Path
 
+import chromium  # beside this file: the chromium lookup and flags, whether a PDF can be printed
+from static_server import serve  # beside this file
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "book" / "_ext"))
-from static_server import serve  # noqa: E402  (beside this file: tools/ is on sys.path)
-from take_away import can_print, chromium_path  # noqa: E402  (the site decides the PDF link)
 
 BUILD = ROOT / "_build"
 SINGLE = BUILD / "singlehtml"
 PDF = BUILD / "pdf" / "normcore.pdf"
 SITE_COPY = BUILD / "html" / "normcore.pdf"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
 TIMEOUT_MS = 120_000
 
 # Ready to print: MathJax has started and typeset (widget labels included), every image has
@@ -90,7 +85,8 @@ def build_single_page() -> None:
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
     subprocess.run(
         [str(jupyter_book), "build", ".", "--builder", "singlehtml", "-W", "-n", "--keep-going"],
-        cwd=ROOT, check=True,
+        cwd=ROOT,
+        check=True,
     )
 
 
@@ -102,39 +98,52 @@ def print_pdf(url: str, target: Path) -> list[str]:
 
     problems: list[str] = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(chromium_path()), args=CHROMIUM_ARGS,
-                                    headless=True)
+        browser = chromium.launch(p)
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 1400})
             page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: problems.append(str(e)))
-            page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}")
-                    if r.status >= 400 else None)
+            page.on(
+                "response",
+                lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None,
+            )
             # the theme's search page script names searchindex.js, which singlehtml never writes
-            page.route("**/searchindex.js",
-                       lambda route: route.fulfill(body="", content_type="text/javascript"))
+            page.route(
+                "**/searchindex.js",
+                lambda route: route.fulfill(body="", content_type="text/javascript"),
+            )
             page.goto(url, wait_until="load", timeout=TIMEOUT_MS)
             page.wait_for_load_state("networkidle", timeout=TIMEOUT_MS)
             try:
                 page.wait_for_function(READY, timeout=TIMEOUT_MS, polling=250)
             except PlaywrightTimeout:
                 waiting = page.evaluate("() => window.__ncWaiting")
-                raise SystemExit(f"make_pdf: the single page never became ready to print; "
-                                 f"still waiting for {waiting}; it reported {problems}") from None
+                raise SystemExit(
+                    f"make_pdf: the single page never became ready to print; "
+                    f"still waiting for {waiting}; it reported {problems}"
+                ) from None
             # the theme's print-only heading above the contents names the first page; the
             # book's title belongs there; and every exercise's worked solution is opened
-            page.evaluate("""title => {
+            page.evaluate(
+                """title => {
               const heading = document.querySelector('#jb-print-docs-body h1');
               if (heading) heading.textContent = title;
               document.querySelectorAll('details.sd-dropdown').forEach(d => { d.open = true; });
-            }""", book_title())
+            }""",
+                book_title(),
+            )
             page.emulate_media(media="print")
             target.parent.mkdir(parents=True, exist_ok=True)
             page.pdf(
-                path=str(target), format="A4", print_background=True,
+                path=str(target),
+                format="A4",
+                print_background=True,
                 margin={"top": "16mm", "bottom": "16mm", "left": "14mm", "right": "14mm"},
-                display_header_footer=True, header_template="<span></span>",
-                footer_template=FOOTER, outline=True, tagged=True,
+                display_header_footer=True,
+                header_template="<span></span>",
+                footer_template=FOOTER,
+                outline=True,
+                tagged=True,
             )
         finally:
             browser.close()
@@ -143,15 +152,23 @@ def print_pdf(url: str, target: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-build", action="store_true",
-                        help="print the existing _build/singlehtml without rebuilding it")
-    parser.add_argument("--if-possible", action="store_true",
-                        help="without chromium or playwright, say so and exit 0 (the site "
-                        "then links no PDF)")
+    parser.add_argument(
+        "--no-build",
+        action="store_true",
+        help="print the existing _build/singlehtml without rebuilding it",
+    )
+    parser.add_argument(
+        "--if-possible",
+        action="store_true",
+        help="without chromium or playwright, say so and exit 0 (the site then links no PDF)",
+    )
     args = parser.parse_args(argv)
-    if not can_print():
-        print("make_pdf: no PDF without chromium (apt-get install -y chromium) and playwright "
-              "(bash tools/ci_prepare.sh)", file=sys.stderr)
+    if not chromium.can_print():
+        print(
+            "make_pdf: no PDF without chromium (apt-get install -y chromium) and playwright "
+            "(bash tools/ci_prepare.sh)",
+            file=sys.stderr,
+        )
         return 0 if args.if_possible else 1
     start = time.perf_counter()
     if not args.no_build:
@@ -171,8 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     if SITE_COPY.parent.joinpath("index.html").is_file():
         shutil.copyfile(PDF, SITE_COPY)
     done = time.perf_counter()
-    print(f"make_pdf: {PDF.relative_to(ROOT)} ({PDF.stat().st_size / 1e6:.1f} MB); "
-          f"single page built in {built - start:.0f} s, printed in {done - built:.0f} s")
+    print(
+        f"make_pdf: {PDF.relative_to(ROOT)} ({PDF.stat().st_size / 1e6:.1f} MB); "
+        f"single page built in {built - start:.0f} s, printed in {done - built:.0f} s"
+    )
     return 0
 
 

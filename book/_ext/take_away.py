@@ -2,33 +2,33 @@
 
 Registered in _config.yml (``sphinx.local_extensions``). It does four small things:
 
-1. **Notebook download (html builder).** A chapter whose source ``book/NN-name.md`` has a paired
-   ``book/NN-name.ipynb`` (the executed twin with its outputs, kept in step by
-   ``tools/check_pairing.py``) gets that notebook copied beside its page,
-   ``_build/html/book/NN-name.ipynb``, and a line under its title linking to it (``download``)
-   and to the whole book's PDF, ``_build/html/normcore.pdf``, which ``make book`` prints after
-   the pages (``tools/make_pdf.py``); where it cannot (no chromium or playwright), no page links
-   a PDF. Jupyter Book's own download button would give the ``.md``.
+1. **Notebook download (html builder).** A chapter page is rendered from its executed notebook
+   ``book/NN-name.ipynb`` (the run ``make notebooks`` stored, in step with the ``.md`` by
+   ``tools/check_pairing.py``; the build executes nothing). That same file is copied beside
+   its page, ``_build/html/book/NN-name.ipynb``, with a line under its title linking to it
+   (``download``) and to the whole book's PDF, ``_build/html/normcore.pdf``, which ``make book``
+   prints after the pages (``tools/make_pdf.py``); where it cannot (no chromium or playwright),
+   no page links a PDF. Jupyter Book's own download button would give the ``.md``.
 2. **Widgets in print (every builder).** After each widget's view a line, shown only in print,
    says where the widget can be moved: the chapter's notebook in JupyterLab.
 3. **Widgets in the single page (singlehtml builder).** myst-nb gives a page only its own
    document's widget state; the single page holds every chapter, so it gets the union of all the
-   chapters' states (their model ids are random per execution and do not collide) and the widget
-   scripts, in myst-nb's order.
+   chapters' states and the widget
+   scripts, in myst-nb's order (``tools/execute_notebooks.py`` derives each model id from the
+   chapter's name, so they do not collide).
 4. **Print style sheet.** ``book/_site/take-away.css`` (screen: hide the print-only lines; print:
    the article alone, widgets with their note, no buttons).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 import posixpath
 import shutil
 from pathlib import Path
 from typing import Any
 
+import chromium  # tools/chromium.py, on the build's path as a local extension (_config.yml)
 from docutils import nodes
 from myst_nb.core.render import sanitize_script_content
 from sphinx.application import Sphinx
@@ -38,28 +38,18 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 STATE_KEY = "ipywidgets_state"  # myst-nb's key for a page's widget state script
 
 
-def chromium_path() -> str | None:
-    """Debian's chromium, the browser tests' ($NORMCORE_CHROMIUM overrides); None if absent."""
-    wanted = os.environ.get("NORMCORE_CHROMIUM", "/usr/bin/chromium")
-    if Path(wanted).exists():
-        return wanted
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def can_print() -> bool:
-    """Whether tools/make_pdf.py can print the PDF here (playwright and a chromium). Without
-    them ``make book`` makes no PDF, so the pages must not link one."""
-    return chromium_path() is not None and importlib.util.find_spec("playwright") is not None
+    """Whether tools/make_pdf.py can print the PDF here (tools/chromium.py decides). Without it
+    ``make book`` makes no PDF, so the pages must not link one."""
+    return chromium.can_print()
 
 
 def paired_notebook(app: Sphinx, docname: str) -> Path | None:
-    """The executed notebook paired with ``docname`` (``book/NN-name`` -> its ``.ipynb``), if
-    the page is built from a ``.md`` that has one; None otherwise (e.g. the glossary)."""
+    """The executed notebook ``docname``'s page is rendered from (``book/NN-name.ipynb``: the
+    site reads each chapter's stored run, _config.yml), or None for a page built from a ``.md``
+    (e.g. the glossary). The reader downloads exactly the file the page shows."""
     source = Path(app.env.doc2path(docname))
-    notebook = source.with_suffix(".ipynb")
-    if source.suffix == ".md" and notebook.is_file():
-        return notebook
-    return None
+    return source if source.suffix == ".ipynb" else None
 
 
 def widget_note(notebook_name: str) -> nodes.paragraph:
@@ -67,13 +57,10 @@ def widget_note(notebook_name: str) -> nodes.paragraph:
     para = nodes.paragraph(classes=["nc-print-only", "nc-widget-live"])
     para += nodes.strong(text="Live widget. ")
     para += nodes.Text(
-        "This is the view it had when the book was built. To move it, run this chapter's "
-        "notebook, "
+        "This is the view it had when the book was built. To move it, run this chapter's notebook, "
     )
     para += nodes.literal(text=notebook_name)
-    para += nodes.Text(
-        ", in JupyterLab: download it from the chapter's page on the site, or run "
-    )
+    para += nodes.Text(", in JupyterLab: download it from the chapter's page on the site, or run ")
     para += nodes.literal(text="make lab")
     para += nodes.Text(" in the book's repository.")
     return para
@@ -144,8 +131,13 @@ def merge_widget_state(app: Sphinx, pagename: str, *args: Any) -> None:
     if not states:
         return
     body = json.dumps({"version_major": 2, "version_minor": 0, "state": states})
-    state = (None, {"type": "application/vnd.jupyter.widget-state+json",
-                    "body": sanitize_script_content(body)})
+    state = (
+        None,
+        {
+            "type": "application/vnd.jupyter.widget-state+json",
+            "body": sanitize_script_content(body),
+        },
+    )
     page = metadata.setdefault(pagename, {})  # in memory only: the environment is pickled
     page["js_files"] = {STATE_KEY: state, **{key: scripts[key] for key in sorted(scripts)}}
 

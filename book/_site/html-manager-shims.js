@@ -4,7 +4,7 @@
  * html-manager/embed-amd.js. It does two things:
  *
  * 0. (with 1) Maps the module name "anywidget" to _static/anywidget/index.js, the installed
- *    anywidget's AMD module, copied there by normcore.widgets.site_assets when the site is built.
+ *    anywidget's AMD module, copied there by book/_ext/site_assets.py when the site is built.
  *
  * 1. Tells the widget bundle where it lives. The bundle's modules are named AMD modules
  *    ("@jupyter-widgets/html-manager/dist/libembed-amd", "@jupyter-widgets/base", ...); each
@@ -32,7 +32,7 @@
       paths: {
         "@jupyter-widgets": manager,
         "@jupyter-widgets/html-manager/dist": manager,
-        // the book's widgets are anywidgets: normcore.widgets.site_assets copies the installed
+        // the book's widgets are anywidgets: book/_ext/site_assets.py copies the installed
         // anywidget's AMD module here at build time (without this, the manager would ask a CDN)
         "anywidget": new URL("anywidget/index", here).href
       }

@@ -104,8 +104,10 @@ def split_digits(held_out: Any = 0.2, seed: Any = 0) -> tuple[np.ndarray, np.nda
     """Row indices (training, held out): a shuffle by ``np.random.default_rng(seed)``, the last
     ``round(held_out * 1797)`` rows held out. Raises SettingError for a share outside (0, 1) or a
     seed that is not a whole number >= 0."""
-    if isinstance(held_out, bool) or not isinstance(held_out, (int, float, np.floating)) or not (
-        0 < float(held_out) < 1
+    if (
+        isinstance(held_out, bool)
+        or not isinstance(held_out, (int, float, np.floating))
+        or not (0 < float(held_out) < 1)
     ):
         raise SettingError(f"held_out: expected a share between 0 and 1, got {held_out!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:

@@ -85,8 +85,10 @@ def verdict(given: Any, expected: Any | Callable[[], Any], tolerance: float = 5e
     if tolerance > 0 and worst <= min(CLOSE_FACTOR * tolerance, CLOSE_LIMIT):
         have, want = _digits(worst), _digits(tolerance)
         if have < want:
-            return Verdict(f"close: right to about {have} digits, but this answer needs "
-                           f"{want}; keep more digits in the working")
+            return Verdict(
+                f"close: right to about {have} digits, but this answer needs "
+                f"{want}; keep more digits in the working"
+            )
         return Verdict("close: nearly right, but not within the tolerance; check the rounding")
     wrong = int(np.count_nonzero(error > tolerance))
     if e.size == 1:

@@ -19,8 +19,14 @@ RATE = 0.1
 
 #: Exercise 4: one input, one unit: dense weight 2 and bias 1, then a batch layer with these
 #: running figures, scale and shift (epsilon 1e-5).
-FOLD = {"weight": 2.0, "bias": 1.0, "running_mean": 3.0, "running_variance": 4.0,
-        "scale": 0.5, "shift": 1.0}
+FOLD = {
+    "weight": 2.0,
+    "bias": 1.0,
+    "running_mean": 3.0,
+    "running_variance": 4.0,
+    "scale": 0.5,
+    "shift": 1.0,
+}
 
 #: Exercise 5: a scale-invariant weight block's squared length, its slope's squared length and
 #: the learning rate.
@@ -54,9 +60,12 @@ def check_post_ln_ratio(answer: Any) -> str:
 
 def _folded() -> Dense:
     dense = Dense(weights=np.array([[FOLD["weight"]]]), bias=np.array([FOLD["bias"]]))
-    batch = BatchNorm(scale=np.array([FOLD["scale"]]), shift=np.array([FOLD["shift"]]),
-                      running_mean=np.array([FOLD["running_mean"]]),
-                      running_variance=np.array([FOLD["running_variance"]]))
+    batch = BatchNorm(
+        scale=np.array([FOLD["scale"]]),
+        shift=np.array([FOLD["shift"]]),
+        running_mean=np.array([FOLD["running_mean"]]),
+        running_variance=np.array([FOLD["running_variance"]]),
+    )
     return fold_batch_norm(dense, batch)
 
 

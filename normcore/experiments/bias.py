@@ -41,13 +41,15 @@ def facts(data: tuple[np.ndarray, ...], seed: int = 0, moved_by: float = 3.0) ->
         out[version] = _largest_bias_slope(net, grads)
     net = deepnet.build("batch", [seed])
     moved = deepnet.DeepNet(
-        dense=tuple(
-            type(d)(weights=d.weights, bias=d.bias + moved_by) for d in net.dense
-        ),
+        dense=tuple(type(d)(weights=d.weights, bias=d.bias + moved_by) for d in net.dense),
         norms=net.norms,
         output=net.output,
     )
     before = deepnet.forward(net, x, "training")[1]
     after = deepnet.forward(moved, x, "training")[1]
-    return BiasFacts(batch_slope=out["batch"], plain_slope=out["plain"],
-                     output_change=float(np.max(np.abs(after - before))), moved_by=moved_by)
+    return BiasFacts(
+        batch_slope=out["batch"],
+        plain_slope=out["plain"],
+        output_change=float(np.max(np.abs(after - before))),
+        moved_by=moved_by,
+    )

@@ -93,8 +93,10 @@ def pick(net: DeepNet, index: Any) -> DeepNet:
     selects; parameters and running figures are copied."""
     if isinstance(index, slice):
         chosen = np.arange(net.size)[index]
-    elif isinstance(index, (int, np.integer)) and not isinstance(index, bool) and (
-        0 <= index < net.size
+    elif (
+        isinstance(index, (int, np.integer))
+        and not isinstance(index, bool)
+        and (0 <= index < net.size)
     ):
         chosen = np.array([int(index)])
     else:
@@ -125,11 +127,14 @@ def _restack(net: DeepNet, count: int, change: Any) -> DeepNet:
         if layer is None:
             return None
         fields = {f.name: getattr(layer, f.name) for f in dataclasses.fields(layer)}
-        return dataclasses.replace(layer, **{
-            k: change(v)
-            for k, v in fields.items()
-            if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == count
-        })
+        return dataclasses.replace(
+            layer,
+            **{
+                k: change(v)
+                for k, v in fields.items()
+                if isinstance(v, np.ndarray) and v.ndim >= 1 and v.shape[0] == count
+            },
+        )
 
     return DeepNet(
         dense=tuple(each(d) for d in net.dense),
@@ -143,8 +148,10 @@ def nudged(net: DeepNet, direction: int) -> DeepNet:
     """`net` with every hidden dense weight moved by one unit in the last place, up
     (`direction` = 1) or down (-1): a change of about one part in 1e16, far below any printed
     digit, of the size by which two computers' arithmetic may differ."""
-    if isinstance(direction, bool) or not isinstance(direction, (int, np.integer)) or (
-        direction not in (-1, 1)
+    if (
+        isinstance(direction, bool)
+        or not isinstance(direction, (int, np.integer))
+        or (direction not in (-1, 1))
     ):
         raise SettingError(f"direction: expected 1 or -1, got {direction!r}")
     toward = np.inf * direction
@@ -188,9 +195,7 @@ def _normaliser(version: str, stack: int, width: int) -> Any:
     return make[version](width, stack=(stack,)) if version in make else None
 
 
-def build(
-    version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = WIDTH
-) -> DeepNet:
+def build(version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = WIDTH) -> DeepNet:
     """One network per seed, stacked in the order given (a seed may repeat). Weights are
     He-uniform from ``np.random.default_rng(seed)``, first layer first; biases start at 0. The
     same seed gives the same weights in every version."""
@@ -263,9 +268,7 @@ def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> De
     """A new network: every parameter moved by minus its network's rate times its slope; with
     `decay`, each hidden dense layer's weights also shrink by rate * decay * weights."""
     by_layer = {id(g.layer): g for g in grads}
-    dense = tuple(
-        d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense
-    )
+    dense = tuple(d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense)
     norms = tuple(
         None if n is None else n.step(_scaled(by_layer[id(n)], rates), 1.0) for n in net.norms
     )

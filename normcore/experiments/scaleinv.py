@@ -69,8 +69,9 @@ def invariance(seed: int = 0, layer: int = LAYER) -> Invariance:
         scaled = _scaled(net, layer, c)
         loss_c, grads_c = deepnet.gradients(scaled, x[rows], y[rows])
         changes.append(float(np.abs(loss_c - loss).max() / np.abs(loss).max()))
-        ratios.append(float(c * np.linalg.norm(_layer_slope(scaled, grads_c, layer))
-                            / np.linalg.norm(slope)))
+        ratios.append(
+            float(c * np.linalg.norm(_layer_slope(scaled, grads_c, layer)) / np.linalg.norm(slope))
+        )
     d = net.dense[layer]
     w = np.concatenate([d.weights.ravel(), d.bias.ravel()])
     cosine = float(w @ slope / (np.linalg.norm(w) * np.linalg.norm(slope)))
@@ -124,8 +125,7 @@ def effective_rate(decays: tuple[float, ...] = (0.0, DECAY)) -> EffectiveRate:
         slope2.append((g.reshape(len(seeds), -1) ** 2).sum(axis=1))
         decay_each = np.repeat(np.array(decays), len(SEEDS))
         net = _decayed_step(net, grads, rates, decay_each)
-    return EffectiveRate(decays=tuple(decays), length2=np.array(length2),
-                         slope2=np.array(slope2))
+    return EffectiveRate(decays=tuple(decays), length2=np.array(length2), slope2=np.array(slope2))
 
 
 def _decayed_step(net, grads, rates: np.ndarray, decay: np.ndarray) -> deepnet.DeepNet:

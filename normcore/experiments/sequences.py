@@ -48,8 +48,11 @@ class SequenceFacts:
 def sentences(seed: int = SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The short sentence (SHORT, WIDTH) and the two long ones (LONG, WIDTH)."""
     rng = np.random.default_rng(seed)
-    return (rng.normal(size=(SHORT, WIDTH)), rng.normal(size=(LONG, WIDTH)) + 1.0,
-            rng.normal(size=(LONG, WIDTH)) * 2.0)
+    return (
+        rng.normal(size=(SHORT, WIDTH)),
+        rng.normal(size=(LONG, WIDTH)) + 1.0,
+        rng.normal(size=(LONG, WIDTH)) * 2.0,
+    )
 
 
 def _padded(short: np.ndarray, length: int) -> np.ndarray:

@@ -40,9 +40,17 @@ def ghost(net: deepnet.DeepNet, group_rows: int) -> deepnet.DeepNet:
     if not all(isinstance(n, BatchNorm) for n in net.norms):
         raise SettingError("net: expected the batch version of the digits network")
     norms = tuple(
-        GhostBatchNorm(scale=n.scale, shift=n.shift, epsilon=n.epsilon, affine=n.affine,
-                       running_mean=n.running_mean, running_variance=n.running_variance,
-                       momentum=n.momentum, tracks=n.tracks, group_rows=group_rows)
+        GhostBatchNorm(
+            scale=n.scale,
+            shift=n.shift,
+            epsilon=n.epsilon,
+            affine=n.affine,
+            running_mean=n.running_mean,
+            running_variance=n.running_variance,
+            momentum=n.momentum,
+            tracks=n.tracks,
+            group_rows=group_rows,
+        )
         for n in net.norms
     )
     return replace(net, norms=norms)
@@ -78,8 +86,11 @@ def _group_size_run(
     return run.accuracy[-1]
 
 
-def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...], rate: float,
-            ) -> dict[str, np.ndarray]:
+def by_size(
+    sweeps: dict[str, digits_rates.Sweep],
+    data: tuple[np.ndarray, ...],
+    rate: float,
+) -> dict[str, np.ndarray]:
     """Held-out accuracy after EPOCHS epochs for every B of SIZES, each (len(SIZES), seeds):
 
     - 'batch': the batch network at `rate`, B from 2 to 32 trained here (`by_group_size`), B = 64
@@ -90,8 +101,9 @@ def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...],
     if EPOCHS > digits_rates.EPOCHS:
         raise SettingError(f"EPOCHS: the sweep records {digits_rates.EPOCHS} epochs")
     if rate not in digits_rates.RATES:
-        raise SettingError(f"rate: expected one of the sweep's rates {digits_rates.RATES}, "
-                           f"got {rate!r}")
+        raise SettingError(
+            f"rate: expected one of the sweep's rates {digits_rates.RATES}, got {rate!r}"
+        )
     batch_64 = sweeps["batch"].accuracy[digits_rates.RATES.index(rate), :, EPOCHS]
     layer = sweeps["layer"]
     layer_acc = layer.accuracy[digits_rates.RATES.index(layer.best_rate()), :, EPOCHS]
@@ -131,5 +143,8 @@ def fine_tune(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0)
             _, grads = deepnet.gradients(tuned, x[rows], y[rows], purpose)
             tuned = deepnet.step(tuned, grads, rates)
         after[purpose] = deepnet.accuracy(tuned, x_held, y_held)
-    return FineTune(before=deepnet.accuracy(net, x_held, y_held),
-                    after_training=after["training"], after_frozen=after["predicting"])
+    return FineTune(
+        before=deepnet.accuracy(net, x_held, y_held),
+        after_training=after["training"],
+        after_frozen=after["predicting"],
+    )

@@ -20,8 +20,13 @@ def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
         first = lag.first_under(tolerance)
         ax.axhline(tolerance, color=colour, linestyle="--", linewidth=1.0)
         if first is not None:
-            ax.plot([first], [lag.after(first)], "o", color=colour,
-                    label=f"first under {tolerance:g}: step {first}")
+            ax.plot(
+                [first],
+                [lag.after(first)],
+                "o",
+                color=colour,
+                label=f"first under {tolerance:g}: step {first}",
+            )
     ax.set(
         title="Predicting catches up with training",
         xlabel="steps on the same batch (zero slope)",

@@ -44,7 +44,11 @@ def plot_gap_against_step(sweep: Any) -> Any:
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     ax.loglog(sweep.steps, sweep.gaps, "o-", color=BOOK_COLOURS[0])
     ax.loglog(
-        [sweep.best_step], [sweep.best_gap], "s", color=BOOK_COLOURS[1], markersize=9,
+        [sweep.best_step],
+        [sweep.best_gap],
+        "s",
+        color=BOOK_COLOURS[1],
+        markersize=9,
         label=f"smallest gap, step {sweep.best_step:.0e}",
     )
     ax.invert_xaxis()
@@ -71,6 +75,5 @@ def plot_training(pair: Any) -> Any:
         ax.set_title(title)
         ax.set_xlabel("epoch")
     axes[0].set_ylabel("training loss (cross-entropy)")
-    fig.suptitle(f"crowd network, batch layer, {loss.shape[1]} seeds (seed 0 darkest)",
-                 fontsize=11)
+    fig.suptitle(f"crowd network, batch layer, {loss.shape[1]} seeds (seed 0 darkest)", fontsize=11)
     return fig

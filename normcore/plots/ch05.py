@@ -23,10 +23,21 @@ def step_lengths(step: Any) -> Any:
     at = np.arange(n)
     names = [f"neuron {i + 1}" for i in range(n)]
     width = 0.38
-    left.bar(at - width / 2, step.length_weightnorm - step.length_before, width,
-             label="weight norm", color="#d1495b")
-    left.bar(at + width / 2, step.length_dense - step.length_before, width,
-             label="dense", color="#1f6fb2", hatch="//")
+    left.bar(
+        at - width / 2,
+        step.length_weightnorm - step.length_before,
+        width,
+        label="weight norm",
+        color="#d1495b",
+    )
+    left.bar(
+        at + width / 2,
+        step.length_dense - step.length_before,
+        width,
+        label="dense",
+        color="#1f6fb2",
+        hatch="//",
+    )
     left.axhline(0.0, color="black", linewidth=0.8)
     left.set_xticks(at, names)
     left.set_ylabel("change in length over the step")

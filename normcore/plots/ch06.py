@@ -47,8 +47,13 @@ def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
         fig = ax.figure
     for i, (name, c) in enumerate(curves.items()):
         epochs = np.arange(1, len(c.loss) + 1)
-        ax.plot(epochs, c.loss, color=BOOK_COLOURS[i % 6], label=NAMES.get(name, name),
-                linestyle="--" if name == "weight" else "-")
+        ax.plot(
+            epochs,
+            c.loss,
+            color=BOOK_COLOURS[i % 6],
+            label=NAMES.get(name, name),
+            linestyle="--" if name == "weight" else "-",
+        )
     ax.axhline(target, color="#5f6368", linestyle=":", linewidth=1)
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss (cross-entropy)")
@@ -68,10 +73,21 @@ def two_ways(curve: Any, ax: Any = None) -> Any:
     else:
         fig = ax.figure
     epochs = np.arange(1, len(curve.accuracy_running) + 1)
-    ax.step(epochs, curve.accuracy_batch, where="post", color=BOOK_COLOURS[1],
-            label="batch's own statistics")
-    ax.step(epochs, curve.accuracy_running, where="post", color=BOOK_COLOURS[0],
-            linestyle="--", label="running figures")
+    ax.step(
+        epochs,
+        curve.accuracy_batch,
+        where="post",
+        color=BOOK_COLOURS[1],
+        label="batch's own statistics",
+    )
+    ax.step(
+        epochs,
+        curve.accuracy_running,
+        where="post",
+        color=BOOK_COLOURS[0],
+        linestyle="--",
+        label="running figures",
+    )
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy on the crowd")
     ax.set_xscale("log")

@@ -25,16 +25,27 @@ def sweep_chart(rows: Sequence[Any], limit: float = 1.0) -> Any:
             loss = np.array([r.loss[k] for r in mine])
             test = np.array([r.test[k] for r in mine])
             ok = np.isfinite(loss)
-            left.plot(rates[ok], loss[ok], marker=marker, color=colour, linestyle="-" if k == 0
-                      else ":", label=f"{label}, run {k + 1}")
-            right.plot(rates[ok], test[ok], marker=marker, color=colour, linestyle="-" if k == 0
-                       else ":")
+            left.plot(
+                rates[ok],
+                loss[ok],
+                marker=marker,
+                color=colour,
+                linestyle="-" if k == 0 else ":",
+                label=f"{label}, run {k + 1}",
+            )
+            right.plot(
+                rates[ok], test[ok], marker=marker, color=colour, linestyle="-" if k == 0 else ":"
+            )
             if (~ok).any():
-                left.plot(rates[~ok], np.full((~ok).sum(), 30.0), "x", color=colour,
-                          markersize=9)
+                left.plot(rates[~ok], np.full((~ok).sum(), 30.0), "x", color=colour, markersize=9)
     left.axhline(limit, color=BOOK_COLOURS[5], linewidth=1)
-    left.set(xscale="log", yscale="log", xlabel="learning rate", ylabel="final training loss",
-             title="loss (× = refused by normcore)")
+    left.set(
+        xscale="log",
+        yscale="log",
+        xlabel="learning rate",
+        ylabel="final training loss",
+        title="loss (× = refused by normcore)",
+    )
     right.set(xscale="log", xlabel="learning rate", ylabel="test accuracy", title="test accuracy")
     # ticks at the rates swept and at round losses, written plainly (no minor ticks)
     swept = sorted({r.rate for r in rows})
@@ -53,14 +64,25 @@ def three_ways_chart(ways: Any) -> Any:
     running figures or the shuffled batches (y)."""
     use_book_style()
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
-    ax.plot(ways.batch, ways.running, "o", markersize=3, color=BOOK_COLOURS[0],
-            label="running figures")
-    ax.plot(ways.batch, ways.shuffled, "s", markersize=3, color=BOOK_COLOURS[1],
-            label="batch statistics, order shuffled")
+    ax.plot(
+        ways.batch, ways.running, "o", markersize=3, color=BOOK_COLOURS[0], label="running figures"
+    )
+    ax.plot(
+        ways.batch,
+        ways.shuffled,
+        "s",
+        markersize=3,
+        color=BOOK_COLOURS[1],
+        label="batch statistics, order shuffled",
+    )
     ax.plot([0, 1], [0, 1], color=BOOK_COLOURS[5], linewidth=1)
     ax.axhline(0.5, color=BOOK_COLOURS[5], linewidth=0.6, linestyle=":")
     ax.axvline(0.5, color=BOOK_COLOURS[5], linewidth=0.6, linestyle=":")
-    ax.set(xlabel="probability, batch statistics (batches of 20)",
-           ylabel="probability, asked another way", xlim=(0, 1), ylim=(0, 1))
+    ax.set(
+        xlabel="probability, batch statistics (batches of 20)",
+        ylabel="probability, asked another way",
+        xlim=(0, 1),
+        ylim=(0, 1),
+    )
     ax.legend(loc="upper left", fontsize=8)
     return fig

@@ -18,9 +18,16 @@ def crowd_scatter(crowd: Any) -> Any:
     styles = {0: ("o", BOOK_COLOURS[0], "label 0"), 1: ("^", BOOK_COLOURS[1], "label 1")}
     for label, (marker, colour, name) in styles.items():
         chosen = crowd.label == label
-        ax.scatter(crowd.height[chosen], crowd.weight[chosen], marker=marker, s=42,
-                   color=colour, edgecolor="black", linewidth=0.5,
-                   label=f"{name} ({int(chosen.sum())} people)")
+        ax.scatter(
+            crowd.height[chosen],
+            crowd.weight[chosen],
+            marker=marker,
+            s=42,
+            color=colour,
+            edgecolor="black",
+            linewidth=0.5,
+            label=f"{name} ({int(chosen.sum())} people)",
+        )
     ax.set(xlabel="height (cm)", ylabel="weight (kg)", title="the crowd: 25 people")
     ax.legend(loc="upper left")
     return fig

@@ -37,8 +37,12 @@ INLINE_FORMAT = "png"
 #: Metadata written into saved files: nothing that varies from run to run or between versions.
 PNG_METADATA: dict[str, str | None] = {"Software": None}
 SVG_METADATA: dict[str, str | None] = {"Date": None, "Creator": None}
-PDF_METADATA: dict[str, str | None] = {"CreationDate": None, "ModDate": None, "Creator": None,
-                                       "Producer": None}
+PDF_METADATA: dict[str, str | None] = {
+    "CreationDate": None,
+    "ModDate": None,
+    "Creator": None,
+    "Producer": None,
+}
 _METADATA = {"png": PNG_METADATA, "svg": SVG_METADATA, "pdf": PDF_METADATA}
 
 

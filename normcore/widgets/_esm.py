@@ -16,8 +16,7 @@ from pathlib import Path
 
 JS = Path(__file__).with_name("js")
 IMPORT = re.compile(r'^import\s+(?:[^;]*?)\s+from\s+"\./([\w.-]+\.js)";\s*$', re.MULTILINE)
-NAMESPACE = re.compile(r'^import\s+\*\s+as\s+(\w+)\s+from\s+"\./([\w.-]+\.js)";\s*$',
-                       re.MULTILINE)
+NAMESPACE = re.compile(r'^import\s+\*\s+as\s+(\w+)\s+from\s+"\./([\w.-]+\.js)";\s*$', re.MULTILINE)
 
 
 def source(name: str) -> str:
@@ -36,8 +35,9 @@ def bundle(entry: str) -> str:
     parts: list[str] = []
 
     def exports(name: str) -> list[str]:
-        return re.findall(r"^export\s+(?:const|function|let|class)\s+(\w+)", source(name),
-                          re.MULTILINE)
+        return re.findall(
+            r"^export\s+(?:const|function|let|class)\s+(\w+)", source(name), re.MULTILINE
+        )
 
     def add(name: str) -> None:
         if name in done:

@@ -41,8 +41,10 @@ def groups(state: State) -> int:
     value = parse_number(state["groups"], "groups")
     channels = IMAGE_SHAPE[1]
     if value != int(value) or value < 1 or channels % int(value):
-        raise SettingError(f"groups: expected a whole number >= 1 that divides the {channels} "
-                           f"channels, got {state['groups'].strip()}")
+        raise SettingError(
+            f"groups: expected a whole number >= 1 that divides the {channels} "
+            f"channels, got {state['groups'].strip()}"
+        )
     return int(value)
 
 
@@ -53,10 +55,15 @@ def figures(state: State, values: dict[str, list]) -> dict[str, Any]:
     count = groups(state) if state["axis"] == "group" else 2
     check = image_check(state["axis"], x, count)
     shown = check.output if x.ndim == 2 else check.output[0, 0]
-    return {"output": shown.tolist(), "statistics_shape": list(check.statistics_shape),
-            "count": check.count, "true_gap": check.true_gap,
-            "largest_true": check.largest_true, "largest_sum": check.largest_sum,
-            "centred": check.centred}
+    return {
+        "output": shown.tolist(),
+        "statistics_shape": list(check.statistics_shape),
+        "count": check.count,
+        "true_gap": check.true_gap,
+        "largest_true": check.largest_true,
+        "largest_sum": check.largest_sum,
+        "centred": check.centred,
+    }
 
 
 def choose(state: State, key: str, value: str) -> State:

@@ -35,8 +35,9 @@ def figures(state: dict[str, Any]) -> dict[str, float]:
     exponent = state["exponent"]
     whole = isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool)
     if not whole or not LOW <= exponent <= HIGH:
-        raise SettingError(f"exponent: expected a whole number from {LOW} to {HIGH}, "
-                           f"got {exponent!r}")
+        raise SettingError(
+            f"exponent: expected a whole number from {LOW} to {HIGH}, got {exponent!r}"
+        )
     block = np.asarray(state["block"], dtype=np.float64)
     layer = BatchNorm.create(block.shape[1], epsilon=epsilon_at(exponent))
     return {"entry": float(layer.forward(block, "training").output[-1, 0])}

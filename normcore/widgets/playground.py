@@ -23,8 +23,12 @@ from normcore.widgets._esm import bundle, source
 from normcore.widgets._page import PageWidget
 
 # names the chapter and older code import from here
-LIMIT, MAX_ROWS, MAX_FEATURES, EPSILON = model.LIMIT, model.MAX_ROWS, model.MAX_FEATURES, \
-    model.EPSILON
+LIMIT, MAX_ROWS, MAX_FEATURES, EPSILON = (
+    model.LIMIT,
+    model.MAX_ROWS,
+    model.MAX_FEATURES,
+    model.EPSILON,
+)
 
 
 class Playground(PageWidget):
@@ -34,14 +38,17 @@ class Playground(PageWidget):
     _css = source("playground.css")
     compute = staticmethod(model.figures)
 
-    def __init__(self, block: Any = None, *, kind: str = "batch", purpose: str = TRAINING,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, block: Any = None, *, kind: str = "batch", purpose: str = TRAINING, **kwargs: Any
+    ) -> None:
         super().__init__(state=model.initial(block, kind, purpose), **kwargs)
 
     def __repr__(self) -> str:
         s = self.state
-        return (f"Playground({len(s['texts'])} rows x {len(s['scale'])} features, {s['kind']}, "
-                f"{s['purpose']}): display it to use it")
+        return (
+            f"Playground({len(s['texts'])} rows x {len(s['scale'])} features, {s['kind']}, "
+            f"{s['purpose']}): display it to use it"
+        )
 
     # ---------------------------------------------------------------- driving it from code
     def set_cell(self, row: int, feature: int, text: str) -> None:

@@ -61,8 +61,10 @@ def _cell_text(value: float) -> str:
 def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> State:
     """A fresh layer over `block` (default: the four worked rows), every row switched on."""
     values = np.array(FOUR_ROWS if block is None else block, dtype=np.float64)
-    if values.ndim != 2 or not (1 <= values.shape[0] <= MAX_ROWS) or not (
-        1 <= values.shape[1] <= MAX_FEATURES
+    if (
+        values.ndim != 2
+        or not (1 <= values.shape[0] <= MAX_ROWS)
+        or not (1 <= values.shape[1] <= MAX_FEATURES)
     ):
         raise ValueError(
             f"block: expected 1 to {MAX_ROWS} rows of 1 to {MAX_FEATURES} numbers, "
@@ -101,9 +103,14 @@ def layer(state: State) -> BatchNorm | LayerNorm | RMSNorm:
     """The normcore layer for the state (its scale, shift and running figures)."""
     scale, shift = np.array(state["scale"]), np.array(state["shift"])
     if state["kind"] == "batch":
-        return BatchNorm(scale=scale, shift=shift, epsilon=EPSILON, momentum=MOMENTUM,
-                         running_mean=np.array(state["running_mean"]),
-                         running_variance=np.array(state["running_variance"]))
+        return BatchNorm(
+            scale=scale,
+            shift=shift,
+            epsilon=EPSILON,
+            momentum=MOMENTUM,
+            running_mean=np.array(state["running_mean"]),
+            running_variance=np.array(state["running_variance"]),
+        )
     cls = LayerNorm if state["kind"] == "layer" else RMSNorm
     return cls(scale=scale, shift=shift, epsilon=EPSILON)
 
@@ -148,7 +155,8 @@ def figures(state: State) -> dict[str, Any]:
             st = standardise(x, (0,), EPSILON)
             mean, variance, deviation = st.mean[0], st.variance[0], st.deviation[0]
         out.update(
-            batch_mean=mean.tolist(), batch_variance=variance.tolist(),
+            batch_mean=mean.tolist(),
+            batch_variance=variance.tolist(),
             batch_deviation=deviation.tolist(),
             batch_share=(variance / (variance + EPSILON)).tolist(),
             running_mean=nl.running_mean.tolist(),
@@ -159,8 +167,9 @@ def figures(state: State) -> dict[str, Any]:
         st = standardise(x, (-1,), EPSILON, centre=state["kind"] == "layer")
         if st.mean is not None:
             out["row_mean"] = st.mean[:, 0].tolist()
-        out.update(row_variance=st.variance[:, 0].tolist(),
-                   row_deviation=st.deviation[:, 0].tolist())
+        out.update(
+            row_variance=st.variance[:, 0].tolist(), row_deviation=st.deviation[:, 0].tolist()
+        )
     return out
 
 
@@ -250,8 +259,13 @@ def fresh(state: State) -> State:
     """A fresh layer: scale 1, shift 0, running mean 0, running variance 1."""
     f = len(state["scale"])
     new = _new(state, "fresh")
-    new.update(scale=[1.0] * f, shift=[0.0] * f, running_mean=[0.0] * f,
-               running_variance=[1.0] * f, steps=0)
+    new.update(
+        scale=[1.0] * f,
+        shift=[0.0] * f,
+        running_mean=[0.0] * f,
+        running_variance=[1.0] * f,
+        steps=0,
+    )
     return new
 
 
@@ -272,8 +286,12 @@ def resize(state: State, rows: int = 0, features: int = 0) -> State:
         for text_row, value_row in zip(new["texts"], new["values"], strict=True):
             text_row.append("0")
             value_row.append(0.0)
-        for key, start in (("scale", 1.0), ("shift", 0.0), ("running_mean", 0.0),
-                           ("running_variance", 1.0)):
+        for key, start in (
+            ("scale", 1.0),
+            ("shift", 0.0),
+            ("running_mean", 0.0),
+            ("running_variance", 1.0),
+        ):
             new[key].append(start)
     elif features < 0:
         for text_row, value_row in zip(new["texts"], new["values"], strict=True):

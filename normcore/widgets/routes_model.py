@@ -31,9 +31,15 @@ LIMIT = 1e6
 
 def initial() -> State:
     """The opening view: the worked four under the counting slope."""
-    return {"source": "worked", "rows": "4", "columns": "2", "seed": "0",
-            "typed": "1, 7\n1, 9\n7, 1\n23, 7", "slope": "counting",
-            "typed_slope": "1, 2\n3, 4\n5, 6\n7, 8"}
+    return {
+        "source": "worked",
+        "rows": "4",
+        "columns": "2",
+        "seed": "0",
+        "typed": "1, 7\n1, 9\n7, 1\n23, 7",
+        "slope": "counting",
+        "typed_slope": "1, 2\n3, 4\n5, 6\n7, 8",
+    }
 
 
 def seeded(seed: int, count: int, low: int, high: int) -> np.ndarray:
@@ -51,8 +57,9 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     """A whole number from `low` to `high` typed into the box `name`."""
     value = parse_number(text, name)
     if value != int(value) or not low <= value <= high:
-        raise NotANumberError(f"{name}: expected a whole number from {low} to {high}, "
-                              f"got {text.strip()!r}")
+        raise NotANumberError(
+            f"{name}: expected a whole number from {low} to {high}, got {text.strip()!r}"
+        )
     return int(value)
 
 
@@ -69,8 +76,10 @@ def parse_block(text: str, name: str = "block") -> np.ndarray:
     if len(widths) != 1:
         raise ShapeError(f"{name}: every row needs the same number of entries, got {widths}")
     if len(rows) > MAX_ROWS or widths[0] > MAX_COLUMNS:
-        raise ShapeError(f"{name}: at most {MAX_ROWS} rows and {MAX_COLUMNS} columns, "
-                         f"got {len(rows)} x {widths[0]}")
+        raise ShapeError(
+            f"{name}: at most {MAX_ROWS} rows and {MAX_COLUMNS} columns, "
+            f"got {len(rows)} x {widths[0]}"
+        )
     return np.array(rows, dtype=np.float64)
 
 
@@ -95,8 +104,10 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
         return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
     slope = parse_block(state["typed_slope"], "slope")
     if slope.shape != shape:
-        raise ShapeError(f"slope: expected the block's shape {shape[0]} x {shape[1]}, "
-                         f"got {slope.shape[0]} x {slope.shape[1]}")
+        raise ShapeError(
+            f"slope: expected the block's shape {shape[0]} x {shape[1]}, "
+            f"got {slope.shape[0]} x {slope.shape[1]}"
+        )
     return slope
 
 
@@ -106,10 +117,16 @@ def figures(state: State) -> dict[str, Any]:
     x = block(state)
     c = compare_blocks(x, arriving(state, x.shape), "batch")
     return {
-        "true": c.true.tolist(), "oracle": c.oracle.tolist(), "naive": c.naive.tolist(),
-        "true_gap": c.true_gap, "naive_error": c.naive_error, "largest_true": c.largest_true,
-        "wrong_sign": int(np.count_nonzero(c.wrong_sign)), "cells": int(c.true.size),
-        "true_sums": c.true_sums.tolist(), "naive_sums": c.naive_sums.tolist(),
+        "true": c.true.tolist(),
+        "oracle": c.oracle.tolist(),
+        "naive": c.naive.tolist(),
+        "true_gap": c.true_gap,
+        "naive_error": c.naive_error,
+        "largest_true": c.largest_true,
+        "wrong_sign": int(np.count_nonzero(c.wrong_sign)),
+        "cells": int(c.true.size),
+        "true_sums": c.true_sums.tolist(),
+        "naive_sums": c.naive_sums.tolist(),
     }
 
 

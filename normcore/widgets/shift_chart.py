@@ -30,8 +30,10 @@ def describe(shift: CrowdShift) -> dict[str, str | None]:
     """The figures under the chart for one arrangement, as the page shows them."""
     epoch, unit = shift.largest_move_at
     return {
-        "largest_shift": f"{shift.largest_shift:.4f}", "shift_unit": str(shift.shift_unit + 1),
-        "largest_move": f"{shift.largest_move:.4f}", "move_unit": str(unit + 1),
+        "largest_shift": f"{shift.largest_shift:.4f}",
+        "shift_unit": str(shift.shift_unit + 1),
+        "largest_move": f"{shift.largest_move:.4f}",
+        "move_unit": str(unit + 1),
         "move_epoch": str(epoch),
         "shift_gap": None if shift.shift_gap is None else f"{shift.shift_gap:.1e}",
     }
@@ -39,8 +41,10 @@ def describe(shift: CrowdShift) -> dict[str, str | None]:
 
 def _image(shift: CrowdShift, name: str) -> dict[str, str]:
     data = base64.b64encode(png_bytes(crowd_shift_figure(shift))).decode("ascii")
-    return {"src": f"data:image/png;base64,{data}",
-            "alt": f"each hidden unit's mean and deviation per epoch, {name} network"}
+    return {
+        "src": f"data:image/png;base64,{data}",
+        "alt": f"each hidden unit's mean and deviation per epoch, {name} network",
+    }
 
 
 class ShiftChart(PageWidget):
@@ -51,8 +55,10 @@ class ShiftChart(PageWidget):
 
     def __init__(self, shifts: dict[str, CrowdShift], **kwargs: Any) -> None:
         self.shifts = shifts
-        results = {key: {"label": LABELS[key], "figures": describe(shift),
-                         **_image(shift, LABELS[key])} for key, shift in shifts.items()}
+        results = {
+            key: {"label": LABELS[key], "figures": describe(shift), **_image(shift, LABELS[key])}
+            for key, shift in shifts.items()
+        }
         super().__init__(state={"arrangement": "none"}, results=results, **kwargs)
 
     def compute(self, state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
@@ -64,8 +70,9 @@ class ShiftChart(PageWidget):
     def select(self, arrangement: str) -> None:
         """Show `arrangement` ('none' or 'batch')."""
         if arrangement not in self.shifts:
-            raise ValueError(f"arrangement: expected one of {sorted(self.shifts)}, "
-                             f"got {arrangement!r}")
+            raise ValueError(
+                f"arrangement: expected one of {sorted(self.shifts)}, got {arrangement!r}"
+            )
         self.state = {"arrangement": arrangement}
 
     @property

@@ -33,17 +33,24 @@ class WeightNormStep(PageWidget):
     def compute(state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         return weightnorm_model.figures(state, weightnorm_model.case_data())
 
-    def __init__(self, lengths: Sequence[float] = weightnorm.LENGTHS,
-                 learning_rate: float = weightnorm.LEARNING_RATE, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        lengths: Sequence[float] = weightnorm.LENGTHS,
+        learning_rate: float = weightnorm.LEARNING_RATE,
+        **kwargs: Any,
+    ) -> None:
         state = {"lengths": [f"{v:g}" for v in lengths], "learning_rate": f"{learning_rate:g}"}
         super().__init__(state=state, case=weightnorm_model.case_data(), **kwargs)
 
     def __repr__(self) -> str:
-        return (f"WeightNormStep(lengths {self.state['lengths']}, "
-                f"learning rate {self.state['learning_rate']})")
+        return (
+            f"WeightNormStep(lengths {self.state['lengths']}, "
+            f"learning rate {self.state['learning_rate']})"
+        )
 
 
-def weightnorm_step_widget(lengths: Sequence[float] = weightnorm.LENGTHS,
-                           learning_rate: float = weightnorm.LEARNING_RATE) -> WeightNormStep:
+def weightnorm_step_widget(
+    lengths: Sequence[float] = weightnorm.LENGTHS, learning_rate: float = weightnorm.LEARNING_RATE
+) -> WeightNormStep:
     """Chapter 5's widget, opening on the chapter's lengths and learning rate."""
     return WeightNormStep(lengths, learning_rate)

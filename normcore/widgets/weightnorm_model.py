@@ -35,24 +35,31 @@ def case_data() -> dict[str, list]:
     """The case's numbers: x (5, 2), y (5,), unit directions (2, 3), bias (3,)."""
     case = weightnorm.make_case(weightnorm.LENGTHS)
     direction = np.asarray(case.weightnorm.direction)
-    return {"x": _round(case.x), "y": _round(case.y),
-            "unit": _round(direction / direction_length(direction)),
-            "bias": _round(case.weightnorm.bias)}
+    return {
+        "x": _round(case.x),
+        "y": _round(case.y),
+        "unit": _round(direction / direction_length(direction)),
+        "bias": _round(case.weightnorm.bias),
+    }
 
 
 def initial() -> State:
-    return {"lengths": [f"{v:g}" for v in weightnorm.LENGTHS],
-            "learning_rate": f"{weightnorm.LEARNING_RATE:g}"}
+    return {
+        "lengths": [f"{v:g}" for v in weightnorm.LENGTHS],
+        "learning_rate": f"{weightnorm.LEARNING_RATE:g}",
+    }
 
 
 def parse(state: State) -> tuple[np.ndarray, float]:
     """The lengths and learning rate typed; a typed NormcoreError for what cannot be used."""
-    lengths = np.array([parse_number(t, f"length {i + 1}", LIMIT)
-                        for i, t in enumerate(state["lengths"])])
+    lengths = np.array(
+        [parse_number(t, f"length {i + 1}", LIMIT) for i, t in enumerate(state["lengths"])]
+    )
     for i, v in enumerate(lengths):
         if v == 0:
-            raise ZeroDirectionError(f"length {i + 1} is 0: a direction of length 0 has no "
-                                     "unit vector to point along")
+            raise ZeroDirectionError(
+                f"length {i + 1} is 0: a direction of length 0 has no unit vector to point along"
+            )
     return lengths, parse_number(state["learning_rate"], "learning rate", LIMIT)
 
 
@@ -62,11 +69,19 @@ def figures(state: State, case: dict[str, list]) -> dict[str, Any]:
     direction = np.array(case["unit"]) * lengths
     bias = np.array(case["bias"])
     layer = WeightNormDense(direction=direction, bias=bias)
-    built = weightnorm.Case(x=np.array(case["x"]), y=np.array(case["y"]), weightnorm=layer,
-                            dense=Dense(weights=layer.effective_weights, bias=bias))
+    built = weightnorm.Case(
+        x=np.array(case["x"]),
+        y=np.array(case["y"]),
+        weightnorm=layer,
+        dense=Dense(weights=layer.effective_weights, bias=bias),
+    )
     step = weightnorm.one_step(built, rate)
-    return {"before": step.length_before.tolist(), "weightnorm": step.length_weightnorm.tolist(),
-            "dense": step.length_dense.tolist(), "distance": step.distance}
+    return {
+        "before": step.length_before.tolist(),
+        "weightnorm": step.length_weightnorm.tolist(),
+        "dense": step.length_dense.tolist(),
+        "distance": step.distance,
+    }
 
 
 def set_length(state: State, i: int, text: str) -> State:

@@ -10,33 +10,17 @@ site's JavaScript must be held to normcore in a real browser before CI can go gr
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import chromium  # tools/chromium.py (pytest's pythonpath): the lookup and flags the PDF uses too
 import pytest
 
 from .live import Lab, start_lab
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium_path() -> str | None:
-    wanted = os.environ.get("NORMCORE_CHROMIUM", "/usr/bin/chromium")
-    if Path(wanted).exists():
-        return wanted
-    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def missing(reason: str) -> None:
@@ -56,14 +40,13 @@ def browser() -> Iterator[Any]:
             "playwright is not installed (pip install playwright; no browser download is "
             "needed): the browser tests drive Debian's chromium through it"
         )
-    path = chromium_path()
-    if path is None:
+    if chromium.path() is None:
         missing(
             "chromium is not installed (apt-get install -y chromium): the browser tests need a "
             "real browser to typeset the math and run the widgets"
         )
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, headless=True)
+        b = chromium.launch(p)
         try:
             yield b
         finally:

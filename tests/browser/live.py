@@ -59,7 +59,8 @@ class Lab:
 
     def api(self, path: str, method: str = "GET") -> Any:
         request = urllib.request.Request(
-            f"{self.base}/api/{path}", method=method,
+            f"{self.base}/api/{path}",
+            method=method,
             headers={"Authorization": f"token {self.token}"},
         )
         with urllib.request.urlopen(request, timeout=30) as answer:
@@ -96,14 +97,25 @@ def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
     token, port = secrets.token_hex(16), free_port()
     log = (work / "lab.log").open("wb")
     proc = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", f"--ServerApp.token={token}", f"--port={port}",
-         "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0",
-         f"--ServerApp.root_dir={root}", f"--LabApp.user_settings_dir={settings}",
-         f"--LabApp.workspaces_dir={work / 'workspaces'}", "--LabApp.news_url=",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
-         *(["--allow-root"] if os.geteuid() == 0 else [])],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            str(jupyter),
+            "lab",
+            "--no-browser",
+            f"--ServerApp.token={token}",
+            f"--port={port}",
+            "--ServerApp.ip=127.0.0.1",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={root}",
+            f"--LabApp.user_settings_dir={settings}",
+            f"--LabApp.workspaces_dir={work / 'workspaces'}",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.expose_app_in_browser=True",
+            *(["--allow-root"] if os.geteuid() == 0 else []),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     lab = Lab(f"http://127.0.0.1:{port}", token, root)
     try:
@@ -224,8 +236,8 @@ def _figures(lab: Lab, name: str) -> list[tuple[int, str]]:
     return [
         (i, "".join(cells[i + 1]["source"]))
         for i, cell in enumerate(cells)
-        if cell["cell_type"] == "code" and "caption" in cell["metadata"].get("mystnb", {}).get(
-            "figure", {})
+        if cell["cell_type"] == "code"
+        and "caption" in cell["metadata"].get("mystnb", {}).get("figure", {})
     ]
 
 
@@ -243,8 +255,12 @@ def _numbers(name: str) -> list[str]:
     found = []
     for cell in json.loads(book.read_text(encoding="utf-8"))["cells"]:
         if cell["cell_type"] == "markdown":
-            for key, _, spec in (m.partition(":") for m in re.findall(
-                    r"\{glue:text\}`([^`]*)`", _outside_dropdowns("".join(cell["source"])))):
+            for key, _, spec in (
+                m.partition(":")
+                for m in re.findall(
+                    r"\{glue:text\}`([^`]*)`", _outside_dropdowns("".join(cell["source"]))
+                )
+            ):
                 found.append(tool.format_glued(glued[key], spec))
     return found
 
@@ -302,7 +318,11 @@ _READ = """root => {
   return out;
 }"""
 
-_MATCHES = "([root, want, rtol, atol]) => {\n  const got = (" + _READ + ")(root);" + """
+_MATCHES = (
+    "([root, want, rtol, atol]) => {\n  const got = ("
+    + _READ
+    + ")(root);"
+    + """
   if (!got) return false;
   const close = (g, w) => Math.abs(Number(g) - w) <= atol + rtol * Math.abs(w);
   for (const [k, w] of Object.entries(want)) {
@@ -317,6 +337,7 @@ _MATCHES = "([root, want, rtol, atol]) => {\n  const got = (" + _READ + ")(root)
   }
   return true;
 }"""
+)
 
 
 def wait_for(page: Any, js: str, arg: Any = None, timeout: float = ANSWER_TIMEOUT) -> bool:
@@ -348,8 +369,13 @@ def _plain(value: Any) -> Any:
 
 
 def expect(
-    page: Any, root: str, want: Mapping[str, Any], *, rtol: float = 1e-12,
-    atol: float = 1e-12, timeout: float = ANSWER_TIMEOUT,
+    page: Any,
+    root: str,
+    want: Mapping[str, Any],
+    *,
+    rtol: float = 1e-12,
+    atol: float = 1e-12,
+    timeout: float = ANSWER_TIMEOUT,
 ) -> dict[str, str]:
     """Wait until the readout shows `want` (numbers within rtol/atol, arrays as comma lists,
     '#text' as a piece of the visible text, anything else exactly), then check it once more here

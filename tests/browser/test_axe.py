@@ -19,8 +19,7 @@ from .test_site import HTML, site  # noqa: F401  (the fixture that serves _build
 BLOCKING = {"serious", "critical"}
 
 #: (axe rule id, CSS fragment of the offending element) -> why it is tolerated, and until when.
-KNOWN: dict[tuple[str, str], str] = {
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def axe_script() -> Path | None:
@@ -35,8 +34,11 @@ def axe_script() -> Path | None:
 def all_pages() -> list[Path]:
     if not HTML.exists():
         return []
-    return sorted(p for p in HTML.rglob("*.html") if "_static" not in p.parts
-                  and p.name not in {"genindex.html", "search.html"})
+    return sorted(
+        p
+        for p in HTML.rglob("*.html")
+        if "_static" not in p.parts and p.name not in {"genindex.html", "search.html"}
+    )
 
 
 def tolerated(rule: str, target: str) -> str | None:
@@ -46,10 +48,16 @@ def tolerated(rule: str, target: str) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("page_path", all_pages() or [None],
-                         ids=lambda p: p.relative_to(HTML).as_posix() if p else "none")
-def test_page_has_no_serious_accessibility_violation(browser: Any, site: str,  # noqa: F811
-                                                     page_path: Path | None) -> None:
+@pytest.mark.parametrize(
+    "page_path",
+    all_pages() or [None],
+    ids=lambda p: p.relative_to(HTML).as_posix() if p else "none",
+)
+def test_page_has_no_serious_accessibility_violation(
+    browser: Any,
+    site: str,  # noqa: F811
+    page_path: Path | None,
+) -> None:
     if page_path is None:
         pytest.skip("_build/html has no pages: build the site first (make book)")
     script = axe_script()

@@ -17,8 +17,12 @@ from .test_site import site  # noqa: F401  (the fixture that serves _build/html)
 
 
 @pytest.mark.parametrize("doc", notebook_chapters())
-def test_click_downloads_the_executed_notebook(browser: Any, site: str, doc: str,  # noqa: F811
-                                               tmp_path: Path) -> None:
+def test_click_downloads_the_executed_notebook(
+    browser: Any,
+    site: str,  # noqa: F811  (the fixture imported above)
+    doc: str,
+    tmp_path: Path,
+) -> None:
     context = browser.new_context(accept_downloads=True)
     page = context.new_page()
     try:
@@ -44,5 +48,6 @@ def test_click_downloads_the_executed_notebook(browser: Any, site: str, doc: str
     assert code and with_outputs, f"{saved.name}: no code cell has an output (not executed?)"
     assert all(c.execution_count for c in code), f"{saved.name}: a code cell never ran"
     assert saved.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
-        f"{saved.name} is not the chapter's stored notebook")
+        f"{saved.name} is not the chapter's stored notebook"
+    )
     assert (pdf_status, pdf_head) == (200, b"%PDF-"), f"{doc}: the PDF link gave {pdf_status}"

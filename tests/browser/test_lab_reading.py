@@ -23,24 +23,30 @@ from .live import OPEN_TIMEOUT, Lab, chapter
 
 ROOT = Path(__file__).resolve().parents[2]
 CHAPTERS = sorted(p.name for p in (ROOT / "book").glob("*.ipynb") if p.with_suffix(".md").exists())
+
+
 def test_untouched_chapters_are_not_modified(browser: Any, lab: Lab) -> None:
     """Each chapter in turn, in one page: opened, its kernel up, then closed from the menu."""
-    digests = {name: hashlib.sha256((lab.root / name).read_bytes()).hexdigest()
-               for name in CHAPTERS}
+    digests = {
+        name: hashlib.sha256((lab.root / name).read_bytes()).hexdigest() for name in CHAPTERS
+    }
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     try:
         page = context.new_page()
         page.goto(lab.url(CHAPTERS[0]))
         for name in CHAPTERS:
             if name != CHAPTERS[0]:
-                page.evaluate("p => { window.jupyterapp.commands.execute('docmanager:open',"
-                              " {path: p}); }", name)
+                page.evaluate(
+                    "p => { window.jupyterapp.commands.execute('docmanager:open', {path: p}); }",
+                    name,
+                )
             page.wait_for_function(  # the chapter is open and its kernel has started
                 "p => { const a = window.jupyterapp, w = a && a.shell.currentWidget;"
                 " return w && w.context && w.context.path === p"
                 " && w.sessionContext.session && w.sessionContext.session.kernel"
                 " && w.sessionContext.session.kernel.status === 'idle'; }",
-                arg=name, timeout=OPEN_TIMEOUT,
+                arg=name,
+                timeout=OPEN_TIMEOUT,
             )
             dirty = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
             assert not dirty, f"{name} opens already marked modified"
@@ -48,7 +54,8 @@ def test_untouched_chapters_are_not_modified(browser: Any, lab: Lab) -> None:
             page.locator(".lm-Menu-itemLabel", has_text="Close Tab").first.click()
             page.wait_for_function(
                 "() => !document.querySelector('.jp-NotebookPanel')"
-                " || document.querySelector('.jp-Dialog')", timeout=OPEN_TIMEOUT,
+                " || document.querySelector('.jp-Dialog')",
+                timeout=OPEN_TIMEOUT,
             )
             assert page.locator(".jp-Dialog").count() == 0, (
                 f"closing the untouched {name} asks: {page.locator('.jp-Dialog').inner_text()}"
@@ -59,7 +66,6 @@ def test_untouched_chapters_are_not_modified(browser: Any, lab: Lab) -> None:
     for name, digest in digests.items():
         now = hashlib.sha256((lab.root / name).read_bytes()).hexdigest()
         assert now == digest, f"opening {name} changed it"
-
 
 
 def _opened_elsewhere() -> set[str]:

@@ -56,22 +56,29 @@ def test_chapter6_comparison_live(browser: Any, lab: Lab, clock: dict[str, float
     from .live import ANSWER_TIMEOUT, wait_for
     from .test_site_comparison_widget import READ, ROOT, check, expected
 
-    answered = ("root => { const w = document.querySelector(root + ' .nc-where');"
-                " return w !== null && w.dataset.runs === 'kernel'; }")
+    answered = (
+        "root => { const w = document.querySelector(root + ' .nc-where');"
+        " return w !== null && w.dataset.runs === 'kernel'; }"
+    )
     scores = comparison.run_all().scores
     with chapter(browser, lab, "06-comparison.ipynb") as page:
         clock["ran"] = time.monotonic()
         page.wait_for_selector(f"{ROOT} .nc-readout [data-key]", timeout=ANSWER_TIMEOUT)
         state = {"arrangements": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
-        for label, kind, value in ((None, None, None), ("seed 1", "seed", 1),
-                                   ("plain", "arrangement", "none"), ("seed 4", "seed", 4)):
+        for label, kind, value in (
+            (None, None, None),
+            ("seed 1", "seed", 1),
+            ("plain", "arrangement", "none"),
+            ("seed 4", "seed", 4),
+        ):
             if label is not None:
                 page.locator(ROOT).get_by_role("checkbox", name=label, exact=True).click()
                 toggle = cm.toggle_seed if kind == "seed" else cm.toggle_arrangement
                 state = toggle(state, value, False)
             assert wait_for(page, answered, ROOT, ANSWER_TIMEOUT), f"{label}: no kernel answer"
-            check(page.evaluate(READ, ROOT), expected(state, scores), state, str(label),
-                  runs="kernel")
+            check(
+                page.evaluate(READ, ROOT), expected(state, scores), state, str(label), runs="kernel"
+            )
             gap = page.locator(f"{ROOT} .nc-where [data-key=kernel-gap]")
             assert float(gap.get_attribute("data-value")) <= 1e-12, label
 

@@ -24,13 +24,16 @@ from .test_site_widgets import READ, compare
 CHAPTER = "02-worked-column.ipynb"
 ROOT = ".nc-playground"
 # the kernel has answered the state on show (its token and state match the page's)
-ANSWERED = ("root => { const w = document.querySelector(root + ' .nc-where');"
-            " return w !== null && w.dataset.runs === 'kernel'; }")
+ANSWERED = (
+    "root => { const w = document.querySelector(root + ' .nc-where');"
+    " return w !== null && w.dataset.runs === 'kernel'; }"
+)
 
 
 def kernel_gap(page: Any) -> float:
-    return float(page.locator(f"{ROOT} .nc-where [data-key=kernel-gap]").get_attribute(
-        "data-value"))
+    return float(
+        page.locator(f"{ROOT} .nc-where [data-key=kernel-gap]").get_attribute("data-value")
+    )
 
 
 def check(page: Any, state: pm.State, where: str) -> None:
@@ -72,8 +75,7 @@ def test_playground_live(browser: Any, lab: Lab) -> None:
             state = action(state)
             check(page, state, name)
         assert max(pm.figures(state)["answer"][0]) != 0  # not a trivial state
-        print(f"\nchapter 2: run all {ran - started:.1f} s, "
-              f"actions {time.monotonic() - ran:.1f} s")
+        print(f"\nchapter 2: run all {ran - started:.1f} s, actions {time.monotonic() - ran:.1f} s")
 
 
 # (chapter, widget root, a control to change, its new value, how far the kernel's answer may be
@@ -86,16 +88,20 @@ PAGE_WIDGETS = [
 ]
 
 
-@pytest.mark.parametrize(("notebook", "root", "key", "value", "tolerance"), PAGE_WIDGETS,
-                         ids=[w[0][:2] for w in PAGE_WIDGETS])
-def test_page_widgets_answer_on_the_kernel_too(browser: Any, lab: Lab, notebook: str, root: str,
-                                              key: str, value: str | None,
-                                              tolerance: float) -> None:
+@pytest.mark.parametrize(
+    ("notebook", "root", "key", "value", "tolerance"),
+    PAGE_WIDGETS,
+    ids=[w[0][:2] for w in PAGE_WIDGETS],
+)
+def test_page_widgets_answer_on_the_kernel_too(
+    browser: Any, lab: Lab, notebook: str, root: str, key: str, value: str | None, tolerance: float
+) -> None:
     with chapter(browser, lab, notebook) as page:
         page.wait_for_selector(f"{root} .nc-readout [data-key]", timeout=ANSWER_TIMEOUT)
         for step in range(2):
             assert wait_for(page, ANSWERED, root, ANSWER_TIMEOUT), (
-                f"{notebook}: the widget does not say it runs on the kernel")
+                f"{notebook}: the widget does not say it runs on the kernel"
+            )
             gap = page.locator(f"{root} .nc-where [data-key=kernel-gap]")
             if gap.count():
                 assert float(gap.get_attribute("data-value")) <= tolerance, notebook

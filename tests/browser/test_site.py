@@ -50,34 +50,46 @@ def test_page_reads_well_offline(browser: Any, site: str, page_path: Path | None
     page.on("request", lambda r: requests.append(r.url))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("response", lambda r: errors.append(f"HTTP {r.status} {r.url}") if r.status >= 400
-            else None)
+    page.on(
+        "response", lambda r: errors.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None
+    )
     rel = page_path.relative_to(HTML).as_posix()
     page.goto(f"{site}/{rel}", wait_until="load")
     page.wait_for_load_state("networkidle")
-    has_math = page.evaluate("() => document.querySelectorAll('.math, .MathJax, mjx-container,"
-                             " script[type^=\"math/tex\"]').length") > 0
+    has_math = (
+        page.evaluate(
+            "() => document.querySelectorAll('.math, .MathJax, mjx-container,"
+            ' script[type^="math/tex"]\').length'
+        )
+        > 0
+    )
     if has_math:
         page.wait_for_function(
             "() => !window.MathJax || !MathJax.startup || !MathJax.startup.promise ? true :"
             " MathJax.startup.promise.then(() => true)",
             timeout=20_000,
         )
-        page.wait_for_function("() => document.querySelectorAll('mjx-container').length > 0",
-                               timeout=20_000)
+        page.wait_for_function(
+            "() => document.querySelectorAll('mjx-container').length > 0", timeout=20_000
+        )
     text = page.inner_text("main") if page.query_selector("main") else page.inner_text("body")
     broken = page.evaluate(
         "() => Array.from(document.images).filter(i => !i.complete || i.naturalWidth === 0)"
         ".map(i => i.src)"
     )
-    outside = [u for u in requests if urlparse(u).hostname not in ("127.0.0.1", None)
-               and not u.startswith(("data:", "blob:", "about:"))]
+    outside = [
+        u
+        for u in requests
+        if urlparse(u).hostname not in ("127.0.0.1", None)
+        and not u.startswith(("data:", "blob:", "about:"))
+    ]
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{page_path.stem}.png"), full_page=True)
     context.close()
     problems = [
         f"math left untypeset in the visible text: {RAW_MATH.findall(text)[:5]}"
-        if RAW_MATH.search(text) else "",
+        if RAW_MATH.search(text)
+        else "",
         f"images that did not load: {broken}" if broken else "",
         f"console errors: {errors}" if errors else "",
         f"requests leaving 127.0.0.1: {outside}" if outside else "",

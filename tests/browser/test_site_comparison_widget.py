@@ -30,8 +30,14 @@ from .test_site_widgets import ACTIONS, Watched, page_or_skip
 ROOT = ".nc-comparison"
 PAGE = "06-comparison.html"
 #: digits each column is shown with (the chapter's table prints the same)
-SHOWN = {"train_accuracy": 3, "held_accuracy": 3, "held_low": 2, "held_high": 2,
-         "train_loss": 4, "held_loss": 3}
+SHOWN = {
+    "train_accuracy": 3,
+    "held_accuracy": 3,
+    "held_low": 2,
+    "held_high": 2,
+    "train_loss": 4,
+    "held_loss": 3,
+}
 READ = """root => {
   const box = document.querySelector(root);
   const error = box.querySelector('.nc-message .nc-error');
@@ -77,20 +83,23 @@ def refusal(state: cm.State) -> str | None:
     return None
 
 
-def check(got: dict[str, Any], want: dict[str, Any], state: cm.State, where: str,
-          runs: str = "page") -> None:
+def check(
+    got: dict[str, Any], want: dict[str, Any], state: cm.State, where: str, runs: str = "page"
+) -> None:
     assert sorted(got["figures"]) == sorted(want), f"{where}: the page shows other figures"
     for key, value in want.items():
         page_value, text = got["figures"][key]
         assert abs(page_value - value) <= 1e-10 * max(abs(value), 1e-3), (
-            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
+        )
         if key == "seeds":
             assert text == f"{int(value)} seed{'s' if value != 1 else ''}", where
             continue
         digits = SHOWN[key.split(":")[1]]
         assert len(text.split(".")[1]) == digits, f"{where}: {key} shows {text!r}"
-        assert abs(float(text) - value) <= 0.5 * 10.0 ** -digits + 1e-9, (
-            f"{where}: {key} shows {text!r}, normcore {value!r}")
+        assert abs(float(text) - value) <= 0.5 * 10.0**-digits + 1e-9, (
+            f"{where}: {key} shows {text!r}, normcore {value!r}"
+        )
     shown = {key.split(":")[0] for key in want if ":" in key}
     assert got["rows"] == [label for k, label in cm.LABELS.items() if k in shown], where
     ticked = [f"arrangement:{k}" for k in cm.LABELS if k in state["arrangements"]]
@@ -104,8 +113,7 @@ def test_comparison_widget_answers_in_the_page(browser: Any, site: str, scores) 
     watched = Watched(browser, f"{site}/book/{PAGE}")
     page = watched.page
     failed: list[str] = []  # named in the report if a console error is a failed request
-    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400
-            else None)
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.wait_for_selector(f"{ROOT} .nc-readout [data-key]", timeout=30_000)
     read = lambda: page.evaluate(READ, ROOT)  # noqa: E731
     state = {"arrangements": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
@@ -125,7 +133,8 @@ def test_comparison_widget_answers_in_the_page(browser: Any, site: str, scores) 
         group = "arrangements" if kind == "arrangement" else "seeds"
         on = value not in state[group]
         state = (cm.toggle_arrangement if kind == "arrangement" else cm.toggle_seed)(
-            state, value, on)
+            state, value, on
+        )
         where = f"action {n + 1} ({'tick' if on else 'untick'} {label})"
         got = read()
         sentence = refusal(state)
@@ -134,8 +143,9 @@ def test_comparison_widget_answers_in_the_page(browser: Any, site: str, scores) 
             assert got["error"] is None, where
         else:
             refused.add(sentence)
-            assert got["error"] == (f"{friendly(sentence)} The table below is for the last "
-                                    "choice that had one."), where
+            assert got["error"] == (
+                f"{friendly(sentence)} The table below is for the last choice that had one."
+            ), where
         # a refused choice leaves the last table on show, with the boxes as the reader left them
         check(got, good, state, where)
     assert len(refused) == 2, "the actions never reached both refusals"
@@ -147,10 +157,14 @@ def test_comparison_widget_answers_in_the_page(browser: Any, site: str, scores) 
     script = axe_script()
     if script is not None:
         page.add_script_tag(path=str(script))
-        result = page.evaluate(f"() => axe.run({{include: [['{ROOT}']]}}, "
-                               "{resultTypes: ['violations']})")
-        serious = [(v["id"], [n["target"] for n in v["nodes"]]) for v in result["violations"]
-                   if v.get("impact") in ("serious", "critical")]
+        result = page.evaluate(
+            f"() => axe.run({{include: [['{ROOT}']]}}, {{resultTypes: ['violations']}})"
+        )
+        serious = [
+            (v["id"], [n["target"] for n in v["nodes"]])
+            for v in result["violations"]
+            if v.get("impact") in ("serious", "critical")
+        ]
         assert not serious, f"accessibility violations in the widget: {serious}"
     watched.close()
     assert not errors, f"console errors: {errors} (failed requests: {failed})"

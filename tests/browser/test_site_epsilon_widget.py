@@ -42,7 +42,9 @@ def check(got: dict[str, Any], exponent: int, where: str) -> None:
     assert abs(float(got["value"]) - want) <= 1e-12 * abs(want), (where, got["value"], want)
     assert got["shown"] == f"{want:.4f}", (where, got["shown"], want)
     assert got["slider"] == str(exponent) and got["spoken"] == f"{float(f'1e{exponent}'):.0e}", (
-        where, got)
+        where,
+        got,
+    )
     assert f"ε = {float(f'1e{exponent}'):.0e}: the entry 23 becomes" in got["text"], where
     assert got["label"] and got["where"] == "page", (where, got)
 
@@ -62,7 +64,8 @@ def test_epsilon_slider_answers_in_the_page(browser: Any, site: str) -> None:  #
                 key = str(rng.choice([*steps, "Home", "End"]))
                 slider.press(key)
                 exponent = {"Home": LOW, "End": HIGH}.get(
-                    key, min(max(exponent + steps.get(key, 0), LOW), HIGH))
+                    key, min(max(exponent + steps.get(key, 0), LOW), HIGH)
+                )
                 action = f"key {key}"
             else:
                 exponent = int(rng.integers(LOW, HIGH + 1))

@@ -64,12 +64,17 @@ class Watched:
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.outside: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error"
-                     else None)
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.on("request", lambda r: self.outside.append(r.url) if urlparse(r.url).hostname
-                     not in ("127.0.0.1", None) and not r.url.startswith(("data:", "blob:"))
-                     else None)
+        self.page.on(
+            "request",
+            lambda r: (
+                self.outside.append(r.url)
+                if urlparse(r.url).hostname not in ("127.0.0.1", None)
+                and not r.url.startswith(("data:", "blob:"))
+                else None
+            ),
+        )
         self.page.goto(url, wait_until="load")
 
     def close(self) -> None:
@@ -93,8 +98,12 @@ def page_or_skip(name: str) -> None:
         pytest.skip(f"_build/html/book/{name} is missing: build the site first (make book)")
 
 
-def drive(state: Any, choose: Callable[[int, Any], Any], act: Callable[[Any, Any], Any],
-          check: Callable[[Any, str], None]) -> Any:
+def drive(
+    state: Any,
+    choose: Callable[[int, Any], Any],
+    act: Callable[[Any, Any], Any],
+    check: Callable[[Any, str], None],
+) -> Any:
     """The seeded loop every widget test runs; returns the model's last state.
 
     `check(state, where)` holds what the page shows to the widget's Python model for `state`
@@ -132,9 +141,18 @@ def expected_figures(state: pm.State) -> dict[str, tuple[float, float]]:
     put("answer", f["answer"])
     # the gap is a difference of nearly equal numbers: held to the scale of the answer table
     out["gap"] = (f["gap"], float(np.abs(np.asarray(f["answer"])).max()))
-    for key in ("batch_mean", "batch_variance", "batch_deviation", "batch_share", "running_mean",
-                "running_variance", "running_deviation", "row_mean", "row_variance",
-                "row_deviation"):
+    for key in (
+        "batch_mean",
+        "batch_variance",
+        "batch_deviation",
+        "batch_share",
+        "running_mean",
+        "running_variance",
+        "running_deviation",
+        "row_mean",
+        "row_variance",
+        "row_deviation",
+    ):
         if key in f:
             put(key, f[key])
     return out
@@ -151,10 +169,12 @@ def compare(got: dict[str, Any], state: pm.State, where: str, runs: str = "page"
     for key, (value, scale) in want.items():
         page_value, text = got["figures"][key]
         assert abs(page_value - value) <= 1e-12 * max(abs(value), scale, 1e-300), (
-            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
+        )
         shown = float(text)
         assert abs(shown - value) <= shown_digits(key) * abs(value) + 1e-12 * scale, (
-            f"{where}: {key} shows {text!r}, normcore {value!r}")
+            f"{where}: {key} shows {text!r}, normcore {value!r}"
+        )
     texts = {(i, j): t for i, j, t in got["texts"]}
     assert texts == {(i, j): t for i, row in enumerate(state["texts"]) for j, t in enumerate(row)}
     assert got["active"] == state["active"], where
@@ -162,37 +182,70 @@ def compare(got: dict[str, Any], state: pm.State, where: str, runs: str = "page"
     for which, j, value, text in got["sliders"]:
         # Undo exactly puts computed figures (a deviation, a mean) on the sliders
         assert abs(value - state[which][j]) <= 1e-12 * abs(state[which][j]), (
-            f"{where}: {which} {j + 1} is {value!r} in the page, {state[which][j]!r} by normcore")
+            f"{where}: {which} {j + 1} is {value!r} in the page, {state[which][j]!r} by normcore"
+        )
         assert abs(float(text) - value) <= 5e-5 + 1e-12 * abs(value), f"{where}: {which} {j + 1}"
-    assert got["errors"] == [f"{friendly(e)} That cell keeps its last number."
-                             for e in pm.errors(state)], where
+    assert got["errors"] == [
+        f"{friendly(e)} That cell keeps its last number." for e in pm.errors(state)
+    ], where
     assert got["where"] == runs, f"{where}: the widget says it runs on {got['where']!r}"
 
 
 def playground_actions(rng: np.random.Generator) -> Callable[[int, pm.State], tuple]:
     """The playground's action generator: every kind of bad text first, then random actions."""
     opening = [("type", 0, 1, text) for text in ("abc", "1e400", "nan", "")] + [
-        ("type", 0, 1, "8"), ("type", 2, 0, "  ")]
+        ("type", 0, 1, "8"),
+        ("type", 2, 0, "  "),
+    ]
 
     def choose(n: int, state: pm.State) -> tuple:
         if n < len(opening):
             return opening[n]
         rows, features = len(state["texts"]), len(state["scale"])
-        kind = rng.choice(["type", "type", "type", "row", "kind", "purpose", "slider",
-                           "slider", "resize", "undo", "step", "step", "fresh"])
+        kind = rng.choice(
+            [
+                "type",
+                "type",
+                "type",
+                "row",
+                "kind",
+                "purpose",
+                "slider",
+                "slider",
+                "resize",
+                "undo",
+                "step",
+                "step",
+                "fresh",
+            ]
+        )
         if kind == "type":
-            text = (str(rng.choice(BAD_TEXTS)) if rng.random() < 0.2 else
-                    str(rng.choice([f"{rng.integers(-30, 30)}",
-                                    f"{rng.normal(0, 20):.3f}", f"{rng.normal(0, 3):.2e}",
-                                    f".{rng.integers(0, 99)}"])))
+            text = (
+                str(rng.choice(BAD_TEXTS))
+                if rng.random() < 0.2
+                else str(
+                    rng.choice(
+                        [
+                            f"{rng.integers(-30, 30)}",
+                            f"{rng.normal(0, 20):.3f}",
+                            f"{rng.normal(0, 3):.2e}",
+                            f".{rng.integers(0, 99)}",
+                        ]
+                    )
+                )
+            )
             return ("type", int(rng.integers(rows)), int(rng.integers(features)), text)
         if kind == "row":
             return ("row", int(rng.integers(rows)))
         if kind in ("kind", "purpose"):
             return (kind, str(rng.choice(pm.KINDS if kind == "kind" else pm.PURPOSES)))
         if kind == "slider":
-            return ("slider", str(rng.choice(["scale", "shift"])),
-                    int(rng.integers(features)), float(rng.uniform(-1, 1)))
+            return (
+                "slider",
+                str(rng.choice(["scale", "shift"])),
+                int(rng.integers(features)),
+                float(rng.uniform(-1, 1)),
+            )
         if kind == "resize":
             return ("resize", *[(1, 0), (-1, 0), (0, 1), (0, -1)][rng.integers(4)])
         return (str(kind),)
@@ -221,24 +274,29 @@ def playground_act(page: Any, root: str) -> Callable[[pm.State, tuple], pm.State
             return setter(state, action[1])
         if action[0] == "slider":
             _, which, j, share = action
-            slider = page.locator(f"{root} input[type=range][data-which={which}]"
-                                  f"[data-feature='{j}']")
+            slider = page.locator(
+                f"{root} input[type=range][data-which={which}][data-feature='{j}']"
+            )
             # a reader drags to a point of the slider's grid: `share` of the way from 0 to an end
             value = slider.evaluate(
                 "(e, share) => { const end = share < 0 ? Number(e.min) : Number(e.max);"
                 " e.value = String(Math.abs(share) * end);"
                 " e.dispatchEvent(new Event('input', {bubbles: true})); return Number(e.value); }",
-                share)
+                share,
+            )
             assert math.isfinite(value)
             return pm.set_parameter(state, which, j, value) if value != state[which][j] else state
         if action[0] == "resize":
-            label = {(1, 0): "+ row", (-1, 0): "− row", (0, 1): "+ feature",
-                     (0, -1): "− feature"}[action[1:]]
+            label = {(1, 0): "+ row", (-1, 0): "− row", (0, 1): "+ feature", (0, -1): "− feature"}[
+                action[1:]
+            ]
             page.locator(root).get_by_role("button", name=label, exact=True).click()
             return pm.resize(state, *action[1:])
         page.locator(root).get_by_role(
-            "button", name={"undo": "Undo exactly", "step": "Step",
-                            "fresh": "Fresh layer"}[action[0]], exact=True).click()
+            "button",
+            name={"undo": "Undo exactly", "step": "Step", "fresh": "Fresh layer"}[action[0]],
+            exact=True,
+        ).click()
         return {"undo": pm.undo, "step": pm.step, "fresh": pm.fresh}[action[0]](state)
 
     return act
@@ -253,12 +311,15 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
         compare(read(), pm.initial(), "the opening view")
         # it fits a 1440 x 900 screen: the answer within one screen of the controls' top,
         # sliders wide enough to aim at both ends, a hint on how a typed cell is used
-        fit = page.evaluate("""root => { const box = document.querySelector(root);
+        fit = page.evaluate(
+            """root => { const box = document.querySelector(root);
           const top = box.querySelector('.nc-controls').getBoundingClientRect().top;
           const answer = box.querySelector('.nc-readout table').getBoundingClientRect().bottom;
           return {span: answer - top, slider: box.querySelector('input[type=range]')
                   .getBoundingClientRect().width, hint: box.querySelector('.nc-hint').textContent};
-        }""", root)
+        }""",
+            root,
+        )
         assert fit["span"] <= 900, f"the answer ends {fit['span']:.0f} px below the controls' top"
         assert fit["slider"] >= 200 and "Enter" in fit["hint"], fit
 
@@ -269,14 +330,20 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
             page.locator(f"{root} .nc-toggle button[data-value=training]").click()
             times.append(read()["updateMs"])
 
-        drive(pm.initial(), playground_actions(np.random.default_rng(13)),
-              playground_act(page, root), lambda state, where: compare(read(), state, where))
+        drive(
+            pm.initial(),
+            playground_actions(np.random.default_rng(13)),
+            playground_act(page, root),
+            lambda state, where: compare(read(), state, where),
+        )
         shot = HTML.parent / "screenshots"
         shot.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(shot / "playground-after-actions.png"))
-    print(f"\nplayground on the site: one update for the default block "
-          f"{statistics.median(times):.2f} ms (median of {len(times)}; "
-          f"min {min(times):.2f}, max {max(times):.2f})")
+    print(
+        f"\nplayground on the site: one update for the default block "
+        f"{statistics.median(times):.2f} ms (median of {len(times)}; "
+        f"min {min(times):.2f}, max {max(times):.2f})"
+    )
 
 
 # --------------------------------------------------------------------------- chapter 3's explorer
@@ -299,11 +366,15 @@ ORACLE_NOISE = 1e-7
 
 def routes_expected(f: dict[str, Any]) -> dict[str, tuple[float, float, str]]:
     """key -> (normcore's value, the tolerance it is held to, how it is shown)."""
-    scale = max(1.0, float(np.abs(np.asarray(f["naive"])).max()),
-                float(np.abs(np.asarray(f["true"])).max()))
+    scale = max(
+        1.0, float(np.abs(np.asarray(f["naive"])).max()), float(np.abs(np.asarray(f["true"])).max())
+    )
     out: dict[str, tuple[float, float, str]] = {}
-    for name, key, tol in (("true", "collected", 1e-12), ("naive", "naive", 1e-12),
-                           ("oracle", "oracle", ORACLE_NOISE)):
+    for name, key, tol in (
+        ("true", "collected", 1e-12),
+        ("naive", "naive", 1e-12),
+        ("oracle", "oracle", ORACLE_NOISE),
+    ):
         for (i, j), v in np.ndenumerate(np.asarray(f[name])):
             out[f"{key}:{i},{j}"] = (float(v), tol * scale, ".4f")
     n = len(f["true"])
@@ -324,7 +395,8 @@ def routes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
     for key, (value, tol, shown_as) in want.items():
         page_value, text = got["figures"][key]
         assert abs(page_value - value) <= tol, (
-            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
+        )
         if shown_as == ".4f":  # shown to 4 decimals: within half a unit (and the noise allowed)
             assert abs(float(text) - value) <= 5e-5 + tol + 1e-12, f"{where}: {key} {text!r}"
         elif shown_as == "sum":
@@ -345,10 +417,18 @@ class Keyed:
     the form's fields show it.
     """
 
-    def __init__(self, page: Any, root: str, *, figures: Callable[[Any], dict[str, Any]],
-                 compare: Callable[[dict[str, Any], dict[str, Any], str], None], kept: str,
-                 apply: Callable[[Any, str, str], Any], fields: Callable[[Any], dict[str, str]],
-                 leave: str = "Enter") -> None:
+    def __init__(
+        self,
+        page: Any,
+        root: str,
+        *,
+        figures: Callable[[Any], dict[str, Any]],
+        compare: Callable[[dict[str, Any], dict[str, Any], str], None],
+        kept: str,
+        apply: Callable[[Any, str, str], Any],
+        fields: Callable[[Any], dict[str, str]],
+        leave: str = "Enter",
+    ) -> None:
         self.page, self.root, self.figures, self.compare = page, root, figures, compare
         self.kept, self.apply, self.fields, self.leave = kept, apply, fields, leave
         page.wait_for_selector(f"{root} .nc-readout td[data-key]", timeout=30_000)
@@ -378,8 +458,9 @@ class Keyed:
         assert got["where"] == "page", f"{where}: the widget says it runs on {got['where']!r}"
 
 
-def seeded(opening: list[tuple[str, str]],
-           random: Callable[[], tuple[str, str]]) -> Callable[[int, Any], tuple[str, str]]:
+def seeded(
+    opening: list[tuple[str, str]], random: Callable[[], tuple[str, str]]
+) -> Callable[[int, Any], tuple[str, str]]:
     """An action generator: the `opening` actions, then `random()` ones (seeded draws)."""
     return lambda n, _state: opening[n] if n < len(opening) else random()
 
@@ -392,26 +473,48 @@ def test_routes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  
     numbers = lambda k: " ".join(f"{v:.2f}" for v in rng.normal(0, 5, k))  # noqa: E731
 
     def random() -> tuple[str, str]:
-        key = str(rng.choice(["source", "slope", "rows", "columns", "seed", "typed",
-                              "typed_slope"]))
+        key = str(
+            rng.choice(["source", "slope", "rows", "columns", "seed", "typed", "typed_slope"])
+        )
         if key == "source":
             return key, str(rng.choice(["worked", "random", "typed"]))
         if key == "slope":
             return key, str(rng.choice(["counting", "ones", "random", "typed"]))
         if key in ("rows", "columns", "seed"):
-            return key, (str(rng.choice(BAD_TEXTS + ["13", "0", "2.5"])) if rng.random() < 0.2
-                         else str(int(rng.integers(1, 7 if key != "seed" else 1000))))
+            return key, (
+                str(rng.choice(BAD_TEXTS + ["13", "0", "2.5"]))
+                if rng.random() < 0.2
+                else str(int(rng.integers(1, 7 if key != "seed" else 1000)))
+            )
         r, c = int(rng.integers(1, 5)), int(rng.integers(1, 4))
-        return key, ("\n".join(numbers(c) for _ in range(r)) if rng.random() > 0.2
-                     else str(rng.choice(BAD_TEXTS)))
+        return key, (
+            "\n".join(numbers(c) for _ in range(r))
+            if rng.random() > 0.2
+            else str(rng.choice(BAD_TEXTS))
+        )
 
-    opening = [("source", "random"), ("seed", "abc"), ("seed", "1e400"), ("seed", "nan"),
-               ("seed", ""), ("seed", "5"), ("source", "typed"), ("typed", "1, x\n2, 3"),
-               ("typed", "")]
+    opening = [
+        ("source", "random"),
+        ("seed", "abc"),
+        ("seed", "1e400"),
+        ("seed", "nan"),
+        ("seed", ""),
+        ("seed", "5"),
+        ("source", "typed"),
+        ("typed", "1, x\n2, 3"),
+        ("typed", ""),
+    ]
     with Watched(browser, f"{site}/book/03-backward.html") as page:
-        widget = Keyed(page, ".nc-routes", figures=rm.figures, compare=routes_compare,
-                       kept="The figures below are for the last block that could be used.",
-                       apply=rm.choose, fields=dict, leave="Tab")  # leaving a box commits it
+        widget = Keyed(
+            page,
+            ".nc-routes",
+            figures=rm.figures,
+            compare=routes_compare,
+            kept="The figures below are for the last block that could be used.",
+            apply=rm.choose,
+            fields=dict,
+            leave="Tab",
+        )  # leaving a box commits it
         drive(rm.initial(), seeded(opening, random), widget.act, widget.check)
 
 
@@ -423,7 +526,8 @@ def weightnorm_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> No
     for key, value in want.items():
         page_value, text = got["figures"][key]
         assert abs(page_value - value) <= 1e-12 * max(abs(value), 1.0), (
-            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
+        )
         assert abs(float(text) - value) <= 5e-5 + 1e-12, f"{where}: {key} shows {text!r}"
 
 
@@ -436,25 +540,44 @@ def test_weightnorm_step_answers_in_the_page(browser: Any, site: str) -> None:  
 
     def random() -> tuple[str, str]:
         key = str(rng.choice(["length:0", "length:1", "length:2", "learning_rate"]))
-        return key, (str(rng.choice(BAD_TEXTS + ["0", "2000"])) if rng.random() < 0.15
-                     else f"{rng.uniform(-5, 5):.3f}" if key != "learning_rate"
-                     else f"{rng.uniform(-0.5, 2):.3g}")
+        return key, (
+            str(rng.choice(BAD_TEXTS + ["0", "2000"]))
+            if rng.random() < 0.15
+            else f"{rng.uniform(-5, 5):.3f}"
+            if key != "learning_rate"
+            else f"{rng.uniform(-0.5, 2):.3g}"
+        )
 
     def fields(state: wm.State) -> dict[str, str]:
-        return {**{f"length:{i}": t for i, t in enumerate(state["lengths"])},
-                "learning_rate": state["learning_rate"]}
+        return {
+            **{f"length:{i}": t for i, t in enumerate(state["lengths"])},
+            "learning_rate": state["learning_rate"],
+        }
 
     def apply(state: wm.State, key: str, value: str) -> wm.State:
         if key == "learning_rate":
             return wm.set_learning_rate(state, value)
         return wm.set_length(state, int(key[-1]), value)
 
-    opening = [("length:1", "abc"), ("length:1", "1e400"), ("length:1", "nan"),
-               ("length:1", ""), ("length:1", "0"), ("length:1", "4"), ("learning_rate", "abc")]
+    opening = [
+        ("length:1", "abc"),
+        ("length:1", "1e400"),
+        ("length:1", "nan"),
+        ("length:1", ""),
+        ("length:1", "0"),
+        ("length:1", "4"),
+        ("learning_rate", "abc"),
+    ]
     with Watched(browser, f"{site}/book/05-weight-norm.html") as page:
-        widget = Keyed(page, ".nc-weightnorm", figures=lambda state: wm.figures(state, case),
-                       compare=weightnorm_compare, apply=apply, fields=fields,
-                       kept="The table shows the last step that could be taken.")
+        widget = Keyed(
+            page,
+            ".nc-weightnorm",
+            figures=lambda state: wm.figures(state, case),
+            compare=weightnorm_compare,
+            apply=apply,
+            fields=fields,
+            kept="The table shows the last step that could be taken.",
+        )
         labels = page.locator(".nc-weightnorm .nc-form .nc-label").all_inner_texts()
         assert labels == ["length 1", "length 2", "length 3", "learning rate"], labels
         drive(wm.initial(), seeded(opening, random), widget.act, widget.check)
@@ -463,15 +586,19 @@ def test_weightnorm_step_answers_in_the_page(browser: Any, site: str) -> None:  
 # ------------------------------------------------------------------------- chapter 4's explorer
 def axes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
     scale = max(1.0, f["largest_true"])
-    want = {f"output:{i},{j}": (v, 1e-12 * scale, ".4f")
-            for (i, j), v in np.ndenumerate(np.asarray(f["output"]))}
+    want = {
+        f"output:{i},{j}": (v, 1e-12 * scale, ".4f")
+        for (i, j), v in np.ndenumerate(np.asarray(f["output"]))
+    }
     want["count"] = (f["count"], 0.0, "int")
     want["largest_true"] = (f["largest_true"], 1e-12 * scale, ".4f")
     # the oracle's gap and a centred block's sums are rounding: held to its size only
     want["true_gap"] = (f["true_gap"], ORACLE_NOISE * scale, "noise")
-    want["largest_sum"] = ((f["largest_sum"], 1e-12 * scale * f["count"], ".4f")
-                           if not f["centred"] else
-                           (f["largest_sum"], 1e-12 * scale * f["count"], "noise"))
+    want["largest_sum"] = (
+        (f["largest_sum"], 1e-12 * scale * f["count"], ".4f")
+        if not f["centred"]
+        else (f["largest_sum"], 1e-12 * scale * f["count"], "noise")
+    )
     figures = dict(got["figures"])
     shape_value, shape_text = figures.pop("statistics_shape")
     shape = f["statistics_shape"]
@@ -480,7 +607,8 @@ def axes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
     for key, (value, tol, shown_as) in want.items():
         page_value, text = figures[key]
         assert abs(page_value - value) <= tol, (
-            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore")
+            f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
+        )
         if shown_as == ".4f":
             assert abs(float(text) - value) <= 5e-5 + tol, f"{where}: {key} {text!r}"
         elif shown_as == "int":
@@ -498,17 +626,34 @@ def test_axes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # 
 
     def random() -> tuple[str, str]:
         key = str(rng.choice(["data", "axis", "axis", "groups"]))
-        return key, {"data": lambda: str(rng.choice(["block", "images"])),
-                     "axis": lambda: str(rng.choice(am.AXES)),
-                     "groups": lambda: str(rng.choice(BAD_TEXTS + ["1", "2", "4", "3", "8",
-                                                                   "0", "2.0", "-2"]))}[key]()
+        return key, {
+            "data": lambda: str(rng.choice(["block", "images"])),
+            "axis": lambda: str(rng.choice(am.AXES)),
+            "groups": lambda: str(
+                rng.choice(BAD_TEXTS + ["1", "2", "4", "3", "8", "0", "2.0", "-2"])
+            ),
+        }[key]()
 
-    opening = [("data", "images"), ("axis", "group"), ("groups", "abc"), ("groups", "1e400"),
-               ("groups", "nan"), ("groups", ""), ("groups", "3"), ("groups", "4")]
+    opening = [
+        ("data", "images"),
+        ("axis", "group"),
+        ("groups", "abc"),
+        ("groups", "1e400"),
+        ("groups", "nan"),
+        ("groups", ""),
+        ("groups", "3"),
+        ("groups", "4"),
+    ]
     with Watched(browser, f"{site}/book/04-rows-columns.html") as page:
-        widget = Keyed(page, ".nc-axes", figures=lambda state: am.figures(state, values),
-                       compare=axes_compare, apply=am.choose, fields=dict,
-                       kept="The figures below are for the last choice that could be computed.")
+        widget = Keyed(
+            page,
+            ".nc-axes",
+            figures=lambda state: am.figures(state, values),
+            compare=axes_compare,
+            apply=am.choose,
+            fields=dict,
+            kept="The figures below are for the last choice that could be computed.",
+        )
         drive(am.initial(), seeded(opening, random), widget.act, widget.check)
 
 
