@@ -81,13 +81,12 @@ lab: $(STAMP)
 # add a file to FORMATTED when `ruff format` has been applied to it).
 FORMATTED := $(addprefix normcore/,__init__.py _checks.py _normaliser.py activations.py batch.py \
 	  bench.py dense.py errors.py image.py layer.py loss.py oracle.py purpose.py reference.py \
-	  responses.py sequential.py standardise.py worked.py fast experiments/rates exercises/ch07.py \
-	  widgets/rates.py widgets/rates_model.py \
-	  experiments/side_by_side.py) $(addprefix tests/browser/,conftest.py \
+	  responses.py sequential.py standardise.py worked.py experiments/rates exercises/ch07.py \
+	  widgets/rates.py widgets/rates_model.py) $(addprefix tests/browser/,conftest.py \
 	  test_site_rate_widget.py) \
-	$(addprefix tests/,test_errors.py test_fuzz_api.py test_fused.py test_oracle.py \
+	$(addprefix tests/,test_errors.py test_fuzz_api.py test_oracle.py \
 	  test_structure.py test_torch_agreement.py test_worked_numbers.py test_reference.py \
-	  test_rates.py test_ghost_batch.py test_side_by_side.py test_remade.py)
+	  test_rates.py test_ghost_batch.py test_remade.py)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
