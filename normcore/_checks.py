@@ -145,9 +145,8 @@ class Sealed(Remade):
     __slots__ = ()
 
     def __post_init__(self) -> None:
-        state = self.__dict__
-        for name in _field_names(type(self)):
-            value = state[name]
+        state = self.__dict__  # the fields, just set by the dataclass constructor
+        for name, value in state.items():
             if type(value) is np.ndarray:
                 if value.base is None:  # it owns its memory: seal it where it is
                     value.setflags(write=False)
@@ -217,16 +216,6 @@ def check_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> tuple[in
 
 
 # -- blocks ---------------------------------------------------------------------------------------
-def _sum_of_squares(a: np.ndarray) -> float:
-    """sum(a ** 2) of a C-contiguous float block, read once by BLAS: NaN or inf when an entry is
-    not finite (squares cannot cancel one) or when the sum overflows.
-
-    Called only inside a public call, under its `own_error_state` (numpy's errors ignored), so an
-    overflow gives inf with no warning; every caller then reads the block exactly."""
-    flat = a.reshape(-1)
-    return float(np.dot(flat, flat))
-
-
 def _all_finite(a: np.ndarray) -> bool:
     """True when every entry of the float array `a` is finite, read entry by entry."""
     return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
@@ -303,8 +292,10 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
     if a.size == 0:
         return
     limit = _magnitude_limit(a.dtype, max(count, 1))
-    if a.flags.c_contiguous and math.sqrt(_sum_of_squares(a)) <= limit:  # False for NaN, inf
-        return
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        if math.sqrt(float(np.dot(flat, flat))) <= limit:  # False for NaN and inf
+            return
     lo, hi = float(np.min(a)), float(np.max(a))
     if not (math.isfinite(lo) and math.isfinite(hi)):  # both reductions carry a NaN through
         _refuse_non_finite(a, name)

@@ -166,7 +166,7 @@ class Normaliser(Remade):
         out = st.z if scale is None else st.z * scale + shift
         check_finite_result(out, f"{type(self).__name__}.forward")
         return Response(
-            output=_shaped(out, x.shape),
+            output=out if out.shape == x.shape else _shaped(out, x.shape),
             layer=self,
             purpose=purpose,
             cache=st,
@@ -205,11 +205,13 @@ class Normaliser(Remade):
             # |z| <= sqrt(n), so no sum of fewer than 10**18 products can overflow
             shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
             shape = self.scale.shape
-            slopes["scale"] = _shaped(np.add.reduce(view * st.z, axis=shared), shape)
-            slopes["shift"] = _shaped(np.add.reduce(view, axis=shared), shape)
+            slopes["scale"] = np.add.reduce(view * st.z, axis=shared)
+            slopes["shift"] = np.add.reduce(view, axis=shared)
+            if slopes["scale"].shape != shape:  # group norm: (groups, channels in a group)
+                slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
         return answered(
             Gradient(
-                passed_down=_shaped(passed, d.shape),
+                passed_down=passed if passed.shape == d.shape else _shaped(passed, d.shape),
                 layer=self,
                 slopes=slopes,
                 statistics=response.statistics,
@@ -275,4 +277,4 @@ class Normaliser(Remade):
 def _shaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """`a` reshaped to `shape`, read-only: a reshape of a fresh answer is a view of it, so the
     answer is sealed first (and the value that keeps the view need not copy it)."""
-    return a if a.shape == shape else sealed(a).reshape(shape)
+    return sealed(a).reshape(shape)
