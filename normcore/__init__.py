@@ -6,9 +6,13 @@ Every layer is an immutable value with three calls::
     gradient = layer.backward(response, d_out)  # gradient.passed_down, gradient.slopes
     layer    = layer.step(gradient, rate)       # a NEW layer; running figures move only here
 
-Every array a layer keeps or hands back is read-only, and no call depends on the caller's numpy
-error state. Bad input gets a typed error (`NormcoreError` and its subclasses) before any
-arithmetic.
+Every array a layer keeps or hands back is read-only: each value type (every layer, `Response`,
+`Gradient`, `Statistics`, `Standardised`, `Loss`) seals its arrays in its own constructor, and a
+new layer shares the read-only arrays a step did not change. Read-only protects against
+accidents (a stray ``+=``, a block written while a response still holds it), not against intent:
+an array's ``.base`` can still be made writable on purpose. No call depends on the caller's
+numpy error state. Bad input gets a typed error (`NormcoreError` and its subclasses) before any
+arithmetic, including a block too large to answer (more than an eighth of this machine's memory).
 """
 
 from .activations import ReLU, Sigmoid, Tanh, sigmoid

@@ -1,8 +1,14 @@
-"""Input checks shared by every layer: each runs before any arithmetic and raises a typed error.
+"""Input checks shared by every layer, each run before any arithmetic and raising a typed error;
+and the two guarantees every public call keeps.
 
-Also the two guarantees every public call keeps: it computes under numpy's error state of its own
-(`own_error_state`), never the caller's, and the arrays it keeps or hands back are read-only
-(`frozen`, `sealed`), so a layer value cannot change after it is made.
+* **Its own error state.** Every public call computes under numpy's error state of its own
+  (`own_error_state`: errors ignored), never the caller's ``np.seterr``; every result that could
+  overflow is checked afterwards, so an ignored overflow never reaches the caller silently.
+* **Read-only values.** Every value normcore hands back (`Response`, `Gradient`, `Statistics`,
+  `Standardised`, `Loss`) seals every array it holds, and every array in a dict it holds, in its
+  own constructor (`Sealed`); every layer seals its parameters in its constructor
+  (`as_parameter`). Read-only guards against accidents (a stray ``+=``, an array written while a
+  layer still holds it): an array's ``.base`` can still be made writable on purpose.
 """
 
 from __future__ import annotations
@@ -11,9 +17,8 @@ import dataclasses
 import functools
 import math
 import os
-import weakref
 from collections.abc import Callable
-from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -29,115 +34,127 @@ from .errors import (
     RateError,
     ShapeError,
 )
-from .purpose import PREDICTING, PURPOSES, TRAINING, check_purpose
-
-__all__ = ["PREDICTING", "PURPOSES", "TRAINING", "check_purpose"]  # re-exported for old imports
 
 _F64 = np.dtype(np.float64)
 _F32 = np.dtype(np.float32)
-_AND = np.logical_and.reduce
-_LARGEST = np.maximum.reduce
-_SMALLEST = np.minimum.reduce
 _NUMBER = (int, float, np.integer, np.floating)
-
-#: from this many values on, `all_finite` tries one BLAS dot product before the exact test
-_QUICK_FROM = 256
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: True while a call made through `own_error_state` runs (numpy's errors are ignored there)
-_OWN_STATE: ContextVar[bool] = ContextVar("normcore_own_error_state", default=False)
 
-#: the answers layers handed back (`handed_out`), by id: read-only views of arrays only normcore
-#: holds, which `kept` keeps as they are
-_HANDED_OUT: weakref.WeakValueDictionary[int, np.ndarray] = weakref.WeakValueDictionary()
-
-
-# -- the error state and read-only arrays ---------------------------------------------------------
+# -- the error state ------------------------------------------------------------------------------
 def own_error_state(call: F) -> F:
     """Run `call` with numpy's floating-point errors ignored, whatever the caller has set.
 
     Every result that could overflow is checked afterwards (`check_finite_result` and the typed
     refusals before it), so an ignored overflow never reaches the caller silently; and a benign
     underflow (a tiny value squared) never raises because the caller asked
-    ``np.seterr(all="raise")``. While `call` runs, `_OWN_STATE` says so, and the checks' dot
-    products (`_sum_of_squares`) skip an error-state context of their own.
+    ``np.seterr(all="raise")``.
     """
 
     @functools.wraps(call)
     def quiet(*args: Any, **kwargs: Any) -> Any:
         with np.errstate(all="ignore"):
-            inside = _OWN_STATE.set(True)
-            try:
-                return call(*args, **kwargs)
-            finally:
-                _OWN_STATE.reset(inside)
+            return call(*args, **kwargs)
 
     return quiet  # type: ignore[return-value]
 
 
-def sealed(a: np.ndarray) -> np.ndarray:
-    """`a` (an array normcore made and owns) as a read-only view that cannot be made writable."""
-    if a.flags.owndata:
-        a.setflags(write=False)
-        return a.view()
-    if a.flags.writeable:  # a view of something else: take a copy we own
-        return frozen(a)
-    return a
-
-
-def sealed_as(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """`sealed(a)` reshaped to `shape`: `a` is sealed first and then reshaped, so that a reshape
-    of a freshly computed array is a read-only view of it rather than a copy (a reshape that
-    must copy is sealed in its turn)."""
-    view = sealed(a).reshape(shape)
-    return sealed(view) if view.flags.writeable else view
-
-
-def handed_out(a: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """A layer's freshly computed answer `a` as the layer hands it back: sealed (reshaped to
-    `shape` when given, as `sealed_as`) and remembered as a block whose memory only normcore
-    holds, so that a layer reading it as its input keeps it as it is instead of copying it
-    (`kept`). An `a` that is already a read-only view of another array is not remembered."""
-    if not (a.flags.owndata or a.flags.writeable):
-        return a if shape is None else sealed_as(a, shape)
-    answer = sealed(a) if shape is None else sealed_as(a, shape)
-    _HANDED_OUT[id(answer)] = answer
-    return answer
-
-
+# -- read-only arrays -----------------------------------------------------------------------------
 def frozen(a: Any) -> np.ndarray:
-    """An owned, read-only copy of `a` that cannot be made writable again."""
+    """An owned, read-only copy of `a`, handed back as a view (which cannot be made writable)."""
     owner = np.array(a, copy=True)
     owner.setflags(write=False)
     return owner.view()
 
 
+def _is_sealed(a: np.ndarray) -> bool:
+    """Whether `a` is sealed as normcore seals: a read-only view of a read-only array that owns
+    its memory (`sealed`, `frozen`, or a reshape of either), which no one writes by accident."""
+    if a.flags.writeable:
+        return False
+    base = a.base
+    return type(base) is np.ndarray and base.base is None and not base.flags.writeable
+
+
+def sealed(a: np.ndarray) -> np.ndarray:
+    """`a` read-only: itself when it is sealed already; when it owns its memory, made read-only in
+    place (normcore's calls seal the arrays they have just computed) and handed back as a view,
+    which cannot be made writable; otherwise (a view of memory someone else may write) a
+    read-only copy."""
+    if a.base is None:
+        a.setflags(write=False)
+        return a.view()
+    return a if _is_sealed(a) else frozen(a)
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """`a` itself when it is sealed already (another layer's answer, a layer's parameter), else a
+    read-only copy: for an array that may still be the caller's, which normcore never seals."""
+    return a if _is_sealed(a) else frozen(a)
+
+
+def _sealed_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return sealed(value)
+    if isinstance(value, (dict, MappingProxyType)):
+        return MappingProxyType({key: _sealed_value(v) for key, v in value.items()})
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A field as it pickles: a read-only mapping becomes a dict."""
+    return dict(value) if isinstance(value, MappingProxyType) else value
+
+
 def _remade(cls: type, values: dict[str, Any]) -> Any:
-    """`cls(**values)` with every array among `values` (or in a dict among them) sealed first."""
+    return cls(**values)
 
-    def seal(value: Any) -> Any:
-        if isinstance(value, np.ndarray):
-            return frozen(value)
-        if isinstance(value, dict):
-            return {key: seal(v) for key, v in value.items()}
-        return value
 
-    return cls(**{name: seal(value) for name, value in values.items()})
+@functools.lru_cache(maxsize=64)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 class Remade:
     """Mixin of normcore's immutable values (layers, responses, gradients, statistics, losses):
     pickling or copying one (`pickle`, `copy.copy`, `copy.deepcopy`) makes it again through its
-    constructor from its fields, every array sealed, so the copy is as read-only as the original
-    and a layer's constructor checks its fields again. (By default a dataclass comes back from
-    pickle or `copy.deepcopy` holding writable arrays.)"""
+    constructor, which seals every array again and, for a layer, checks its fields again. (By
+    default a dataclass comes back from pickle or `copy.deepcopy` holding writable arrays.)"""
 
     __slots__ = ()
 
     def __reduce__(self) -> tuple[Any, ...]:
         cls = type(self)
-        return (_remade, (cls, {name: getattr(self, name) for name in _field_names(cls)}))
+        values = {name: _plain(getattr(self, name)) for name in _field_names(cls)}
+        return (_remade, (cls, values))
+
+
+class Sealed(Remade):
+    """Mixin of the values normcore's calls hand back (`Response`, `Gradient`, `Statistics`,
+    `Standardised`, `Loss`, `OracleCheck`): the constructor seals every array field and every
+    array in a dict field (the dict itself becomes a read-only mapping), so no one who makes one
+    can forget.
+
+    An array the value is given that owns its memory is made read-only in place (normcore's
+    calls hand over arrays they have just computed, so nothing is copied) and kept as a view,
+    which cannot be made writable; an array that views memory someone else may write is copied
+    first.
+    """
+
+    __slots__ = ()
+
+    def __post_init__(self) -> None:
+        state = self.__dict__  # the fields, just set by the dataclass constructor
+        for name, value in state.items():
+            if type(value) is np.ndarray:
+                if value.base is None:  # it owns its memory: seal it where it is
+                    value.setflags(write=False)
+                    state[name] = value.view()
+                elif not _is_sealed(value):  # a view of memory someone else may write: copy
+                    state[name] = frozen(value)
+            elif isinstance(value, (np.ndarray, dict, MappingProxyType)):
+                state[name] = _sealed_value(value)
 
 
 # -- numbers and sizes ----------------------------------------------------------------------------
@@ -183,6 +200,9 @@ def _memory_bytes() -> int:
 #: the most bytes one array normcore makes may take: this machine's memory
 MEMORY = _memory_bytes()
 
+#: the most bytes a block handed to a layer may take: an eighth of this machine's memory
+BLOCK_BYTES = MEMORY // 8
+
 
 def check_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> tuple[int, ...]:
     """Refuse (ShapeError), before allocating, a shape whose array would not fit in memory."""
@@ -196,49 +216,38 @@ def check_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> tuple[in
 
 
 # -- blocks ---------------------------------------------------------------------------------------
-def _sum_of_squares(a: np.ndarray) -> float:
-    """sum(a ** 2) of a C-contiguous float block, read once by BLAS: NaN or inf when an entry is
-    not finite (squares cannot cancel one) or when the sum overflows, and no warning either way.
-
-    Inside a call made through `own_error_state` numpy's errors are already ignored, so the dot
-    runs as it is; should code called back from there have asked numpy to raise, a raised
-    overflow (or underflow) counts as a sum that is not finite, which sends every caller to its
-    exact test. Elsewhere the dot runs under an error-state context of its own."""
-    flat = a.reshape(-1)
-    if _OWN_STATE.get():
-        try:
-            return float(np.dot(flat, flat))
-        except FloatingPointError:
-            return math.inf
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        return float(np.dot(flat, flat))
+def _all_finite(a: np.ndarray) -> bool:
+    """True when every entry of the float array `a` is finite, read entry by entry."""
+    return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
 
 
-def all_finite(a: np.ndarray) -> bool:
-    """True when every entry of the float array `a` is finite.
-
-    A contiguous block of 256 values or more is first read once by a BLAS dot product of itself:
-    a finite sum of squares means every entry is finite (squares cannot cancel an infinity or a
-    NaN). Only when that sum is not finite (an entry is, or the sum overflowed) is the block
-    tested entry by entry. Below 256 values the plain test is as quick.
-    """
-    quick = a.size >= _QUICK_FROM and a.flags.c_contiguous and a.dtype in (_F32, _F64)
-    if quick and math.isfinite(_sum_of_squares(a)):
-        return True
-    return bool(_AND(np.isfinite(a), axis=None))
+def check_block_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> None:
+    """Refuse (ShapeError), before anything is allocated, a block that would take more than
+    `BLOCK_BYTES` (an eighth of this machine's memory): a layer's arithmetic makes several blocks
+    of its input's size, so a larger one (a broadcast view of 2·10⁹ values, say) could not be
+    answered."""
+    nbytes = math.prod(shape) * itemsize
+    if nbytes > BLOCK_BYTES:
+        raise ShapeError(
+            f"{name}: expected a block of at most {BLOCK_BYTES / 2**30:.3g} GiB (an eighth of "
+            f"this machine's memory), got shape {shape} ({nbytes / 2**30:.3g} GiB)"
+        )
 
 
 def as_block(x: Any, name: str = "block", finite: bool = True) -> np.ndarray:
     """Return `x` as a float32 or float64 array without touching the caller's array.
 
     Integers become float64; float16 becomes float32; bool, complex, object and text are refused.
-    NaN and infinity are refused, unless ``finite=False`` leaves that to a later `check_values`
-    (which reads the block once for both finiteness and magnitude). The result may share memory
-    with `x`: callers never write to it, and a layer that keeps it for its backward pass keeps
-    an owned copy (`kept`).
+    A block larger than `BLOCK_BYTES` (an eighth of this machine's memory, counted in the float
+    type it becomes) is refused (ShapeError) before anything is allocated. NaN and infinity are
+    refused, unless ``finite=False`` leaves that to a later `check_values` (which reads the block
+    once for both finiteness and magnitude). The result may share memory with `x`: callers never
+    write to it, and a value that keeps it seals it (a copy, when it is the caller's).
     """
     if type(x) is np.ndarray and (x.dtype == _F64 or x.dtype == _F32):
         a = x  # the common case: already a float64 or float32 array, nothing to convert
+        if a.nbytes > BLOCK_BYTES:
+            check_block_size(a.shape, name, a.itemsize)
     else:
         try:
             a = np.asarray(x)
@@ -247,6 +256,10 @@ def as_block(x: Any, name: str = "block", finite: bool = True) -> np.ndarray:
                 f"{name}: expected a rectangular block of numbers, got {exc}"
             ) from None
         kind = a.dtype.kind
+        if kind == "f" and a.dtype in (_F32, np.float16):
+            check_block_size(a.shape, name, 4)
+        elif kind in "iuf":
+            check_block_size(a.shape, name, 8)
         if kind in "iu":
             a = a.astype(np.float64)
         elif kind == "f":
@@ -258,21 +271,9 @@ def as_block(x: Any, name: str = "block", finite: bool = True) -> np.ndarray:
             raise DtypeError(
                 f"{name}: expected real numbers (float or integer), got dtype {a.dtype}"
             )
-    if finite and not all_finite(a):
+    if finite and not _all_finite(a):
         _refuse_non_finite(a, name)
     return a
-
-
-def kept(x: np.ndarray, given: Any) -> np.ndarray:
-    """The block `x` (from `as_block(given)`) as a read-only array a response may keep, that no
-    one can change: `x` itself when it is a layer's answer (`handed_out`: read-only, its memory
-    normcore's alone); a copy when it is still the caller's array; `x` sealed when `as_block`
-    already copied it."""
-    if _HANDED_OUT.get(id(x)) is x:
-        return x
-    if isinstance(given, np.ndarray) and np.may_share_memory(x, given):
-        return frozen(x)
-    return sealed(x)
 
 
 def _refuse_non_finite(a: np.ndarray, name: str) -> None:
@@ -280,23 +281,22 @@ def _refuse_non_finite(a: np.ndarray, name: str) -> None:
     raise NonFiniteError(f"{name}: expected finite values, got {bad} NaN or infinite entries")
 
 
-def check_values(a: np.ndarray, count: int, name: str = "block") -> float:
+def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
     """Refuse NaN, infinity and magnitudes whose squares, summed `count` at a time, would overflow.
 
-    Returns a bound on the block's largest magnitude. A contiguous block is read once, by one
-    BLAS dot product of the block with itself: a NaN or an infinity makes the sum of squares
-    non-finite, and a finite sum of squares bounds every magnitude (``|a_i| <= sqrt(sum a**2)``).
-    Only a block that fails that quick test, or is not contiguous, is read again for its exact
-    smallest and largest values, which decide the error.
+    A contiguous block is read once, by one BLAS dot product of the block with itself: a NaN or
+    an infinity makes the sum of squares non-finite, and a finite sum of squares bounds every
+    magnitude (``|a_i| <= sqrt(sum a**2)``). Only a block that fails that quick test, or is not
+    contiguous, is read again for its exact smallest and largest values, which decide the error.
     """
     if a.size == 0:
-        return 0.0
+        return
     limit = _magnitude_limit(a.dtype, max(count, 1))
     if a.flags.c_contiguous:
-        root = math.sqrt(_sum_of_squares(a))
-        if root <= limit:  # False for NaN and inf too
-            return root
-    lo, hi = float(_SMALLEST(a, axis=None)), float(_LARGEST(a, axis=None))
+        flat = a.reshape(-1)
+        if math.sqrt(float(np.dot(flat, flat))) <= limit:  # False for NaN and inf
+            return
+    lo, hi = float(np.min(a)), float(np.max(a))
     if not (math.isfinite(lo) and math.isfinite(hi)):  # both reductions carry a NaN through
         _refuse_non_finite(a, name)
     largest = max(-lo, hi)
@@ -305,7 +305,6 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> float:
             f"{name}: expected magnitudes up to {limit:.3g} for {a.dtype} statistics over "
             f"{count} values, got {largest:.3g}"
         )
-    return largest
 
 
 @functools.lru_cache(maxsize=256)
@@ -313,6 +312,7 @@ def _magnitude_limit(dtype: np.dtype, count: int) -> float:
     return math.sqrt(float(np.finfo(dtype).max) / (8.0 * count))
 
 
+# -- shapes and settings ---------------------------------------------------------------------
 def check_rank(a: np.ndarray, rank: int, name: str, meaning: str) -> None:
     if a.ndim != rank:
         raise ShapeError(f"{name}: expected rank {rank} ({meaning}), got shape {a.shape}")
@@ -336,13 +336,18 @@ def check_epsilon_fits(epsilon: float, dtype: np.dtype) -> None:
     """Refuse, before any arithmetic, an epsilon that the block's float type cannot hold: below
     its smallest positive value it would round to 0 (and a constant stretch divide by zero);
     above its largest it would become infinity."""
-    info = np.finfo(dtype)
-    low, high = float(info.smallest_subnormal), float(info.max)
+    low, high = _float_range(dtype)
     if not low <= epsilon <= high:
         raise EpsilonError(
             f"epsilon: expected a value from {low:.3g} to {high:.3g} for a {dtype} block, "
             f"got {epsilon!r}"
         )
+
+
+@functools.lru_cache(maxsize=8)
+def _float_range(dtype: np.dtype) -> tuple[float, float]:
+    info = np.finfo(dtype)
+    return float(info.smallest_subnormal), float(info.max)
 
 
 def check_momentum(momentum: Any) -> float:
@@ -362,17 +367,24 @@ def fits(p: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
     if p.dtype == dtype:
         return p
     top = float(np.finfo(dtype).max)
-    if p.size and float(_LARGEST(np.abs(p), axis=None)) > top:
+    if p.size and float(np.max(np.abs(p))) > top:
         raise MagnitudeError(
             f"{name}: expected values within the {dtype} range of the block (up to {top:.3g}), "
-            f"got {float(_LARGEST(np.abs(p), axis=None)):.3g}"
+            f"got {float(np.max(np.abs(p))):.3g}"
         )
     return p.astype(dtype)
 
 
 def check_finite_result(a: np.ndarray, what: str) -> np.ndarray:
-    """Last guard against overflow inside the arithmetic: never hand back a silent NaN or inf."""
-    if not all_finite(a):
+    """Last guard against overflow inside the arithmetic: never hand back a silent NaN or inf
+    (MagnitudeError). Called inside a public call (`own_error_state`): a contiguous answer is
+    read once by one BLAS dot product of itself (a finite sum of squares means every entry is
+    finite), and read entry by entry only when that sum is not finite."""
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+        if math.isfinite(float(np.dot(flat, flat))):
+            return a
+    if not _all_finite(a):
         raise MagnitudeError(
             f"{what}: expected results within the {a.dtype} range, got an overflow in the "
             "arithmetic"
@@ -381,36 +393,16 @@ def check_finite_result(a: np.ndarray, what: str) -> np.ndarray:
 
 
 def as_parameter(p: Any, name: str) -> np.ndarray:
-    """A parameter array: float64 (or float32 if given), finite, an owned read-only copy."""
-    return frozen(as_block(p, name))
+    """A layer's parameter array, as its constructor keeps it: float64 (or float32 if given),
+    finite, read-only.
 
-
-@functools.lru_cache(maxsize=64)
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
-
-
-def renewed(layer: Any, changes: dict[str, np.ndarray]) -> Any:
-    """A copy of the frozen dataclass `layer` with `changes` applied, for `step`.
-
-    A step's new parameters come out of the layer's own checked arithmetic: finite, freshly
-    allocated and of the old shapes and dtypes, so they are sealed and placed without re-running
-    the constructor's checks; every unchanged array is copied, so the new layer shares no array
-    with the old one. A change whose shape differs from the old value's goes through the full
-    constructor (``dataclasses.replace``) instead, and is refused or accepted there as before.
+    An array sealed by normcore (`sealed`: a step's new values, checked finite as it made them,
+    or a parameter the step did not change) is shared as it is, not checked again; anything else
+    is checked (NonFiniteError) and copied, so the caller's array stays the caller's.
     """
-    values = layer.__dict__
-    for key, value in changes.items():
-        if value.shape != values[key].shape:
-            return dataclasses.replace(layer, **changes)
-    new = object.__new__(type(layer))
-    state = new.__dict__
-    for key in _field_names(type(layer)):
-        value = values[key]
-        if key in changes:
-            state[key] = sealed(changes[key])
-        elif isinstance(value, np.ndarray):
-            state[key] = frozen(value)
-        else:
-            state[key] = value
-    return new
+    a = as_block(p, name, finite=False)
+    if _is_sealed(a):
+        return a
+    if not _all_finite(a):
+        _refuse_non_finite(a, name)
+    return frozen(a)

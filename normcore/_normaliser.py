@@ -2,19 +2,17 @@
 
 Subclasses say only where their statistics run (`_stat_axes`), how their parameters line up with
 the block (`_expand`) and what input shapes they take (`_prepare`). The arithmetic is the routine
-in `normcore.standardise`, called by `forward` and `backward` below; blocks larger than one
-slab go to `normcore.fast` instead, an optimisation of that routine chosen there and only there.
+in `normcore.standardise`, called by `forward` and `backward` below, for every block.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from . import fast
 from ._checks import (
     Remade,
     as_block,
@@ -25,10 +23,8 @@ from ._checks import (
     check_not_empty,
     check_values,
     fits,
-    handed_out,
     own_error_state,
-    renewed,
-    sealed_as,
+    sealed,
 )
 from .errors import ForeignResponseError, ShapeError
 from .purpose import PREDICTING, TRAINING, check_purpose
@@ -36,11 +32,18 @@ from .responses import (
     Gradient,
     Response,
     Statistics,
+    answered,
     check_d_out,
     check_gradient,
     check_response,
 )
-from .standardise import Standardised, standardise, standardise_backward, standardise_by
+from .standardise import (
+    Standardised,
+    standardise,
+    standardise_backward,
+    standardise_by,
+    statistic_count,
+)
 
 Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
 
@@ -53,12 +56,16 @@ class Normaliser(Remade):
     shift: np.ndarray
     epsilon: float = 1e-5
     affine: bool = True
+    #: for `step` alone: every field is a checked, sealed value (the old layer's, or a step's
+    #: new one, checked as the step made it), so the constructor takes them as they are
+    _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
     centred: ClassVar[bool] = True
     name: ClassVar[str] = "normaliser"
 
-    @own_error_state
-    def __post_init__(self) -> None:
+    def __post_init__(self, _from_step: bool = False) -> None:
+        if _from_step:
+            return
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         scale = as_parameter(self.scale, "scale")
         shift = as_parameter(self.shift, "shift")
@@ -122,7 +129,7 @@ class Normaliser(Remade):
     def statistic_count(self, x: Any) -> int:
         """How many values each statistic is read from, for a block shaped as `x`."""
         view, axes = self.statistics_layout(x)
-        return math.prod([view.shape[a] for a in axes])
+        return statistic_count(view.shape, axes)
 
     # -- the three calls -----------------------------------------------------------------------
     @own_error_state
@@ -144,24 +151,22 @@ class Normaliser(Remade):
         purpose = check_purpose(purpose)
         x = as_block(x, "x", finite=False)
         self._prepare(x)
+        self._check_rows(x, purpose)
         check_not_empty(x, "x")
         check_epsilon_fits(self.epsilon, x.dtype)
         view = self._view(x)
         axes = self._stat_axes(view)
-        check_values(x, math.prod([view.shape[a] for a in axes]), "x")
+        check_values(x, self._values_per_check(x, view, axes, purpose), "x")
         scale, shift = self._parameters_for(x)
         given = self._given(x) if purpose == PREDICTING else None
-        what, eps = f"{type(self).__name__}.forward", self.epsilon
-        if fast.serves(view):  # beyond one slab: the same figures, computed a slab at a time
-            st, out = fast.forward(view, axes, eps, self.centred, scale, shift, given, what)
-        else:  # the readable routine, then scale and shift
-            if given is None:
-                st = standardise(view, axes, eps, self.centred)
-            else:
-                st = standardise_by(view, given[0], given[1], axes)
-            out = check_finite_result(st.z if scale is None else st.z * scale + shift, what)
+        if given is None:
+            st = standardise(view, axes, self.epsilon, self.centred)
+        else:
+            st = standardise_by(view, given[0], given[1], axes)
+        out = st.z if scale is None else st.z * scale + shift
+        check_finite_result(out, f"{type(self).__name__}.forward")
         return Response(
-            output=handed_out(out, x.shape),
+            output=out if out.shape == x.shape else _shaped(out, x.shape),
             layer=self,
             purpose=purpose,
             cache=st,
@@ -189,28 +194,28 @@ class Normaliser(Remade):
             raise ForeignResponseError(
                 "response.cache: expected the standardised block this layer's forward pass made"
             )
-        largest = check_values(d, st.count, "d_out")
+        check_values(d, st.count, "d_out")
         scale, _ = self._parameters_for(d)
-        shared = None if scale is None else tuple(i for i, n in enumerate(scale.shape) if n == 1)
         what = f"{type(self).__name__}.backward"
-        if fast.serves(view):
-            passed, d_scale, d_shift = fast.backward(st, view, scale, shared, largest, what)
-        else:  # the readable routine, through z * scale + shift
-            arriving = view if scale is None else view * scale  # the slope arriving at z
-            passed = check_finite_result(standardise_backward(st, arriving), what)
-            d_scale = d_shift = None
-            if shared is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
-                d_scale = np.sum(view * st.z, axis=shared, keepdims=True)
-                d_shift = np.sum(view, axis=shared, keepdims=True)
-        slopes: dict[str, np.ndarray] = {}
-        if d_scale is not None and d_shift is not None:
-            for key, value in (("scale", d_scale), ("shift", d_shift)):
-                slopes[key] = sealed_as(check_finite_result(value, what), self.scale.shape)
-        return Gradient(
-            passed_down=sealed_as(passed, d.shape),
-            layer=self,
-            slopes=slopes,
-            statistics=response.statistics,
+        arriving = view if scale is None else view * scale  # the slope arriving at z
+        passed = check_finite_result(standardise_backward(st, arriving), what)
+        slopes = {}
+        if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
+            # Both finite, with no scan: check_values bounds |d| by sqrt(largest / (8 n)), and
+            # |z| <= sqrt(n), so no sum of fewer than 10**18 products can overflow
+            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
+            shape = self.scale.shape
+            slopes["scale"] = np.add.reduce(view * st.z, axis=shared)
+            slopes["shift"] = np.add.reduce(view, axis=shared)
+            if slopes["scale"].shape != shape:  # group norm: (groups, channels in a group)
+                slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
+        return answered(
+            Gradient(
+                passed_down=passed if passed.shape == d.shape else _shaped(passed, d.shape),
+                layer=self,
+                slopes=slopes,
+                statistics=response.statistics,
+            )
         )
 
     @own_error_state
@@ -222,30 +227,54 @@ class Normaliser(Remade):
             rate: the learning rate, a finite number.
 
         Returns:
-            A new layer of the same type and shapes; this one is unchanged.
+            A new layer of the same type and shapes; this one is unchanged, and the new one
+            shares every array the step did not change (they are read-only).
         """
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        return renewed(self, self._moved(slopes, rate))
+        return dataclasses.replace(self, **self._moved(slopes, rate), _from_step=True)
 
     # -- helpers -------------------------------------------------------------------------------
+    def _check_rows(self, x: np.ndarray, purpose: str) -> None:
+        """Refuse a block this purpose cannot read (ghost batch norm: rows that do not divide)."""
+
+    def _values_per_check(
+        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
+    ) -> int:
+        """The count `check_values` bounds magnitudes for: the values of one statistic."""
+        return statistic_count(view.shape, axes)
+
     def _learned(self) -> dict[str, np.ndarray]:
         """The parameters a step moves, by name."""
         return {"scale": self.scale, "shift": self.shift} if self.affine else {}
 
     def _parameters_for(self, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Scale and shift lined up with the statistics' view of `x`, in x's dtype (None, None
-        when not affine)."""
+        when not affine). Worked out once per rank and dtype: the layer cannot change."""
         if not self.affine:
             return None, None
-        return self._in_view(self.scale, x, "scale"), self._in_view(self.shift, x, "shift")
+        known = self.__dict__.setdefault("_lined_up", {})
+        key = (x.ndim, x.dtype)
+        if key not in known:
+            scale = self._in_view(self.scale, x, "scale")
+            known[key] = scale, self._in_view(self.shift, x, "shift")
+        return known[key]
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""
         e = self._expand(p, x)
-        return fits(e.reshape((1,) * (x.ndim - e.ndim) + e.shape), x.dtype, name)
+        return sealed(fits(e.reshape((1,) * (x.ndim - e.ndim) + e.shape), x.dtype, name))
 
     def _moved(self, slopes: dict[str, np.ndarray], rate: float) -> dict[str, np.ndarray]:
-        moved = {key: getattr(self, key) - rate * slope for key, slope in slopes.items()}
-        for key, value in moved.items():
-            check_finite_result(value, f"{type(self).__name__}.step ({key})")
+        """Each parameter moved by ``-rate * slope``, checked finite and sealed: the new layer
+        takes it as it is (``_from_step``), and shares every array the step did not change."""
+        moved = {}
+        for key, slope in slopes.items():
+            value = getattr(self, key) - rate * slope
+            moved[key] = sealed(check_finite_result(value, f"{type(self).__name__}.step ({key})"))
         return moved
+
+
+def _shaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`a` reshaped to `shape`, read-only: a reshape of a fresh answer is a view of it, so the
+    answer is sealed first (and the value that keeps the view need not copy it)."""
+    return sealed(a).reshape(shape)

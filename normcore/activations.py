@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Remade, as_block, check_rank, handed_out, own_error_state, sealed
+from ._checks import Remade, as_block, check_rank, own_error_state
 from .purpose import PREDICTING, check_purpose
-from .responses import Gradient, Response, check_d_out, check_gradient, check_response
+from .responses import Gradient, Response, answered, check_d_out, check_gradient, check_response
 
 
 @own_error_state
@@ -46,7 +46,7 @@ class _Activation(Remade):
         x = as_block(x, "x")
         if x.ndim == 0:
             check_rank(x, 1, "x", "at least one axis")
-        return Response(output=handed_out(self._apply(x)), layer=self, purpose=purpose)
+        return Response(output=self._apply(x), layer=self, purpose=purpose)
 
     @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:
@@ -61,7 +61,7 @@ class _Activation(Remade):
         """
         response = check_response(self, response)
         d = check_d_out(response, d_out)
-        return Gradient(passed_down=sealed(d * self._slope(response.output)), layer=self)
+        return answered(Gradient(passed_down=d * self._slope(response.output), layer=self))
 
     def step(self, gradient: Gradient, rate: float) -> _Activation:
         """Nothing to learn: the same layer back (after checking the gradient is its own)."""

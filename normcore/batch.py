@@ -2,30 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
 import numpy as np
 
 from ._checks import (
-    as_block,
     as_parameter,
-    check_finite_result,
     check_momentum,
     check_rank,
     check_size,
-    check_values,
     fits,
-    frozen,
     own_error_state,
-    renewed,
+    sealed,
     whole_number,
     whole_numbers,
 )
 from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
-from .purpose import PREDICTING, TRAINING, check_purpose
-from .responses import Gradient, Response, Statistics, check_gradient, check_statistics
+from .purpose import PREDICTING, TRAINING
+from .responses import Gradient, Statistics, check_gradient, check_statistics
 from .standardise import Standardised
 
 Tracks = Literal["variance", "deviation"]
@@ -73,9 +70,10 @@ class BatchNorm(Normaliser):
 
     name = "batch"
 
-    @own_error_state
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self, _from_step: bool = False) -> None:
+        super().__post_init__(_from_step)
+        if _from_step:
+            return
         if self.scale.ndim < 1:
             raise ShapeError(f"scale: expected shape (..., features), got {self.scale.shape}")
         object.__setattr__(self, "momentum", check_momentum(self.momentum))
@@ -84,7 +82,7 @@ class BatchNorm(Normaliser):
         for field, start in (("running_mean", 0.0), ("running_variance", 1.0)):
             value = getattr(self, field)
             if value is None:
-                value = frozen(np.full(self.scale.shape, start))
+                value = sealed(np.full(self.scale.shape, start))
             else:
                 value = as_parameter(value, field)
             if value.shape != self.scale.shape:
@@ -92,9 +90,10 @@ class BatchNorm(Normaliser):
                     f"{field}: expected the scale's shape {self.scale.shape}, got {value.shape}"
                 )
             object.__setattr__(self, field, value)
-        if self.tracks == "variance" and np.any(self.running_variance < 0):
+        smallest = float(np.minimum.reduce(self.running_variance, axis=None, initial=np.inf))
+        if self.tracks == "variance" and smallest < 0:
             raise SettingError("running_variance: expected values >= 0")
-        if self.tracks == "deviation" and np.any(self.running_variance <= 0):
+        if self.tracks == "deviation" and smallest <= 0:
             raise SettingError("running_variance (a running deviation here): expected values > 0")
 
     @classmethod
@@ -128,10 +127,14 @@ class BatchNorm(Normaliser):
 
     @property
     def running_deviation(self) -> np.ndarray:
-        """The deviation predicting divides by."""
+        """The deviation predicting divides by (read-only)."""
         if self.tracks == "deviation":
             return self.running_variance
-        return np.sqrt(self.running_variance + self.epsilon)
+        known = self.__dict__.setdefault("_lined_up", {})
+        if "running deviation" not in known:
+            with np.errstate(all="ignore"):
+                known["running deviation"] = sealed(np.sqrt(self.running_variance + self.epsilon))
+        return known["running deviation"]
 
     # -- where the statistics run --------------------------------------------------------------
     def _prepare(self, x: np.ndarray) -> None:
@@ -147,8 +150,14 @@ class BatchNorm(Normaliser):
         return (x.ndim - 2,)
 
     def _given(self, x: np.ndarray) -> Given:
-        mean = self._in_view(self.running_mean, x, "running_mean")
-        return mean, self._in_view(self.running_deviation, x, "running deviation")
+        """The running mean and deviation lined up with `x` (worked out once per rank and
+        dtype: the layer cannot change)."""
+        known = self.__dict__.setdefault("_lined_up", {})
+        key = ("given", x.ndim, x.dtype)
+        if key not in known:
+            mean = self._in_view(self.running_mean, x, "running_mean")
+            known[key] = mean, self._in_view(self.running_deviation, x, "running deviation")
+        return known[key]
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
@@ -174,15 +183,18 @@ class BatchNorm(Normaliser):
         """
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
         moved = self._moved(slopes, rate)
-        if gradient.statistics is not None:
-            stats = check_statistics(gradient.statistics, self.scale.shape)
+        stats = gradient.statistics
+        if stats is not None:
+            if not gradient.made_by_backward:  # a hand-made gradient could carry anything
+                stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
             batch_spread = stats.variance if self.tracks == "variance" else stats.deviation
-            moved["running_mean"] = keep * self.running_mean + (1 - keep) * stats.mean
-            moved["running_variance"] = keep * self.running_variance + (1 - keep) * batch_spread
-            for key in ("running_mean", "running_variance"):
-                check_finite_result(moved[key], f"BatchNorm.step ({key})")
-        return renewed(self, moved)
+            # each a weighted average of two finite figures (keep in [0, 1)): finite too
+            moved["running_mean"] = sealed(keep * self.running_mean + (1 - keep) * stats.mean)
+            moved["running_variance"] = sealed(
+                keep * self.running_variance + (1 - keep) * batch_spread
+            )
+        return dataclasses.replace(self, **moved, _from_step=True)
 
 
 @dataclass(frozen=True, eq=False)
@@ -212,9 +224,10 @@ class GhostBatchNorm(BatchNorm):
 
     name = "ghost batch"
 
-    @own_error_state
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self, _from_step: bool = False) -> None:
+        super().__post_init__(_from_step)
+        if _from_step:
+            return
         object.__setattr__(
             self, "group_rows", whole_number(self.group_rows, "group_rows", SettingError)
         )
@@ -239,22 +252,20 @@ class GhostBatchNorm(BatchNorm):
         )
         return cls(**{f.name: getattr(fresh, f.name) for f in fields(fresh)}, group_rows=group_rows)
 
-    @own_error_state
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
-        """As `BatchNorm.forward`, the training statistics read group by group. Refuses (ShapeError)
-        a training block whose row count is not a multiple of `group_rows`; while predicting,
-        refuses exactly what `BatchNorm` refuses (its magnitude limit counts every row)."""
-        purpose = check_purpose(purpose)
-        x = as_block(x, "x", finite=False)
-        self._prepare(x)
+    def _check_rows(self, x: np.ndarray, purpose: str) -> None:
+        """Refuse (ShapeError) a training block whose row count is not a multiple of
+        `group_rows`; while predicting, any number of rows is read (by the running figures)."""
         if purpose == TRAINING and x.shape[-2] % self.group_rows:
             raise ShapeError(
                 f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
                 f"got {x.shape[-2]}"
             )
-        if purpose == PREDICTING:  # the view below holds groups: read the block as BatchNorm does
-            check_values(x, x.shape[-2], "x")
-        return super().forward(x, purpose)
+
+    def _values_per_check(
+        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
+    ) -> int:
+        """While predicting, the magnitude limit counts every row, as `BatchNorm`'s does."""
+        return x.shape[-2] if purpose == PREDICTING else view.shape[axes[0]]
 
     def _view(self, x: np.ndarray) -> np.ndarray:
         """(..., groups, group_rows, features); one group of every row when the rows do not divide
@@ -265,7 +276,7 @@ class GhostBatchNorm(BatchNorm):
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         e = p[..., None, None, :]
-        return fits(e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape), x.dtype, name)
+        return sealed(fits(e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape), x.dtype, name))
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape

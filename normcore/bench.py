@@ -1,43 +1,59 @@
-"""How fast normcore answers, each figure held against a floor: ``python -m normcore.bench``.
+"""How fast normcore answers, side by side with the same arithmetic in bare numpy and with
+PyTorch: ``python -m normcore.bench``.
 
-Four measurements, side by side in one process, each the median of several repeats:
+Four measurements in one process:
 
-1. batch norm and layer norm, forward and backward (training purpose), on a 4096 x 1024 block in
-   float32 and float64, against the least memory traffic they need: forward reads x and writes y
-   (timed as ``np.copyto`` of one block), backward reads x and the slope and writes the slope
-   passed down (timed as a copy of one and a half blocks, the same byte volume). The ratio is the
-   layer's time over that floor. The readable `standardise` pair the book shows is timed beside
-   the fast kernels the layers use, and batch norm's forward pass by its running figures
-   (predicting) against the forward floor; and the same for instance and group norm on
-   64 x 16 x 64 x 64 images (as many values as the 4096 x 1024 block);
+1. one training step of a normaliser (forward in the training purpose, backward, and a step of
+   plain gradient descent, the running figures folded in for batch norm) on float64 blocks of
+   4 x 2, 20 x 16, 64 x 64 and 256 x 128 values, for batch, layer, RMS and group norm (group
+   norm reads a block (rows, features) as images (rows, features, 1, 1) in two groups), three
+   ways: normcore's layers; the same arithmetic written in bare numpy, cs231n-style (the floor:
+   what the arithmetic costs with no checks and no values); and PyTorch's ``BatchNorm1d``,
+   ``LayerNorm``, ``RMSNorm`` and ``GroupNorm`` with ``torch.optim.SGD``, where torch is
+   installed. One thread each (BLAS and torch), timed as this thread's CPU time. Each round times
+   the three ways one after the other, so that a busy spell on the machine falls on all three;
+   the figures are medians over rounds, the ratios medians of the rounds' ratios. The last
+   column counts the calls of normcore's own functions that one step makes;
 2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
 3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
 4. the time of Run All for every chapter, kernel start excluded, as wall time and as the
    kernel's CPU time (``--no-chapters`` skips it; ``--chapters-only`` runs only it).
 
-``--quick`` shrinks the block, the repeats and skips the chapters (a smoke run for the tests).
-Machines are noisy: these figures are printed, never asserted.
+``--quick`` runs few rounds on the two smallest blocks and skips the rest (a smoke run for the
+tests). Machines are noisy: these figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import contextlib
 import importlib
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .batch import BatchNorm
-from .fast.kernels import standardise_backward_fast, standardise_fast
-from .image import GroupNorm, InstanceNorm
-from .layer import LayerNorm
-from .standardise import standardise, standardise_backward
+from .image import GroupNorm
+from .layer import LayerNorm, RMSNorm
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: the blocks (rows, features) of the layer table
+SIZES = ((4, 2), (20, 16), (64, 64), (256, 128))
+#: the normalisers of the layer table
+KINDS = ("batch", "layer", "RMS", "group")
+#: group norm's groups (every block of the table has an even number of features)
+GROUPS = 2
+EPSILON, MOMENTUM, RATE = 1e-5, 0.9, 0.1
+
+Step = Callable[[], Any]
+
+#: the ratios of the layer table (the first over the second)
+RATIOS = (("normcore", "numpy"), ("torch", "numpy"), ("normcore", "torch"))
 
 
 def median_ms(call: Callable[[], Any], repeats: int) -> float:
@@ -53,136 +69,214 @@ def once_ms(call: Callable[[], Any]) -> float:
     return 1e3 * (time.perf_counter() - start)
 
 
-def layer_rows(rows: int, features: int, repeats: int) -> list[dict[str, Any]]:
-    """Forward and backward times of batch and layer norm, and their ratios to the copy floor."""
-    out = []
-    for dtype in (np.float32, np.float64):
-        rng = np.random.default_rng(7)
-        x = rng.standard_normal((rows, features)).astype(dtype)
-        d = rng.standard_normal((rows, features)).astype(dtype)
-        # scale and shift away from 1 and 0, as after training: no shortcut for a fresh layer
-        scale = 1.0 + 0.1 * rng.standard_normal(features)
-        shift = 0.1 * rng.standard_normal(features)
-        for name, layer, axes in (
-            ("batch", BatchNorm.create(features), (0,)),
-            ("layer", LayerNorm.create(features), (1,)),
-        ):
-            layer = dataclasses.replace(layer, scale=scale, shift=shift)
-            row = _time_layer(layer, axes, x, d, repeats)
-            row.update(dtype=np.dtype(dtype).name, layer=name)
-            out.append(row)
-    return out
+def _blocks(rows: int, features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The block, the slope arriving at the output, and a trained-looking scale and shift."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((rows, features))
+    d = rng.standard_normal((rows, features))
+    # scale and shift away from 1 and 0, as after training: no shortcut for a fresh layer
+    return x, d, 1.0 + 0.1 * rng.standard_normal(features), 0.1 * rng.standard_normal(features)
 
 
-def image_rows(shape: tuple[int, int, int, int], repeats: int) -> list[dict[str, Any]]:
-    """Instance norm's and group norm's (4 groups) forward and backward on a block of images
-    (N, C, H, W), as `layer_rows`: one figure a channel of an image (or a group of channels),
-    broadcast over its values. The kernel columns time one statistic an image (axes 1, 2, 3)
-    for group norm, whose own statistics run over a view of the block."""
-    out = []
-    for dtype in (np.float32, np.float64):
-        rng = np.random.default_rng(7)
-        x = rng.standard_normal(shape).astype(dtype)
-        d = rng.standard_normal(shape).astype(dtype)
-        channels = shape[1]
-        layer = dataclasses.replace(
-            InstanceNorm.create(channels),
-            scale=1.0 + 0.1 * rng.standard_normal(channels),
-            shift=0.1 * rng.standard_normal(channels),
-        )
-        row = _time_layer(layer, (2, 3), x, d, repeats)
-        row.update(dtype=np.dtype(dtype).name, layer="inst.")
-        out.append(row)
-        groups = dataclasses.replace(
-            GroupNorm.create(channels, 4), scale=layer.scale, shift=layer.shift
-        )
-        row = _time_layer(groups, (1, 2, 3), x, d, repeats)  # kernels: one statistic an image
-        row.update(dtype=np.dtype(dtype).name, layer="group")
-        out.append(row)
-    return out
+def normcore_layer(kind: str, rows: int, features: int) -> tuple[Any, np.ndarray, np.ndarray]:
+    """normcore's `kind` layer (trained-looking scale and shift), its block and arriving slope."""
+    x, d, scale, shift = _blocks(rows, features)
+    if kind == "group":
+        layer: Any = GroupNorm(scale=scale, shift=shift, epsilon=EPSILON, groups=GROUPS)
+        return layer, x[:, :, None, None], d[:, :, None, None]
+    if kind == "batch":
+        return BatchNorm(scale=scale, shift=shift, epsilon=EPSILON, momentum=MOMENTUM), x, d
+    kinds = {"layer": LayerNorm, "RMS": RMSNorm}
+    return kinds[kind](scale=scale, shift=shift, epsilon=EPSILON), x, d
 
 
-def _time_layer(
-    layer: Any, axes: tuple[int, ...], x: np.ndarray, d: np.ndarray, repeats: int
-) -> dict[str, Any]:
-    """One layer's forward and backward against the copy floors, and the standardise kernels
-    alone (readable, fast).
+def normcore_step(kind: str, rows: int, features: int) -> Step:
+    """One training step of normcore's `kind` layer: forward (training), backward, step."""
+    layer, x, d = normcore_layer(kind, rows, features)
 
-    Each round times everything once, one after the other, so that a busy spell on the machine
-    falls on the floor and the layer alike; the ratios are the medians of the rounds' ratios.
-    Each copy is timed on its fourth run in a row, with as many of its bytes in cache as will
-    stay there: the floor is the smallest it can be, so the ratios lean against the layers.
-    """
-    x_copy, d_copy = np.empty_like(x), np.empty((x.size * 3 // 2,), x.dtype)
-    both = np.concatenate([x.reshape(-1), d.reshape(-1)[: x.size // 2]])
-    response = layer.forward(x, "training")
-    work = {
-        "floor_forward": lambda: np.copyto(x_copy, x),
-        "floor_backward": lambda: np.copyto(d_copy, both),
-        "forward": lambda: layer.forward(x, "training"),
-        "backward": lambda: layer.backward(response, d),
-        "readable": lambda: standardise_backward(standardise(x, axes, 1e-5), d),
-        "fast": lambda: standardise_backward_fast(standardise_fast(x, axes, 1e-5), d),
-    }
-    if hasattr(layer, "running_mean"):  # a layer that predicts by its running figures
-        work["predicting"] = lambda: layer.forward(x, "predicting")
-    for call in work.values():  # warm up
+    def step() -> Any:
+        response = layer.forward(x, "training")
+        return layer.step(layer.backward(response, d), RATE)
+
+    return step
+
+
+def numpy_step(kind: str, rows: int, features: int) -> Step:
+    """The same step as `normcore_step`, written in bare numpy: no checks, no values."""
+    x, d, scale, shift = _blocks(rows, features)
+    running_mean, running_variance = np.zeros(features), np.ones(features)
+    if kind == "group":  # the statistics run over each group of features
+        view: tuple[int, ...] = (rows, GROUPS, features // GROUPS)
+    else:
+        view = (rows, features)
+    axis = {"batch": 0, "layer": 1, "RMS": 1, "group": 2}[kind]
+    centre = kind != "RMS"
+    x, d = x.reshape(view), d.reshape(view)
+    scale, shift = scale.reshape((1, *view[1:])), shift.reshape((1, *view[1:]))
+
+    def step() -> Any:
+        n = x.shape[axis]
+        mean = x.mean(axis=axis, keepdims=True) if centre else None
+        centred = x - mean if centre else x
+        variance = np.mean(centred * centred, axis=axis, keepdims=True)
+        deviation = np.sqrt(variance + EPSILON)
+        z = centred / deviation
+        out = z * scale + shift
+        d_scale = np.sum(d * z, axis=0)
+        d_shift = np.sum(d, axis=0)
+        dz = d * scale
+        total = n * dz - z * np.sum(dz * z, axis=axis, keepdims=True)
+        if centre:
+            total = total - np.sum(dz, axis=axis, keepdims=True)
+        passed = total / (n * deviation)
+        new = (scale - RATE * d_scale, shift - RATE * d_shift)
+        if kind == "batch":
+            new += (
+                MOMENTUM * running_mean + (1 - MOMENTUM) * mean[0],
+                MOMENTUM * running_variance + (1 - MOMENTUM) * variance[0],
+            )
+        return out, passed, new
+
+    return step
+
+
+def torch_step(kind: str, rows: int, features: int) -> Step | None:
+    """The same step in PyTorch (float64, plain SGD), or None where torch is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    x, d, scale, shift = (torch.from_numpy(a) for a in _blocks(rows, features))
+    if kind == "batch":
+        module: Any = torch.nn.BatchNorm1d(features, eps=EPSILON, momentum=1 - MOMENTUM)
+    elif kind == "layer":
+        module = torch.nn.LayerNorm(features, eps=EPSILON)
+    elif kind == "RMS":
+        module = torch.nn.RMSNorm(features, eps=EPSILON)  # a scale, no shift
+    else:
+        module = torch.nn.GroupNorm(GROUPS, features, eps=EPSILON)
+        x, d = x[:, :, None, None], d[:, :, None, None]
+    module = module.double().train()
+    with torch.no_grad():
+        module.weight.copy_(scale)
+        if getattr(module, "bias", None) is not None:
+            module.bias.copy_(shift)
+    optimiser = torch.optim.SGD(module.parameters(), lr=RATE)
+    x = x.clone().requires_grad_(True)
+
+    def step() -> Any:
+        optimiser.zero_grad(set_to_none=False)
+        x.grad = None
+        module(x).backward(d)
+        optimiser.step()
+        return x.grad
+
+    return step
+
+
+def normcore_calls(call: Step) -> int:
+    """How many calls of normcore's own functions one run of `call` makes."""
+    calls = 0
+    root = str(Path(__file__).resolve().parent)
+
+    def count(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code.co_filename.startswith(root):
+            calls += 1
+
+    call()
+    sys.setprofile(count)
+    try:
         call()
-
-    def timed(key: str, call: Callable[[], Any]) -> float:
-        if key.startswith("floor"):
-            for _ in range(3):
-                call()
-        return once_ms(call)
-
-    rounds = [{key: timed(key, call) for key, call in work.items()} for _ in range(repeats)]
-    row: dict[str, Any] = {key: float(np.median([r[key] for r in rounds])) for key in work}
-    for key, floor in (("forward", "floor_forward"), ("backward", "floor_backward")):
-        row[f"{key}_ratio"] = float(np.median([r[key] / r[floor] for r in rounds]))
-    if "predicting" in work:
-        row["predicting_ratio"] = float(
-            np.median([r["predicting"] / r["floor_forward"] for r in rounds])
-        )
-    row["total_ratio"] = float(
-        np.median(
-            [
-                (r["forward"] + r["backward"]) / (r["floor_forward"] + r["floor_backward"])
-                for r in rounds
-            ]
-        )
-    )
-    return row
+    finally:
+        sys.setprofile(None)
+    return calls - 1  # the step function itself, defined here
 
 
-def print_layer_table(rows: list[dict[str, Any]], shape: tuple[int, ...]) -> None:
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _per_call_us(call: Step, number: int) -> float:
+    """The CPU time of this thread per run of `call`, in µs, over `number` runs (CPU time, not
+    wall time: a spell in which the machine runs other work is not counted)."""
+    start = time.thread_time()
+    for _ in range(number):
+        call()
+    return 1e6 * (time.thread_time() - start) / number
+
+
+def step_rows(
+    sizes: Sequence[tuple[int, int]] = SIZES, kinds: Sequence[str] = KINDS, rounds: int = 15
+) -> list[dict[str, Any]]:
+    """The layer table: for each kind and block, the median µs of one step three ways, the
+    medians of the rounds' ratios, and normcore's call count."""
+    out = []
+    with _one_blas_thread():
+        for kind in kinds:
+            for rows, features in sizes:
+                ways = {
+                    "normcore": normcore_step(kind, rows, features),
+                    "numpy": numpy_step(kind, rows, features),
+                }
+                torch = torch_step(kind, rows, features)
+                if torch is not None:
+                    ways["torch"] = torch
+                for call in ways.values():  # warm up, and size the inner loop to about 2 ms
+                    call()
+                first = min(_per_call_us(call, 3) for call in ways.values())
+                number = max(1, int(1000 / max(first, 1.0)))
+                times = [
+                    {name: _per_call_us(call, number) for name, call in ways.items()}
+                    for _ in range(rounds)
+                ]
+                row: dict[str, Any] = {"kind": kind, "block": f"{rows}x{features}"}
+                for name in ways:
+                    row[name] = float(np.median([t[name] for t in times]))
+                for top, bottom in RATIOS:
+                    if top in ways and bottom in ways:
+                        ratios = [t[top] / t[bottom] for t in times]
+                        row[f"{top}/{bottom}"] = float(np.median(ratios))
+                row["calls"] = normcore_calls(ways["normcore"])
+                out.append(row)
+    return out
+
+
+def print_step_table(rows: list[dict[str, Any]]) -> None:
+    """Print `step_rows`' table."""
     print(
-        f"Layers on a {' x '.join(map(str, shape))} block, training purpose; predict: by the "
-        "running figures (median ms; ratio to floor)"
+        "One training step (forward, backward, gradient-descent step), float64, one thread: "
+        "median µs per step, and ratios (medians over rounds timed side by side)"
     )
     header = (
-        f"{'dtype':8} {'layer':6} {'fwd':>7} {'floor':>6} {'x':>5}  {'bwd':>7} {'floor':>6} "
-        f"{'x':>5}  {'total x':>7}  {'kernel: readable':>16} {'fast':>6}  {'predict':>7} {'x':>5}"
+        f"{'layer':6} {'block':8} {'normcore':>9} {'numpy':>8} {'torch':>8}  "
+        f"{'normcore/numpy':>14} {'torch/numpy':>11} {'normcore/torch':>14} {'calls':>6}"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
+        torch = f"{r['torch']:8.1f}" if "torch" in r else f"{'-':>8}"
+        versus = (
+            f"{r['torch/numpy']:11.2f} {r['normcore/torch']:14.2f}"
+            if "torch" in r
+            else f"{'-':>11} {'-':>14}"
+        )
         print(
-            f"{r['dtype']:8} {r['layer']:6} {r['forward']:7.2f} {r['floor_forward']:6.2f} "
-            f"{r['forward_ratio']:5.1f}  {r['backward']:7.2f} "
-            f"{r['floor_backward']:6.2f} {r['backward_ratio']:5.1f}  "
-            f"{r['total_ratio']:7.1f}  {r['readable']:16.2f} {r['fast']:6.2f}  "
-            + (
-                f"{r['predicting']:7.2f} {r['predicting_ratio']:5.1f}"
-                if "predicting" in r
-                else f"{'-':>7} {'-':>5}"
-            )
+            f"{r['kind']:6} {r['block']:8} {r['normcore']:9.1f} {r['numpy']:8.1f} {torch}  "
+            f"{r['normcore/numpy']:14.2f} {versus} {r['calls']:6d}"
         )
     print(
-        "floor: forward = copy one block (read x, write y); backward = copy 1.5 blocks "
-        "(read x and the slope, write the slope passed down). kernel: standardise + its "
-        "backward alone, the book's readable pair vs the fast pair the layers call. predict: "
-        "the forward pass by the running figures, against the forward floor. Ratios: "
-        "medians over rounds that time the floor and the layer side by side."
+        "numpy: the same arithmetic in bare numpy (no checks, no values). torch: PyTorch's "
+        "BatchNorm1d, LayerNorm, RMSNorm (a scale, no shift) and GroupNorm with SGD. calls: "
+        "calls of normcore's own functions in one step."
     )
 
 
@@ -239,10 +333,9 @@ def _time_playground(module: Any, repeats: int) -> float | None:
 def run_all_cells(notebook: Path) -> dict[str, float]:
     """Run every cell of `notebook` in a fresh kernel started in book/ (as JupyterLab's Run All
     would) and time it, kernel start excluded: `wall` from the first cell's start to the last
-    cell's end, `cpu` the CPU time of the kernel process and of every process under it (the
-    fork server of `normcore.experiments.side_by_side` and its finished workers) over the same
-    span (steadier than wall time on a shared machine: time the machine spends on other work is
-    not counted)."""
+    cell's end, `cpu` the CPU time of the kernel process and of every process under it over the
+    same span (steadier than wall time on a shared machine: time the machine spends on other work
+    is not counted)."""
     import nbformat
     import psutil
     from nbclient import NotebookClient
@@ -267,7 +360,7 @@ def run_all_cells(notebook: Path) -> dict[str, float]:
 
 def _cpu_seconds(kernel: Any) -> float:
     """CPU seconds of the psutil process `kernel` and every process under it, each with the
-    finished children it has reaped (a fork server's workers)."""
+    finished children it has reaped."""
     import psutil
 
     total = 0.0
@@ -300,20 +393,17 @@ def chapters() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the benchmark's figures. Returns 0."""
     parser = argparse.ArgumentParser(prog="python -m normcore.bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small block, few repeats")
+    parser.add_argument("--quick", action="store_true", help="two small blocks, few rounds")
     parser.add_argument("--no-chapters", action="store_true", help="skip timing the chapters")
-    parser.add_argument("--repeats", type=int, default=None, help="repeats per median")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per median")
     parser.add_argument("--chapters-only", action="store_true", help="only time the chapters")
     args = parser.parse_args(argv)
     if args.chapters_only:
         chapters()
         return 0
-    shape = (256, 128) if args.quick else (4096, 1024)
-    repeats = args.repeats or (3 if args.quick else 9)
-    print_layer_table(layer_rows(*shape, repeats), shape)
-    images = (2, 4, 8, 8) if args.quick else (64, 16, 64, 64)
-    print()
-    print_layer_table(image_rows(images, repeats), images)
+    sizes = SIZES[:2] if args.quick else SIZES
+    rounds = args.rounds or (3 if args.quick else 15)
+    print_step_table(step_rows(sizes, KINDS, rounds))
     if not args.quick:
         comparison()
     playground(3 if args.quick else 15)

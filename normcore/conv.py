@@ -27,9 +27,7 @@ from ._checks import (
     check_size,
     check_values,
     fits,
-    handed_out,
     own_error_state,
-    renewed,
     sealed,
     whole_number,
     whole_numbers,
@@ -276,7 +274,7 @@ class Conv2d(Remade):
         *lead, n, o, oh, ow = self.output_shape(x.shape)
         out = np.moveaxis(out.reshape(*lead, o, oh, ow, n), -1, -4)  # to (.., n, o, oh, ow)
         return Response(
-            output=handed_out(np.ascontiguousarray(out)),
+            output=np.ascontiguousarray(out),
             layer=self,
             purpose=purpose,
             cache=_Patches(columns=sealed(columns), shape=x.shape),
@@ -346,7 +344,7 @@ class Conv2d(Remade):
         return self._renewed(moved)
 
     def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
-        return renewed(self, moved)
+        return dataclasses.replace(self, **moved)
 
 
 @dataclass(frozen=True, eq=False)

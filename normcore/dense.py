@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -18,10 +18,8 @@ from ._checks import (
     check_size,
     check_values,
     fits,
-    handed_out,
-    kept,
     own_error_state,
-    renewed,
+    read_only,
     sealed,
     whole_number,
     whole_numbers,
@@ -31,6 +29,7 @@ from .purpose import PREDICTING, check_purpose
 from .responses import (
     Gradient,
     Response,
+    answered,
     check_d_out,
     check_gradient,
     check_kept_input,
@@ -87,10 +86,10 @@ class _Affine(Remade):
         Returns:
             A `Response` whose `output` is (*stack, rows, fan_out), and whose `input` is `x` as
             no one can change it (the weights' slope needs it): a read-only copy, or `x` itself
-            when it is another layer's answer.
+            when it is read-only already (another layer's answer).
         """
         purpose = check_purpose(purpose)
-        given, w = x, self.effective_weights
+        w = self.effective_weights
         stack, fan_in = w.shape[:-2], w.shape[-2]
         x = as_block(x, "x", finite=False)
         check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, inputs)")
@@ -101,7 +100,7 @@ class _Affine(Remade):
         b = fits(self.bias[..., None, :], x.dtype, "bias")
         out = x @ fits(w, x.dtype, "weights") + b
         check_finite_result(out, f"{type(self).__name__}.forward")
-        return Response(output=handed_out(out), layer=self, purpose=purpose, input=kept(x, given))
+        return Response(output=out, layer=self, purpose=purpose, input=read_only(x))
 
     @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:
@@ -124,20 +123,17 @@ class _Affine(Remade):
         passed = check_finite_result(d @ np.swapaxes(w, -1, -2), what)
         weight_slope = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
         slopes = {**self._slopes(weight_slope), "bias": check_finite_result(d.sum(axis=-2), what)}
-        return Gradient(
-            passed_down=sealed(passed),
-            layer=self,
-            slopes={k: sealed(v) for k, v in slopes.items()},
-        )
+        return answered(Gradient(passed_down=passed, layer=self, slopes=slopes))
 
     def _learned(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in self.slope_names}
 
     def _moved(self, gradient: Gradient, rate: Any) -> dict[str, np.ndarray]:
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        moved = {k: getattr(self, k) - rate * s for k, s in slopes.items()}
-        for key, value in moved.items():
-            check_finite_result(value, f"{type(self).__name__}.step ({key})")
+        moved = {}
+        for key, slope in slopes.items():
+            value = getattr(self, key) - rate * slope
+            moved[key] = sealed(check_finite_result(value, f"{type(self).__name__}.step ({key})"))
         return moved
 
 
@@ -153,11 +149,14 @@ class Dense(_Affine):
 
     weights: Any
     bias: Any = None
+    #: for `step` alone: both fields are checked, sealed values, taken as they are
+    _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
     slope_names = ("weights", "bias")
 
-    @own_error_state
-    def __post_init__(self) -> None:
+    def __post_init__(self, _from_step: bool = False) -> None:
+        if _from_step:
+            return
         w = as_parameter(self.weights, "weights")
         if w.ndim < 2 or w.size == 0:
             raise ShapeError(
@@ -192,7 +191,7 @@ class Dense(_Affine):
         Returns:
             A new layer of the same shapes; this one is unchanged.
         """
-        return renewed(self, self._moved(gradient, rate))
+        return dataclasses.replace(self, **self._moved(gradient, rate), _from_step=True)
 
 
 def direction_length(direction: np.ndarray) -> np.ndarray:

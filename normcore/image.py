@@ -46,9 +46,10 @@ class InstanceNorm(Normaliser):
 
     name = "instance"
 
-    @own_error_state
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self, _from_step: bool = False) -> None:
+        super().__post_init__(_from_step)
+        if _from_step:
+            return
         if self.scale.ndim != 1:
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
 
@@ -82,9 +83,10 @@ class GroupNorm(Normaliser):
 
     name = "group"
 
-    @own_error_state
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self, _from_step: bool = False) -> None:
+        super().__post_init__(_from_step)
+        if _from_step:
+            return
         if self.scale.ndim != 1:
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
         channels = self.scale.shape[0]
@@ -123,7 +125,7 @@ class GroupNorm(Normaliser):
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         c = x.shape[1]
-        return fits(p.reshape(1, self.groups, c // self.groups, 1, 1), x.dtype, name)
+        return sealed(fits(p.reshape(1, self.groups, c // self.groups, 1, 1), x.dtype, name))
 
     def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
         return p[:, None, None]

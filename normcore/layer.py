@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_rank, check_size, own_error_state, whole_numbers
+from ._checks import check_rank, check_size, whole_numbers
 from ._normaliser import Normaliser
 from .errors import ShapeError
 
@@ -47,9 +47,10 @@ class LayerNorm(Normaliser):
 
     name = "layer"
 
-    @own_error_state
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def __post_init__(self, _from_step: bool = False) -> None:
+        super().__post_init__(_from_step)
+        if _from_step:
+            return
         shape = _as_shape(self.normalized_shape or self.scale.shape[-1:])
         if self.scale.shape[len(self.scale.shape) - len(shape) :] != shape:
             raise ShapeError(

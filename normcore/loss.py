@@ -8,14 +8,15 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Remade, as_block, check_not_empty, own_error_state, sealed
+from ._checks import Sealed, as_block, check_not_empty, own_error_state
 from .errors import LabelError, ShapeError
 
 
 @dataclass(frozen=True, eq=False)
-class Loss(Remade):
+class Loss(Sealed):
     """The mean loss (one figure per stacked model: shape `logits.shape[:stack_axes]`) and its
-    slope with respect to the logits (shape of the logits, already divided by the count)."""
+    slope with respect to the logits (shape of the logits, already divided by the count). Both
+    arrays are read-only (sealed by the constructor)."""
 
     value: np.ndarray
     slope: np.ndarray
@@ -57,4 +58,4 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
     each = np.where(z >= 0, z * (1 - y), -z * y) + np.log1p(e)
     chance = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(z.dtype, copy=False)
     value = np.add.reduce(each / count, axis=axes)
-    return Loss(value=sealed(np.asarray(value)), slope=sealed(np.asarray((chance - y) / count)))
+    return Loss(value=np.asarray(value), slope=np.asarray((chance - y) / count))

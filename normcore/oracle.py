@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import as_block, number, own_error_state
+from ._checks import Sealed, as_block, number, own_error_state
 from .errors import NonFiniteError, SettingError, ShapeError
 
 
@@ -18,6 +18,12 @@ def _scalar(value: Any) -> float:
     except (TypeError, ValueError, OverflowError):
         raise ShapeError(f"f: expected a function returning one number, got {value!r}") from None
     return result
+
+
+def _check_function(f: Any) -> None:
+    """Refuse (SettingError) an `f` that cannot be called, before any arithmetic."""
+    if not callable(f):
+        raise SettingError(f"f: expected a function of a block returning one number, got {f!r}")
 
 
 @own_error_state
@@ -31,8 +37,10 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
         step: h, a finite number greater than 0.
 
     Returns:
-        A float64 block shaped as `x`. NonFiniteError if `f` answers NaN or infinity.
+        A float64 block shaped as `x`. NonFiniteError if `f` answers NaN or infinity;
+        SettingError if `f` is not callable.
     """
+    _check_function(f)
     h = number(step, "step", SettingError, "a finite number greater than 0")
     if h <= 0:
         raise SettingError(f"step: expected a finite number greater than 0, got {h!r}")
@@ -53,8 +61,9 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
 
 
 @dataclass(frozen=True)
-class OracleCheck:
-    """A claimed slope held against the oracle: the oracle's block and the largest gap."""
+class OracleCheck(Sealed):
+    """A claimed slope held against the oracle: the oracle's block and the largest gap (both
+    arrays read-only)."""
 
     oracle: np.ndarray
     claimed: np.ndarray
@@ -76,7 +85,8 @@ def check_slope(
     refused (NonFiniteError): it can be no slope at all, and a NaN gap would compare as neither
     large nor small.
     """
-    claimed = np.asarray(as_block(claimed, "claimed"), dtype=np.float64)
+    _check_function(f)
+    claimed = np.array(as_block(claimed, "claimed"), dtype=np.float64)
     oracle = finite_difference(f, x, step)
     if claimed.shape != oracle.shape:
         raise ShapeError(f"claimed: expected the shape of x {oracle.shape}, got {claimed.shape}")

@@ -3,22 +3,24 @@ checks a layer makes of them before it uses one (hand-made ones included)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._checks import Remade, as_block, check_rate, fits
+from ._checks import Sealed, as_block, check_rate, fits
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
 
 @dataclass(frozen=True, eq=False)
-class Statistics(Remade):
+class Statistics(Sealed):
     """A batch's own statistics, per feature (or channel): mean, biased variance, deviation.
 
     Shapes match the layer's running figures. Carried on a training response and on its gradient,
-    so that `step` can fold them into the running figures.
+    so that `step` can fold them into the running figures. Every array is read-only (sealed by
+    the constructor).
     """
 
     mean: np.ndarray
@@ -27,17 +29,17 @@ class Statistics(Remade):
 
 
 @dataclass(frozen=True, eq=False)
-class Response(Remade):
+class Response(Sealed):
     """The answer of one forward pass.
 
-    `output` is the block the layer answered (read-only); `layer` is the layer that answered
-    (backward refuses a response from any other); `purpose` is 'training' or 'predicting';
-    `input` is the block read as no one can change it (a read-only copy, or the block itself
-    when it is another layer's read-only answer), kept by the layers whose backward pass needs
-    it (dense layers), else None; `statistics` holds the batch's statistics
-    when a batch-statistics layer trained, else None; `parts` are the responses of the layers
-    inside a `Sequential`, in order; `cache` is what the backward pass needs and is not part of
-    the public contract.
+    `output` is the block the layer answered; `layer` is the layer that answered (backward
+    refuses a response from any other); `purpose` is 'training' or 'predicting'; `input` is the
+    block read, kept by the layers whose backward pass needs it (dense layers), else None;
+    `statistics` holds the batch's statistics when a batch-statistics layer trained, else None;
+    `parts` are the responses of the layers inside a `Sequential`, in order; `cache` is what the
+    backward pass needs (a `Standardised` for the normalisers) and is not part of the public
+    contract. Every array is read-only (sealed by the constructor: an array that views someone
+    else's memory, such as the caller's input block, is copied first).
     """
 
     output: np.ndarray
@@ -50,13 +52,19 @@ class Response(Remade):
 
 
 @dataclass(frozen=True, eq=False)
-class Gradient(Remade):
+class Gradient(Sealed):
     """The answer of one backward pass.
 
     `passed_down` is the slope handed to the layer below (shape of the layer's input); `slopes`
     maps each parameter's name to its slope (same shape as the parameter); `statistics` repeats the
     batch's statistics from the response, for `step`; `parts` are the gradients of the layers
-    inside a `Sequential`, in order.
+    inside a `Sequential`, in order. Every array is read-only and `slopes` is a read-only mapping
+    (sealed by the constructor).
+
+    `step` checks a gradient's slopes and statistics before it uses them, unless the layer's own
+    `backward` made the gradient (`made_by_backward`): those came out of its checked arithmetic
+    and cannot have changed since. A gradient made by hand, by ``dataclasses.replace`` or by a
+    copy is checked.
     """
 
     passed_down: np.ndarray
@@ -64,6 +72,17 @@ class Gradient(Remade):
     slopes: dict[str, np.ndarray] = field(default_factory=dict)
     statistics: Statistics | None = None
     parts: tuple[Gradient, ...] = ()
+
+    @property
+    def made_by_backward(self) -> bool:
+        """True when this gradient is the one its layer's `backward` handed back."""
+        return self.__dict__.get("_made_by_backward", False)
+
+
+def answered(gradient: Gradient) -> Gradient:
+    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its slopes)."""
+    gradient.__dict__["_made_by_backward"] = True
+    return gradient
 
 
 def _foreign(what: str, got: str) -> ForeignResponseError:
@@ -141,8 +160,10 @@ def check_gradient(
         )
     rate = check_rate(rate)
     given = gradient.slopes
-    if not isinstance(given, dict) or sorted(given) != sorted(parameters):
-        names = sorted(given) if isinstance(given, dict) else type(given).__name__
+    if gradient.made_by_backward:
+        return rate, dict(given)
+    if not isinstance(given, Mapping) or sorted(given) != sorted(parameters):
+        names = sorted(given) if isinstance(given, Mapping) else type(given).__name__
         raise _foreign("gradient.slopes", f"slopes named {sorted(parameters)}, got {names}")
     slopes = {}
     for name, p in parameters.items():

@@ -20,10 +20,8 @@ Conventions, for every layer that uses this routine:
 
       passed_down = (n * d - z * sum(d * z)) / (n * s)
 
-This module is the arithmetic as the book shows it, and the arithmetic the layers run: every
-block of up to 64 Ki values (the book's largest has 8,000) goes through these three functions and
-``z * scale + shift``. Larger blocks take `normcore.fast`, an optimisation of this routine that
-computes the same figures (held to them at 1e-12 by the tests) a cache-sized slab at a time.
+This module is the arithmetic as the book shows it, and the only arithmetic the normalisers run:
+every block, of any size, goes through these functions and ``z * scale + shift``.
 """
 
 from __future__ import annotations
@@ -32,17 +30,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import Remade
+from ._checks import Sealed
 
 
 @dataclass(frozen=True, eq=False)
-class Standardised(Remade):
+class Standardised(Sealed):
     """A block standardised along `axes`, with what the backward pass needs.
 
     `mean`, `variance` and `deviation` keep the reduced axes (size 1) so they broadcast against
     the block. `mean` is None when the block was not centred (RMS); `variance` is then the mean
     square. `from_block` is False when the statistics were handed in (the running figures of a
-    predicting pass): those are constants, so the backward pass is a plain division.
+    predicting pass): those are constants, so the backward pass is a plain division. Every
+    array is read-only (sealed by the constructor).
     """
 
     z: np.ndarray
@@ -54,7 +53,8 @@ class Standardised(Remade):
     from_block: bool
 
 
-def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """How many values each statistic of a block shaped `shape` is read from, along `axes`."""
     n = 1
     for a in axes:
         n *= shape[a]
@@ -85,7 +85,7 @@ def standardise(
         variance=variance,
         deviation=deviation,
         axes=axes,
-        count=_count(x.shape, axes),
+        count=statistic_count(x.shape, axes),
         from_block=True,
     )
 
@@ -102,7 +102,7 @@ def standardise_by(
         variance=None,
         deviation=deviation,
         axes=axes,
-        count=_count(x.shape, axes),
+        count=statistic_count(x.shape, axes),
         from_block=False,
     )
 

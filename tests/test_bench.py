@@ -1,22 +1,40 @@
-"""The benchmark runs (no timings are asserted: machines are noisy)."""
+"""The benchmark runs and prints what it says it prints (no timings are asserted: machines are
+noisy)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from normcore import bench
 
 
-def test_bench_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--quick"]) == 0
+def test_bench_quick_prints_every_layer_and_block(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--quick", "--rounds", "1"]) == 0
     out = capsys.readouterr().out
-    assert "float32" in out and "float64" in out and "batch" in out and "layer" in out
-    assert "predict" in out and "inst." in out
+    assert "normcore/numpy" in out
+    for kind in bench.KINDS:
+        for rows, features in bench.SIZES[:2]:
+            assert any(
+                line.split()[:2] == [kind, f"{rows}x{features}"] for line in out.splitlines()
+            ), (kind, rows, features)
+
+
+@pytest.mark.parametrize("kind", bench.KINDS)
+def test_the_numpy_floor_is_the_layers_arithmetic(kind: str) -> None:
+    """The bare-numpy step computes what normcore's layer computes: the output and the slope
+    passed down agree (the floor times the same arithmetic, not less)."""
+    out, passed, _ = bench.numpy_step(kind, 20, 16)()
+    layer, x, d = bench.normcore_layer(kind, 20, 16)
+    response = layer.forward(x, "training")
+    gradient = layer.backward(response, d)
+    np.testing.assert_allclose(out.reshape(x.shape), response.output, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(passed.reshape(x.shape), gradient.passed_down, rtol=1e-9, atol=1e-12)
 
 
 def test_run_all_of_a_chapter_is_timed_without_kernel_start() -> None:
-    from pathlib import Path
-
     chapter = Path(bench.ROOT) / "book" / "09-reference.ipynb"
     times = bench.run_all_cells(chapter)
     assert set(times) == {"wall", "cpu"} and times["wall"] > 0 and times["cpu"] >= 0

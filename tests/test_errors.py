@@ -613,11 +613,16 @@ def test_layer_arrays_are_read_only_and_cannot_be_made_writable() -> None:
         assert not np.shares_memory(old, new)
 
 
-def test_a_stepped_layer_shares_no_array_even_for_unchanged_fields() -> None:
+def test_a_stepped_layer_shares_the_read_only_arrays_it_did_not_change() -> None:
     layer = nc.BatchNorm.create(2, affine=False)
-    stepped = layer.step(layer.backward(layer.forward(block()), np.ones((4, 2))), 0.1)
+    predicted = layer.step(layer.backward(layer.forward(block()), np.ones((4, 2))), 0.1)
+    trained = layer.step(layer.backward(layer.forward(block(), "training"), np.ones((4, 2))), 0.1)
     for name in ("scale", "shift", "running_mean", "running_variance"):
-        assert not np.shares_memory(getattr(layer, name), getattr(stepped, name))
+        assert getattr(predicted, name) is getattr(layer, name)  # nothing moved: all shared
+    for name in ("scale", "shift"):  # not learned: the same read-only arrays
+        assert getattr(trained, name) is getattr(layer, name)
+    for name in ("running_mean", "running_variance"):  # moved: new arrays
+        assert not np.shares_memory(getattr(layer, name), getattr(trained, name))
 
 
 @pytest.mark.parametrize(
@@ -648,8 +653,9 @@ def test_editing_the_input_after_forward_changes_no_slope(make) -> None:
     [nc.ReLU(), nc.Dense(weights=np.arange(4.0).reshape(2, 2)), nc.LayerNorm.create(2)],
 )
 def test_a_dense_layer_keeps_another_layers_answer_without_a_copy(before) -> None:
-    """A block a layer handed back is read-only and only normcore holds its memory: the dense
-    layer after it keeps that block itself as its input, and answers exactly as for a copy."""
+    """A block a layer handed back is sealed (read-only, and so is the memory it views): the
+    dense layer after it keeps that block itself as its input, and answers exactly as for a
+    copy."""
     layer = nc.Dense(weights=np.arange(6.0).reshape(2, 3))
     x = before.forward(block(), "training").output
     response = layer.forward(x, "training")

@@ -3,7 +3,7 @@
 Two kinds of draws:
 
 * **Valid draws** (finite values of a float dtype, the right shape, valid settings, blocks small
-  and beyond one slab of `normcore.fast`) must be answered, and the answers must match an
+  and now and then beyond 64 Ki values) must be answered, and the answers must match an
   independent float64 reference written here from the definitions (forward), central
   differences of that reference along a random direction (backward), and the update rules
   (step). A refusal of a valid draw fails the test.
@@ -13,8 +13,9 @@ Two kinds of draws:
   exception, never a warning, never a change to an input array. A draw that is plainly valid
   must still be answered.
 
-With ``CI=true`` every test is derandomised: the same examples on every run. The number of cases
-each test ran is printed (``-s``) and written to ``_build/fuzz/<test>.count``.
+With ``CI=true`` every test is derandomised: the same examples on every run. Each test counts the
+cases it ran and fails if hypothesis ran fewer than `FEWEST_CASES` (a strategy that filters out
+nearly every draw tests nothing); the count is printed (``-s``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import math
 import os
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,13 +33,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import normcore as nc
-from normcore.fast import kernels
-from normcore.fast.kernels import standardise_backward_fast, standardise_fast
-from normcore.standardise import standardise, standardise_backward
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
-COUNT_DIR = Path(__file__).resolve().parent.parent / "_build" / "fuzz"
 CI = os.environ.get("CI") == "true"
 FUZZ = settings(
     max_examples=900,
@@ -69,8 +65,12 @@ VALUES = ["normal", "nan", "inf", "-inf", "huge", "tiny", "subnormal", "equal", 
 PURPOSES = ["training", "predicting", "predicting", "training", "Training", "", None, 1, "eval"]
 
 
+#: the fewest cases a fuzz test may run (each runs up to its `max_examples`, 300 to 900)
+FEWEST_CASES = 100
+
+
 class Cases:
-    """Counts the cases one test ran and records the count when the test ends."""
+    """Counts the cases one test ran; `check` fails the test if it ran too few."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -79,17 +79,16 @@ class Cases:
     def __call__(self) -> None:
         self.n += 1
 
-    def record(self) -> None:
-        COUNT_DIR.mkdir(parents=True, exist_ok=True)
-        (COUNT_DIR / f"{self.name}.count").write_text(f"{self.n}\n")
+    def check(self) -> None:
         print(f"\n{self.name}: {self.n} fuzz cases")
+        assert self.n >= FEWEST_CASES, f"{self.name} ran only {self.n} fuzz cases"
 
 
 @pytest.fixture
 def cases(request: pytest.FixtureRequest) -> Any:
     counter = Cases(request.node.name)
     yield counter
-    counter.record()
+    counter.check()
 
 
 # ------------------------------------------------------------------------------ the blocks
@@ -385,7 +384,11 @@ def test_layer_chains(data: st.DataObject, cases: Cases) -> None:
     for name, value in parameters(moved).items():
         assert np.isfinite(value).all(), f"step left a non-finite {name}"
         assert value.shape == params[name].shape
-        assert not np.shares_memory(value, params[name])
+        assert not value.flags.writeable
+        # an array the step did not change is the old layer's own (shared, read-only); an
+        # array it moved is new and shares no memory with the old one
+        if value is not params[name]:
+            assert not np.shares_memory(value, params[name])
     for name, value in parameters(layer).items():  # the old layer is a value: unchanged
         assert value is params[name] and not value.flags.writeable
 
@@ -536,50 +539,8 @@ def test_image_functions(data: st.DataObject, cases: Cases) -> None:
     good_array(out, np.shape(content), expected_dtype(content), "output")
 
 
-@settings(FUZZ, max_examples=300)
-@given(data=st.data())
-def test_fast_kernel_agrees_with_readable(data: st.DataObject, cases: Cases) -> None:
-    """standardise_fast and standardise_backward_fast agree with the book's readable pair to
-    1e-12 (float64) on random blocks: rows, stacked blocks, images and groups."""
-    cases()
-    layout = data.draw(
-        st.sampled_from(["batch", "row", "stacked", "image batch", "instance", "group", "trailing"])
-    )
-    r = data.draw(st.integers(1, 9))
-    shape, axes = {
-        "batch": ((r, 5), (0,)),
-        "row": ((r, 7), (1,)),
-        "stacked": ((3, r, 4), (1,)),
-        "image batch": ((r, 3, 4, 5), (0, 2, 3)),
-        "instance": ((r, 3, 4, 5), (2, 3)),
-        "group": ((r, 2, 3, 4, 5), (2, 3, 4)),
-        "trailing": ((r, 3, 4, 5), (-2, -1)),
-    }[layout]
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
-    offset = data.draw(st.sampled_from([0.0, 3.0, -100.0]))
-    x = rng.standard_normal(shape) * data.draw(st.sampled_from([1.0, 1e-3, 1e3])) + offset
-    d = rng.standard_normal(shape)
-    centre = data.draw(st.booleans())
-    eps = data.draw(st.sampled_from([1e-5, 1e-12, 1.0]))
-    slow, fast = standardise(x, axes, eps, centre), standardise_fast(x, axes, eps, centre)
-    for name in ("z", "variance", "deviation") + (("mean",) if centre else ()):
-        a, b = getattr(slow, name), getattr(fast, name)
-        assert a.shape == b.shape and a.dtype == b.dtype
-        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12 * np.max(np.abs(a)))
-    g_slow, g_fast = standardise_backward(slow, d), standardise_backward_fast(fast, d)
-    # Held to 1e-12 of the size of the terms the backward pass adds (d / deviation): where those
-    # cancel (a single row, tiny epsilon) both forms lose the same digits.
-    terms = np.max(np.abs(d / slow.deviation))
-    np.testing.assert_allclose(g_fast, g_slow, rtol=1e-12, atol=1e-12 * terms)
-    x32, d32 = x.astype(np.float32), d.astype(np.float32)
-    s32, f32 = standardise(x32, axes, eps, centre), standardise_fast(x32, axes, eps, centre)
-    assert f32.z.dtype == np.float32
-    np.testing.assert_allclose(f32.z, s32.z, rtol=2e-3, atol=2e-3)
-    assert standardise_backward_fast(f32, d32).dtype == np.float32
-
-
 # ----------------------------------------------------------------- valid draws, held to references
-SLAB = kernels.CHUNK  # blocks beyond this many values take normcore.fast
+SLAB = 1 << 16  # the large draws: blocks beyond 64 Ki values (the book's largest has 8,000)
 EPS32 = float(np.finfo(np.float32).eps)
 
 
@@ -656,7 +617,7 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
     beyond one slab), a purpose and a slope."""
     kind = draw(st.sampled_from(["batch", "ghost", "image", "layer", "rms", "instance", "group"]))
     dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
-    large = draw(st.integers(0, 19)) == 0  # one draw in twenty reaches normcore.fast
+    large = draw(st.integers(0, 19)) == 0  # one draw in twenty beyond 64 Ki values
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     f = draw(st.integers(1, 6))
     if kind == "batch":
@@ -727,7 +688,7 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
 def test_valid_normalisers_match_the_reference(case, cases: Cases) -> None:
     """Forward against the definition; backward against central differences of the definition
     along a random direction; parameter slopes against sum(d z) and sum(d); step against the
-    update rules. Blocks beyond one slab take normcore.fast and are held to the same."""
+    update rules. Blocks beyond 64 Ki values are held to the same."""
     cases()
     layer, kind, p, x, d, purpose = case
     with warnings.catch_warnings():

@@ -2,30 +2,23 @@
 
 Where they differ on purpose (the running variance folds in the biased variance here and the
 unbiased one there; momentum is named by the other number), the difference is asserted to be
-exactly the documented one. Every test runs twice: with blocks worked whole, and with
-`normcore.fast.kernels.CHUNK` shrunk so that the same small blocks are worked in slabs of a few
-values (the path large blocks take).
+exactly the documented one. PyTorch is an oracle (`tests/conftest.py`): without it these tests
+skip on a developer's machine and fail in CI.
 """
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import numpy as np
 import pytest
 
 import normcore as nc
-from normcore.fast import kernels as fused
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
-if os.environ.get("CI") == "true":
-    import torch  # in CI PyTorch is an oracle: without it this module fails, it does not skip
-else:
-    torch = pytest.importorskip(
-        "torch", reason="PyTorch is not installed (bash tools/ci_prepare.sh installs 2.13.0)"
-    )
-F = torch.nn.functional
+torch: Any = None  # PyTorch and its functional module, set for every test by `_torch`
+F: Any = None
 
 TOL = {"rtol": 1e-10, "atol": 1e-10}
 SEEDS = [0, 1, 2, 3]
@@ -62,11 +55,11 @@ def block(r: np.random.Generator, shape, spread: float, offset: float = 0.0):
     return x, r.normal(size=x.shape)
 
 
-@pytest.fixture(autouse=True, params=["whole", "slabs"])
-def blocks_worked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "slabs":
-        monkeypatch.setattr(fused, "CHUNK", 5)
-    return str(request.param)
+@pytest.fixture(autouse=True)
+def _torch(oracle: Any) -> None:
+    global torch, F
+    torch = oracle("torch")
+    F = torch.nn.functional
 
 
 def check_layer(layer, x, d, reference, purpose="training", params=("scale", "shift"), **arrays):

@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import TRAINING
 from ..batch import BatchNorm, ImageBatchNorm
 from ..data import load_crowd
 from ..errors import SettingError, ShapeError
 from ..image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from ..layer import LayerNorm, RMSNorm
 from ..oracle import finite_difference
+from ..purpose import TRAINING
 from ..standardise import standardise
 from ..worked import FOUR_ROWS
 from .routes import counting_slope

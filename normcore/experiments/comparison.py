@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import PREDICTING
 from ..data import load_crowd
 from ..errors import SettingError
 from ..loss import binary_cross_entropy
+from ..purpose import PREDICTING
 from . import network
 
 SEEDS = (0, 1, 2, 3, 4)

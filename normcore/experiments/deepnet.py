@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import PREDICTING, TRAINING, as_block
+from .._checks import as_block
 from ..activations import ReLU
 from ..batch import BatchNorm
 from ..dense import Dense, starting_weights
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
+from ..purpose import PREDICTING, TRAINING
 
 VERSIONS = ("plain", "batch", "layer", "rms")
 DEPTH = 8

@@ -8,7 +8,6 @@ on the training rows of one split, scored on the held-out rows after every epoch
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +15,6 @@ import numpy as np
 from ..data.digits import load_digits, split_digits
 from ..errors import SettingError
 from . import deepnet
-from .side_by_side import side_by_side
 
 RATES = (0.1, 0.3, 1.0)
 SEEDS = (0, 1, 2)
@@ -107,8 +105,6 @@ def sweep(version: str, data: tuple[np.ndarray, ...] | None = None) -> Sweep:
 
 
 def sweep_all(data: tuple[np.ndarray, ...] | None = None) -> dict[str, Sweep]:
-    """Every version's sweep, keyed by version: the versions train side by side where the
-    machine has CPUs to spare (`side_by_side`), with the results of training them in turn."""
+    """Every version's sweep, keyed by version, trained in turn in this process."""
     data = digits_data() if data is None else data
-    sweeps = side_by_side(functools.partial(sweep, data=data), deepnet.VERSIONS)
-    return dict(zip(deepnet.VERSIONS, sweeps, strict=True))
+    return {version: sweep(version, data=data) for version in deepnet.VERSIONS}

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import PREDICTING, TRAINING
 from ..activations import ReLU
 from ..batch import BatchNorm
 from ..dense import Dense, WeightNormDense, starting_weights
 from ..errors import SettingError
 from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
+from ..purpose import PREDICTING, TRAINING
 from ..responses import Gradient, Response
 from ..sequential import Sequential
 from ..standardise import naive_backward

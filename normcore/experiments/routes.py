@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import TRAINING
 from ..batch import BatchNorm
 from ..data import load_crowd
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
 from ..oracle import finite_difference
+from ..purpose import TRAINING
 from ..standardise import naive_backward
 from ..worked import FOUR_ROWS
 from . import network

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import PREDICTING, TRAINING
 from ..activations import ReLU
 from ..batch import BatchNorm
 from ..data import load_crowd
 from ..dense import Dense
 from ..errors import SettingError
+from ..purpose import PREDICTING, TRAINING
 from . import network
 
 # ------------------------------------------------------------------------------ the deep stack

@@ -14,7 +14,6 @@ fine-tuning.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -23,7 +22,6 @@ import numpy as np
 from ..batch import BatchNorm, GhostBatchNorm
 from ..errors import SettingError
 from . import deepnet, digits_rates
-from .side_by_side import side_by_side
 
 #: the statistics' batch sizes the chapter shows; the last is the sweep's own 64-row batch
 SIZES = (2, 4, 8, 16, 32, 64)
@@ -65,7 +63,7 @@ def by_group_size(
     """Held-out accuracy (predicting) of the digits batch network after EPOCHS epochs of 64-row
     steps at `rate`, its statistics read over groups of B rows: shape (len(sizes), len(seeds)).
     Each B trains the seeds as one stack, from the starting weights and in the row order of
-    `digits_rates.sweep`; the sizes train side by side where the machine allows (`side_by_side`).
+    `digits_rates.sweep`; the sizes train in turn, in this process.
     """
     batch = digits_rates.BATCH
     for b in sizes:
@@ -73,8 +71,8 @@ def by_group_size(
             raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
     if not seeds:
         raise SettingError("seeds: expected at least one seed")
-    run = functools.partial(_group_size_run, data=data, rate=rate, seeds=tuple(seeds))
-    return np.array(side_by_side(run, [int(b) for b in sizes]))
+    seeds = tuple(seeds)
+    return np.array([_group_size_run(int(b), data, rate, seeds) for b in sizes])
 
 
 def _group_size_run(

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import TRAINING
 from ..activations import Tanh
 from ..data import load_crowd
 from ..dense import Dense, WeightNormDense, direction_length
 from ..errors import SettingError
 from ..loss import binary_cross_entropy
 from ..oracle import finite_difference
+from ..purpose import TRAINING
 from .network import standardise_features
 
 LENGTHS = (1.0, 2.5, 0.5)

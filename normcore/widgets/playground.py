@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from normcore._checks import TRAINING
+from normcore.purpose import TRAINING
 from normcore.widgets import playground_model as model
 from normcore.widgets._esm import bundle, source
 from normcore.widgets._page import PageWidget

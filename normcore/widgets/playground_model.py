@@ -25,11 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from normcore._checks import PREDICTING, TRAINING
 from normcore.batch import BatchNorm
 from normcore.errors import NormcoreError
 from normcore.experiments.shift import fold_in
 from normcore.layer import LayerNorm, RMSNorm
+from normcore.purpose import PREDICTING, TRAINING
 from normcore.standardise import standardise
 from normcore.widgets._input import parse_number
 from normcore.worked import FOUR_ROWS

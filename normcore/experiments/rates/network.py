@@ -20,13 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ..._checks import PREDICTING, TRAINING
 from ...activations import ReLU, sigmoid
 from ...batch import BatchNorm
 from ...data.subscribers import init_weights, shuffled_test_order
 from ...dense import Dense
 from ...errors import SettingError
 from ...loss import binary_cross_entropy
+from ...purpose import PREDICTING, TRAINING
 from ...sequential import Sequential
 from .data import BATCH, CLIP, EPSILON, HIDDEN, MOMENTUM, subscribers
 

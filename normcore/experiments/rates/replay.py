@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ..._checks import PREDICTING, TRAINING
 from ...data.subscribers import init_weights
 from ...errors import SettingError
+from ...purpose import PREDICTING, TRAINING
 from .data import BATCH, EPOCHS, EPSILON, HIDDEN, orders, subscribers
 from .trainer import Run
 

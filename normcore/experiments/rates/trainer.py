@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..._checks import TRAINING, sealed
+from ..._checks import sealed
 from ...errors import NormcoreError, SettingError
 from ...loss import Loss, binary_cross_entropy
+from ...purpose import TRAINING
 from ...responses import Gradient
 from .data import BATCH, CLIP, EPOCHS, EPSILON, orders, subscribers
 from .network import SubscriberNet, build_many, clipped_loss

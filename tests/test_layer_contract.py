@@ -1,0 +1,277 @@
+"""The contract every layer keeps, tested once over every layer.
+
+For each layer in `LAYERS` (the normalisers, GhostBatchNorm included, the dense layers, the
+activations and a `Sequential`), in both purposes:
+
+* **Read-only values.** Every array anywhere in what the three calls hand back (the response,
+  its cache and statistics, the gradient and its slopes, the new layer, and every value inside
+  those, dicts and tuples included) is read-only, found by walking every field rather than by a
+  list of known arrays.
+* **Its own error state.** The answers are the same, bit for bit, with no warning, whatever the
+  caller set with ``np.seterr``.
+* **The oracle.** The slope passed down and every parameter slope agree with central
+  differences.
+* **Typed refusals before any arithmetic.** Bad blocks, bad slopes and foreign responses get a
+  subclass of `NormcoreError` whose message says what was expected, and the input is unchanged.
+
+New layers join by adding a line to `LAYERS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Callable, Iterator
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pytest
+
+import normcore as nc
+
+
+def _rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(2600 + seed)
+
+
+def _trained(layer: Any) -> Any:
+    """`layer` with scale and shift away from 1 and 0 (no shortcut for a fresh layer)."""
+    r = _rng(1)
+    changes = {}
+    for name in ("scale", "shift", "running_mean"):
+        if hasattr(layer, name):
+            value = getattr(layer, name)
+            changes[name] = value + 0.3 * r.standard_normal(value.shape)
+    return dataclasses.replace(layer, **changes) if changes else layer
+
+
+#: each layer, with the shape of a block it takes
+LAYERS: dict[str, tuple[Callable[[], Any], tuple[int, ...]]] = {
+    "batch": (lambda: _trained(nc.BatchNorm.create(3)), (5, 3)),
+    "batch stacked": (lambda: _trained(nc.BatchNorm.create(3, stack=(2,))), (2, 5, 3)),
+    "batch deviation": (lambda: _trained(nc.BatchNorm.create(3, tracks="deviation")), (5, 3)),
+    "ghost batch": (lambda: _trained(nc.GhostBatchNorm.create(3, group_rows=2)), (6, 3)),
+    "image batch": (lambda: _trained(nc.ImageBatchNorm.create(2)), (3, 2, 2, 3)),
+    "layer": (lambda: _trained(nc.LayerNorm.create(4)), (3, 4)),
+    "layer trailing": (lambda: _trained(nc.LayerNorm.create((2, 3))), (2, 2, 3)),
+    "RMS": (lambda: _trained(nc.RMSNorm.create(4)), (3, 4)),
+    "instance": (lambda: _trained(nc.InstanceNorm.create(2)), (2, 2, 2, 3)),
+    "group": (lambda: _trained(nc.GroupNorm.create(4, 2)), (2, 4, 2, 2)),
+    "not affine": (lambda: nc.LayerNorm.create(4, affine=False), (3, 4)),
+    "dense": (lambda: nc.Dense.create(4, 3, _rng(2)), (5, 4)),
+    "weight norm": (lambda: nc.WeightNormDense.create(4, 3, _rng(3)), (5, 4)),
+    "ReLU": (nc.ReLU, (3, 4)),
+    "tanh": (nc.Tanh, (3, 4)),
+    "sigmoid": (nc.Sigmoid, (3, 4)),
+    "sequential": (
+        lambda: nc.Sequential(
+            (nc.Dense.create(4, 3, _rng(4)), _trained(nc.BatchNorm.create(3)), nc.ReLU())
+        ),
+        (5, 4),
+    ),
+}
+PURPOSES = ["training", "predicting"]
+#: the layers that take a block of any shape (with at least one axis)
+ACTIVATIONS = {"ReLU", "tanh", "sigmoid"}
+
+
+def _case(name: str, seed: int = 0) -> tuple[Any, np.ndarray, np.ndarray]:
+    make, shape = LAYERS[name]
+    layer = make()
+    r = _rng(10 + seed)
+    x = 2.0 * r.standard_normal(shape) + 0.5
+    out_shape = layer.forward(x).output.shape
+    return layer, x, r.standard_normal(out_shape)
+
+
+def _three_calls(layer: Any, x: np.ndarray, d: np.ndarray, purpose: str) -> tuple[Any, ...]:
+    response = layer.forward(x, purpose)
+    gradient = layer.backward(response, d)
+    return response, gradient, layer.step(gradient, 0.1)
+
+
+# -- read-only values ---------------------------------------------------------------------------
+def arrays_within(value: Any, where: str = "value") -> Iterator[tuple[str, np.ndarray]]:
+    """Every array reachable from `value` through the fields and attributes of normcore's values,
+    dicts (and read-only mappings), tuples and lists, each with the path that reached it."""
+    seen: set[int] = set()
+
+    def walk(v: Any, path: str) -> Iterator[tuple[str, np.ndarray]]:
+        if isinstance(v, np.ndarray):
+            yield path, v
+            return
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, (dict, MappingProxyType)):
+            for key, item in v.items():
+                yield from walk(item, f"{path}[{key!r}]")
+        elif isinstance(v, (tuple, list)):
+            for i, item in enumerate(v):
+                yield from walk(item, f"{path}[{i}]")
+        elif type(v).__module__.startswith("normcore"):
+            for key, item in vars(v).items():  # fields, and what a value worked out and keeps
+                yield from walk(item, f"{path}.{key}")
+
+    yield from walk(value, where)
+
+
+def test_the_walk_finds_every_array_it_should() -> None:
+    """The walk can fail: it reaches arrays inside a response's cache, statistics and a
+    gradient's slopes, and sees a writable one."""
+    layer, x, d = _case("batch")
+    response, gradient, _ = _three_calls(layer, x, d, "training")
+    paths = {path for path, _ in arrays_within(response, "response")}
+    assert {"response.output", "response.cache.z", "response.statistics.mean"} <= paths
+    paths = {path for path, _ in arrays_within(gradient, "gradient")}
+    assert "gradient.slopes['scale']" in paths and "gradient.passed_down" in paths
+    writable = {"a": np.zeros(2)}
+    assert [a.flags.writeable for _, a in arrays_within(writable)] == [True]
+
+
+@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("name", LAYERS)
+def test_every_array_the_three_calls_hand_back_is_read_only(name: str, purpose: str) -> None:
+    layer, x, d = _case(name)
+    response, gradient, stepped = _three_calls(layer, x, d, purpose)
+    for value, where in ((layer, "layer"), (response, "response"), (gradient, "gradient")):
+        for path, a in arrays_within(value, where):
+            assert not a.flags.writeable, f"{name}: {path} is writable"
+    for path, a in arrays_within(stepped, "stepped"):
+        assert not a.flags.writeable, f"{name}: {path} is writable"
+        with pytest.raises(ValueError):
+            a.setflags(write=True)  # a view of a read-only owner: not even by asking
+
+
+@pytest.mark.parametrize("name", ["batch", "ghost batch", "image batch"])
+def test_the_statistics_a_step_folds_in_cannot_be_written_into(name: str) -> None:
+    """The bug the walk above guards against: writing into a training response's statistics
+    (or its cache) must not reach the running figures or the slope passed down."""
+    layer, x, d = _case(name)
+    response = layer.forward(x, "training")
+    with pytest.raises(ValueError):
+        response.statistics.mean[...] = 100.0
+    with pytest.raises(ValueError):
+        response.cache.deviation[...] = 1.0
+    with pytest.raises(TypeError):
+        layer.backward(response, d).slopes["scale"] = np.zeros(3)  # a read-only mapping
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_the_callers_arrays_stay_the_callers(name: str) -> None:
+    """normcore never seals an array the caller handed in: the block and the slope stay
+    writable, and writing them after a call changes nothing normcore handed back."""
+    layer, x, d = _case(name)
+    response = layer.forward(x, "training")
+    gradient = layer.backward(response, d)
+    assert x.flags.writeable and d.flags.writeable
+    output, passed = response.output.copy(), gradient.passed_down.copy()
+    x[...] = 7.0
+    d[...] = -3.0
+    np.testing.assert_array_equal(response.output, output)
+    np.testing.assert_array_equal(gradient.passed_down, passed)
+
+
+# -- the error state ----------------------------------------------------------------------------
+@pytest.mark.parametrize("setting", ["raise", "warn", "ignore"])
+@pytest.mark.parametrize("name", LAYERS)
+def test_answers_do_not_depend_on_the_callers_error_state(name: str, setting: str) -> None:
+    layer, x, d = _case(name)
+    tiny = x * 1e-200  # squares underflow: harmless, and never raised
+    want = [_three_calls(layer, block, d, "training") for block in (x, tiny)]
+    saved = np.seterr(all=setting)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = [_three_calls(layer, block, d, "training") for block in (x, tiny)]
+    finally:
+        np.seterr(**saved)
+    for (r0, g0, _), (r1, g1, _) in zip(want, got, strict=True):
+        np.testing.assert_array_equal(r1.output, r0.output)
+        np.testing.assert_array_equal(g1.passed_down, g0.passed_down)
+
+
+# -- the oracle ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("name", LAYERS)
+def test_slopes_agree_with_central_differences(name: str, purpose: str) -> None:
+    layer, x, d = _case(name, seed=1)
+    gradient = layer.backward(layer.forward(x, purpose), d)
+
+    def loss(block: np.ndarray) -> float:
+        return float(np.sum(d * layer.forward(block, purpose).output))
+
+    check = nc.check_slope(loss, x, gradient.passed_down)
+    assert check.relative_gap < 1e-6, (name, check.relative_gap)
+    for key, slope in gradient.slopes.items():
+
+        def of_parameter(p: np.ndarray, key: str = key) -> float:
+            other = dataclasses.replace(layer, **{key: p})
+            return float(np.sum(d * other.forward(x, purpose).output))
+
+        check = nc.check_slope(of_parameter, getattr(layer, key), slope)
+        assert check.relative_gap < 1e-6, (name, key, check.relative_gap)
+
+
+# -- typed refusals -----------------------------------------------------------------------------
+def _refused(call: Callable[[], Any], error: type[nc.NormcoreError], *inputs: np.ndarray) -> str:
+    """The message of the typed error `call` raises; the inputs are unchanged."""
+    before = [a.copy() for a in inputs]
+    with pytest.raises(error) as caught:
+        call()
+    for a, b in zip(inputs, before, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert "expected" in str(caught.value)
+    return str(caught.value)
+
+
+def _wrong_shape(name: str, x: np.ndarray) -> np.ndarray:
+    """A block this layer cannot take: no axis at all (activations), a channel short (images), a
+    feature short (the rest)."""
+    if name in ACTIVATIONS:
+        return x[0, 0]
+    return x[:, :-1] if x.ndim == 4 else x[..., :-1]
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_bad_blocks_are_refused_with_typed_errors(name: str) -> None:
+    layer, x, d = _case(name)
+    for bad, error in (
+        (np.where(np.arange(x.size).reshape(x.shape) == 1, np.nan, x), nc.NonFiniteError),
+        (np.where(np.arange(x.size).reshape(x.shape) == 0, np.inf, x), nc.NonFiniteError),
+        (x.astype(np.complex128), nc.DtypeError),
+        (x > 0, nc.DtypeError),
+        (_wrong_shape(name, x), nc.ShapeError),
+    ):
+        for purpose in PURPOSES:
+            _refused(lambda b=bad, p=purpose: layer.forward(b, p), error, bad)
+    _refused(lambda: layer.forward(x, "eval"), nc.PurposeError, x)
+    response = layer.forward(x, "training")
+    _refused(lambda: layer.backward(response, d[..., :1]), nc.ShapeError, d)
+    _refused(lambda: layer.backward(response, np.full_like(d, np.nan)), nc.NonFiniteError, d)
+    other, _, _ = _case(name)
+    _refused(lambda: other.backward(response, d), nc.ForeignResponseError, d)
+    gradient = layer.backward(response, d)
+    _refused(lambda: other.step(gradient, 0.1), nc.ForeignResponseError)
+    _refused(lambda: layer.step(gradient, float("nan")), nc.RateError)
+
+
+@pytest.mark.parametrize("name", ["batch", "layer", "dense", "ReLU", "group"])
+def test_a_block_too_large_to_answer_is_refused_before_it_is_allocated(name: str) -> None:
+    """A broadcast view of 2·10⁹ values takes no memory itself, but the layer's answer would:
+    it is refused (ShapeError, naming the limit) before anything is allocated."""
+    layer, x, _ = _case(name)
+    huge = np.broadcast_to(x[..., :1, :] if x.ndim > 1 else x, x.shape)
+    shape = list(huge.shape)
+    shape[-2 if huge.ndim > 1 else 0] = 2 * 10**9 // max(1, huge[..., 0, :].size)
+    view = np.broadcast_to(x[..., :1, :], tuple(shape))
+    message = _refused(lambda: layer.forward(view, "training"), nc.ShapeError)
+    assert "an eighth of this machine's memory" in message
+
+
+def test_the_oracle_refuses_what_it_cannot_call() -> None:
+    for f in (None, 3.0, "f", np.zeros(2)):
+        message = _refused(lambda f=f: nc.finite_difference(f, np.zeros(2)), nc.SettingError)
+        assert message.startswith("f: expected a function")
+        _refused(lambda f=f: nc.check_slope(f, np.zeros(2), np.zeros(2)), nc.SettingError)
