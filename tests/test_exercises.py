@@ -128,10 +128,10 @@ def test_chapter_one_exercise_two_floor_and_its_mistakes():
 
     c = np.sqrt(0.5 - 1 / (2 * np.pi))
     assert ch01.check_floor_deviation(np.sqrt(1 / 40) * c) == "right"
-    assert ch01.check_floor_deviation(0.0923) == "right"          # three significant figures
+    assert ch01.check_floor_deviation(0.0923) == "right"  # three significant figures
     assert "root mean square" in ch01.check_floor_deviation(np.sqrt(1 / 80))
     assert "before the ReLU" in ch01.check_floor_deviation(np.sqrt(1 / 40))
-    no_half = (1 / 48) / (1 - 1 / 3)                  # q_s = q_s / 3 + 1/48: the halving lost
+    no_half = (1 / 48) / (1 - 1 / 3)  # q_s = q_s / 3 + 1/48: the halving lost
     assert "half" in ch01.check_floor_deviation(np.sqrt(no_half) * c)
     from normcore.experiments.shift import deep_stack
 
@@ -178,7 +178,7 @@ def test_chapter_two_checkers_name_the_expected_mistakes():
 
     gap = 5 / 3 - 15 / np.sqrt(81 + 1e-5)
     assert ch02.check_gap_below_five_thirds(gap) == "right"
-    assert ch02.check_gap_below_five_thirds(1.0e-7) == "right"            # two figures
+    assert ch02.check_gap_below_five_thirds(1.0e-7) == "right"  # two figures
     assert "without epsilon" in ch02.check_gap_below_five_thirds(0.0)
     assert "outside the square root" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / (9 + 1e-5))
     assert "positive" in ch02.check_gap_below_five_thirds(-gap)

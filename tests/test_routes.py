@@ -199,8 +199,14 @@ def _kept_one_over_n(x, d):
 
 @pytest.mark.parametrize(
     "mistake, said",
-    [(0, "naive"), (1, "variance is missing"), (2, "mean is missing"), (3, "unbiased"),
-     (4, "axis=1"), (5, "outside the root")],
+    [
+        (0, "naive"),
+        (1, "variance is missing"),
+        (2, "mean is missing"),
+        (3, "unbiased"),
+        (4, "axis=1"),
+        (5, "outside the root"),
+    ],
 )
 def test_write_it_yourself_checker_names_each_mistake(mistake, said):
     def wrong(x, d, e):

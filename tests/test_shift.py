@@ -200,18 +200,24 @@ def test_under_the_batch_layer_the_read_deviation_is_the_scale() -> None:
     x, _ = sh.crowd_block()
     relu = np.maximum(x @ net.hidden.weights[0] + net.hidden.bias[0], 0.0)
     np.testing.assert_allclose(record.skewness[0], sh.skewness(relu), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(record.correlation[0], sh.correlations(relu), rtol=1e-9,
-                               atol=1e-12)
+    np.testing.assert_allclose(record.correlation[0], sh.correlations(relu), rtol=1e-9, atol=1e-12)
 
 
 def test_travels_on_a_hand_made_record() -> None:
     mean = np.array([[0.0, 1.0], [0.5, 0.9], [0.2, 0.3]])
     record = sh.CrowdShift(
-        arrangement="none", seed=0, mean=mean, deviation=np.array([[1.0, 2.0], [1, 2], [1.5, 1]]),
-        shift=None, loss=np.zeros(3), skewness=np.array([[0.0, np.nan], [0, 0], [0.4, 1.0]]),
-        correlation=np.array([[[1.0, 0.2], [0.2, 1]], [[1, 0], [0, 1]], [[1, -0.5], [-0.5, 1]]]))
+        arrangement="none",
+        seed=0,
+        mean=mean,
+        deviation=np.array([[1.0, 2.0], [1, 2], [1.5, 1]]),
+        shift=None,
+        loss=np.zeros(3),
+        skewness=np.array([[0.0, np.nan], [0, 0], [0.4, 1.0]]),
+        correlation=np.array([[[1.0, 0.2], [0.2, 1]], [[1, 0], [0, 1]], [[1, -0.5], [-0.5, 1]]]),
+    )
     assert record.travels() == pytest.approx(
-        {"mean": 0.7, "deviation": 1.0, "skewness": 0.4, "correlation": 0.7})
+        {"mean": 0.7, "deviation": 1.0, "skewness": 0.4, "correlation": 0.7}
+    )
 
 
 def test_crowd_shifts_refuses_other_arrangements() -> None:

@@ -4,17 +4,17 @@ Two checks, each running chapters' code cells (read from the paired ``book/NN-*.
 process, one fresh namespace per chapter, in ``book/`` as the executor does:
 
 ``--offset K`` (the seed-shift check)
-    Every integer seed the chapter gives numpy's generators (``np.random.default_rng``,
-    ``np.random.seed``, ``np.random.RandomState``, ``np.random.PCG64``, ``np.random.SeedSequence``, and the reference
-    program's weight initialiser ``normcore.data.subscribers.init_weights``) is moved by K before
-    it is used: network initialisations, folds, shuffles (the digits' split too), nudges. Calls
-    made by a module that makes the book's data (one that sets ``__fixed_seeds__ = True``: the
-    crowd's generator, the subscriber table's) are left alone, so the data stay what the page
-    describes. A hidden assert about the method that
-    fails now was true only of the printed seeds. A cell tagged ``published-run`` compares the
-    book's run with a table printed elsewhere (the reference program's), which only the printed
-    seeds can reproduce: it still runs, but its failure under a shift is listed as expected and
-    does not count.
+    Every integer seed the chapter gives a generator is moved by K before it is used: seeds given
+    to ``np.random.default_rng``, ``np.random.seed``, ``np.random.RandomState``,
+    ``np.random.PCG64`` and ``np.random.SeedSequence``, and to the reference program's weight
+    initialiser ``normcore.data.subscribers.init_weights``. So network initialisations, folds,
+    shuffles (the digits' split too) and nudges all change. Calls made by a module that makes the
+    book's data (one that sets ``__fixed_seeds__ = True``: the crowd's generator, the subscriber
+    table's) are left alone, so the data stay what the page describes. A hidden assert about the
+    method that fails now was true only of the printed seeds. A cell tagged ``published-run``
+    compares the book's run with a table printed elsewhere (the reference program's), which only
+    the printed seeds can reproduce: it still runs, but its failure under a shift is listed as
+    expected and does not count.
 
 ``--visible`` (the learner's check)
     Only the cells a reader sees (every cell not tagged ``remove-cell``) run, in order, as a
