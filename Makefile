@@ -9,7 +9,8 @@ LOCK   := constraints.txt
 # A failed build leaves no target behind that looks up to date (a half-built site, say).
 .DELETE_ON_ERROR:
 
-.PHONY: install lock book site lab test test-arith lint notebooks clean pdf
+.PHONY: install lock book site lab test test-arith lint notebooks clean pdf \
+	claims claims-record fresh-seeds visible-cells
 
 # Install the package and its book and test extras at the exact versions in $(LOCK), the ones the
 # stored outputs were made with.
@@ -101,6 +102,23 @@ test: lint $(STAMP) _build/html/index.html
 # numpy's SIMD loops), with the stored outputs unchanged: `tools/arith_matrix.py --list` says which.
 test-arith: $(STAMP)
 	$(BIN)/python tools/arith_matrix.py
+
+# The claims suite alone (tests/claims/: each conclusion re-run on fresh seeds; `make test` runs
+# it too), and the same storing the frequencies it measures (then `make notebooks`).
+claims: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m claims tests/claims
+
+claims-record: $(STAMP)
+	NORMCORE_CLAIMS_WRITE=1 $(BIN)/python -m pytest -n 2 --dist loadfile -m claims tests/claims
+
+# Every chapter with every seed moved (two offsets; any other must pass too), and with only the
+# cells a reader sees: tools/fresh_seeds.py.
+FRESH_OFFSETS ?= 3 11
+fresh-seeds: $(STAMP)
+	set -e; for k in $(FRESH_OFFSETS); do $(BIN)/python tools/fresh_seeds.py --offset $$k; done
+
+visible-cells: $(STAMP)
+	$(BIN)/python tools/fresh_seeds.py --visible
 
 clean:
 	rm -rf _build

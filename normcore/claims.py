@@ -90,7 +90,9 @@ def fresh(n: int = 20, start: int = FRESH_START) -> tuple[int, ...]:
     if not isinstance(n, int) or n < 1:
         raise SettingError(f"n: expected a positive int, got {n!r}")
     if not isinstance(start, int) or start < FRESH_START:
-        raise SettingError(f"start: expected {FRESH_START} or more (chapters use fewer), got {start!r}")
+        raise SettingError(
+            f"start: expected {FRESH_START} or more (chapters use fewer), got {start!r}"
+        )
     return tuple(range(start, start + n))
 
 
