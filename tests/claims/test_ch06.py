@@ -191,3 +191,15 @@ def test_batch_layer_asked_two_ways_disagrees():
     differ = np.any(history.accuracy_predicting != history.accuracy_batch, axis=0)
     record("ch06", "two_ways_differ", held=int(differ.sum()), of=n, setting=CURVE_SETTING)
     assert differ.all()
+
+
+def test_batch_layer_before_the_relu_beats_after():
+    """'Before the ReLU beat after on most fresh seeds'."""
+    after = per_seed(1.0, "batch", "held_accuracy")
+    seeds = [seed for block in runs(1.0)[1] for seed in block.run_seeds[:: block.folds]]
+    before = np.concatenate(
+        [comparison.batch_before_relu(seeds[k : k + 5]) for k in range(0, len(seeds), 5)]
+    )
+    held = int(np.sum(before > after))
+    record("ch06", "before_beats_after", held=held, of=after.size, setting=_setting(1.0))
+    assert held > after.size / 2
