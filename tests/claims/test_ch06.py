@@ -56,7 +56,7 @@ def test_inserted_layers_hold_out_worse_on_average(rate):
         s[a].held_accuracy.mean() < s["none"].held_accuracy.mean() for s in scores for a in INSERTED
     )
     of = len(scores) * len(INSERTED)
-    name = "inserted_worse_per_block" + ("" if rate == 1.0 else "_rate_03")
+    name = {1.0: "inserted_worse_per_block", 0.3: "inserted_worse_per_block_rate_03"}[rate]
     record("ch06", name, held=int(held), of=of, setting=_setting(rate, ", three layers each"))
     assert held == of
 
@@ -69,7 +69,12 @@ def test_inserted_layer_worse_on_most_single_seeds(arrangement):
         per_seed(1.0, "none", "held_accuracy"),
     )
     held = int(np.sum(mine < plain))
-    record("ch06", f"{arrangement}_worse_per_seed", held=held, of=mine.size, setting=_setting(1.0))
+    name = {
+        "batch": "batch_worse_per_seed",
+        "layer": "layer_worse_per_seed",
+        "rms": "rms_worse_per_seed",
+    }[arrangement]
+    record("ch06", name, held=held, of=mine.size, setting=_setting(1.0))
     assert held > mine.size / 2
 
 
@@ -156,7 +161,17 @@ def test_which_layer_reaches_the_target_first():
     plain = _first("none")
     counts = {a: int(np.sum(_first(a) < plain)) for a in INSERTED}
     for a, k in counts.items():
-        record("ch06", f"{a}_first_under_sooner", held=k, of=plain.size, setting=CURVE_SETTING)
+        record(
+            "ch06",
+            {
+                "batch": "batch_first_under_sooner",
+                "layer": "layer_first_under_sooner",
+                "rms": "rms_first_under_sooner",
+            }[a],
+            held=k,
+            of=plain.size,
+            setting=CURVE_SETTING,
+        )
     assert counts["batch"] >= 0.9 * plain.size
     assert counts["layer"] < plain.size / 2 and counts["rms"] < plain.size / 2
 
@@ -171,7 +186,13 @@ def test_row_normalisers_spike():
     }
     for a in ("layer", "rms"):
         k = int(np.sum(rises[a] > rises["none"]))
-        record("ch06", f"{a}_spikes_more", held=k, of=len(CURVE_SEEDS), setting=CURVE_SETTING)
+        record(
+            "ch06",
+            {"layer": "layer_spikes_more", "rms": "rms_spikes_more"}[a],
+            held=k,
+            of=len(CURVE_SEEDS),
+            setting=CURVE_SETTING,
+        )
         assert k > len(CURVE_SEEDS) / 2
         assert k == len(CURVE_SEEDS)
     k = int(np.sum(rises["batch"] > rises["none"]))
