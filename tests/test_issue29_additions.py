@@ -140,3 +140,20 @@ def test_stable_bracket_brackets():
     assert np.all(b.losses[:2] < 1) and not np.all(b.losses[2] < 1)
     with pytest.raises(NormcoreError):
         R.stable_bracket([10.0, 5.0], False)
+
+
+def test_batch_before_relu_is_stacking_invariant_and_differs_from_after():
+    both = comparison.batch_before_relu((0, 1), epochs=30)
+    alone = comparison.batch_before_relu((1,), epochs=30)
+    assert both.shape == (2,) and alone[0] == both[1]
+    after = comparison.compare(["batch"], (0, 1), epochs=30)["batch"].held_accuracy
+    assert np.all((0 <= both) & (both <= 1))
+    # the order makes a different network: its first forward pass already differs
+    net = network.build("batch", [0])
+    from normcore.sequential import Sequential
+
+    x = comparison.fold_blocks((0,)).x_train[:1]
+    pre = Sequential((net.hidden, net.norm, net.relu, net.output)).forward(x, "training")
+    post = network.forward(net, x, "training")
+    assert not np.allclose(pre.output[..., 0], post.logits)
+    assert after.shape == (2,)
