@@ -34,3 +34,19 @@ def check_unprojected_dot(answer: Any) -> Verdict:
     """Exercise 2: the unprojected direction slope dotted with DIRECTION (a number)."""
     unprojected = _slopes(False)["direction"]
     return verdict(answer, float(np.sum(unprojected * DIRECTION)))
+
+
+def check_gap_factor(answer: Any) -> Verdict:
+    """Exercise 3: by what factor the gap between the dense and weight-norm lengths grows when a
+    small learning rate doubles (the gap is eta^2 b / 2g to leading order: 4)."""
+    if answer is not None:
+        try:
+            value = float(answer)
+        except (TypeError, ValueError):
+            value = None
+        if value is not None and abs(value - 2.0) < 0.05:
+            return Verdict(
+                "not yet: 2 is how the weight-norm change of length grows (eta times the "
+                "gradient along u, first order); the gap is second order in eta"
+            )
+    return verdict(answer, 4.0, tolerance=0.02)

@@ -23,10 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..batch import BatchNorm
 from ..data import load_crowd
 from ..errors import SettingError
 from ..loss import binary_cross_entropy
 from ..purpose import PREDICTING
+from ..sequential import Sequential
 from . import network
 
 SEEDS = (0, 1, 2, 3, 4)
@@ -89,7 +91,10 @@ class Scores:
 
     train_accuracy, held_accuracy, train_loss, held_loss: shape (seeds,). All four are asked
     while predicting, after the last step. `run_loss` is the per-epoch training loss of every
-    run, shape (epochs, runs)."""
+    run, shape (epochs, runs). `held_correct` (seeds, people), when filled, says for every seed
+    whether each person, in the crowd's order, was classified right when held out: the verdicts
+    behind `held_accuracy`, for a comparison paired person by person (`paired_people`). `net`
+    is the trained stack (run r = seed index * folds + fold), when kept."""
 
     arrangement: str
     train_accuracy: np.ndarray
@@ -97,11 +102,24 @@ class Scores:
     train_loss: np.ndarray
     held_loss: np.ndarray
     run_loss: np.ndarray
+    held_correct: np.ndarray | None = None
+    net: network.CrowdNetwork | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
 def _loss(net: network.CrowdNetwork, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     logits = network.forward(net, x, PREDICTING).logits
     return binary_cross_entropy(logits, y, stack_axes=1).value
+
+
+def people_correct(
+    net: network.CrowdNetwork, blocks: FoldBlocks, purpose: str = PREDICTING
+) -> np.ndarray:
+    """Whether each person was classified right when held out, per seed: shape (seeds, people),
+    people in the crowd's order (fold k holds persons k, k + folds, ...)."""
+    right = (network.forward(net, blocks.x_held, purpose).logits > 0) == (blocks.y_held > 0.5)
+    seeds = len(blocks.run_seeds) // blocks.folds
+    per_fold = right.reshape(seeds, blocks.folds, -1)  # (seeds, fold, k-th person of the fold)
+    return np.swapaxes(per_fold, 1, 2).reshape(seeds, -1)  # person i = k-th * folds + fold
 
 
 def score(
@@ -120,6 +138,8 @@ def score(
         train_loss=per_seed(_loss(net, blocks.x_train, blocks.y_train)),
         held_loss=per_seed(_loss(net, blocks.x_held, blocks.y_held)),
         run_loss=run_loss,
+        held_correct=people_correct(net, blocks),
+        net=net,
     )
 
 
@@ -379,10 +399,109 @@ def disagreements(curve: Curve) -> int:
     return int(np.count_nonzero(curve.accuracy_running != curve.accuracy_batch))
 
 
+@dataclass(frozen=True)
+class Paired:
+    """One arrangement against a reference, person by person, over the same seeds.
+
+    `per_person` (people,): for each person, the share of seeds on which the arrangement
+    classified them right when held out, minus the reference's share. `difference` is its mean,
+    the gap in held-out accuracy. `people_interval` is a percentile bootstrap over the people
+    (resampling the 25 with replacement, `draws` times): the uncertainty that comes from having
+    met only these people. `seed_interval` is mean +- 2 standard errors of the per-seed gaps:
+    the uncertainty that comes from the starting weights alone, with the people held fixed.
+    `worse`, `better`: people the arrangement gets right on fewer (more) seeds than the
+    reference does."""
+
+    arrangement: str
+    reference: str
+    per_person: np.ndarray
+    difference: float
+    people_interval: tuple[float, float]
+    seed_interval: tuple[float, float]
+    worse: int
+    better: int
+
+    @property
+    def people_width(self) -> float:
+        return self.people_interval[1] - self.people_interval[0]
+
+    @property
+    def seed_width(self) -> float:
+        return self.seed_interval[1] - self.seed_interval[0]
+
+
+def paired_people(
+    scores: dict[str, Scores],
+    arrangement: str,
+    reference: str = "none",
+    draws: int = 4000,
+    seed: int = 0,
+) -> Paired:
+    """Compare `arrangement` with `reference` person by person (see `Paired`); the bootstrap
+    draws come from ``np.random.default_rng(seed)``."""
+    a, r = scores[arrangement].held_correct, scores[reference].held_correct
+    if a is None or r is None or a.shape != r.shape:
+        raise SettingError("paired_people: both arrangements need held_correct of one shape")
+    per_person = a.mean(axis=0) - r.mean(axis=0)
+    people = per_person.size
+    rng = np.random.default_rng(seed)
+    resampled = per_person[rng.integers(0, people, size=(draws, people))].mean(axis=1)
+    low, high = np.percentile(resampled, [2.5, 97.5])
+    per_seed = a.mean(axis=1) - r.mean(axis=1)
+    error = per_seed.std(ddof=1) / np.sqrt(per_seed.size) if per_seed.size > 1 else 0.0
+    mean = float(per_person.mean())
+    return Paired(
+        arrangement=arrangement,
+        reference=reference,
+        per_person=per_person,
+        difference=mean,
+        people_interval=(float(low), float(high)),
+        seed_interval=(mean - 2 * float(error), mean + 2 * float(error)),
+        worse=int(np.count_nonzero(per_person < 0)),
+        better=int(np.count_nonzero(per_person > 0)),
+    )
+
+
+def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray:
+    """Held-out accuracy per seed of a trained batch arrangement after its running figures are
+    replaced by the statistics of its own fold's training rows at the final weights (what
+    "recomputing the statistics" means: the lag of the running figures removed)."""
+    net = scores.net
+    if net is None or not isinstance(net.norm, BatchNorm):
+        raise SettingError("recalibrated_held_accuracy: expects the trained batch arrangement")
+    seen = Sequential((net.hidden, net.relu)).forward(blocks.x_train, PREDICTING).output
+    norm = dataclasses.replace(
+        net.norm, running_mean=seen.mean(axis=-2), running_variance=seen.var(axis=-2)
+    )
+    fixed = dataclasses.replace(net, norm=norm)
+    right = network.accuracy(fixed, blocks.x_held, blocks.y_held)
+    return right.reshape(-1, blocks.folds).mean(axis=1)
+
+
+def whole_crowd_losses(
+    arrangement: str, seeds: Sequence[int], epochs: int = EPOCHS, rate: float = RATE
+) -> np.ndarray:
+    """The whole-crowd curve of `curves` for many seeds at once, as one stack: the loss per
+    epoch, shape (epochs, seeds) (for the claims suite)."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    n = len(seeds)
+    xs, ys = np.repeat(x[None], n, axis=0), np.repeat(crowd.labels[None], n, axis=0)
+    _, history = network.train(network.build(arrangement, seeds), xs, ys, epochs, rate)
+    return history.loss
+
+
+def spikes(loss: np.ndarray, rise: float = 0.1) -> int:
+    """How many times the loss rises by more than `rise` from one epoch to the next."""
+    return int(np.count_nonzero(np.diff(np.asarray(loss)) > rise))
+
+
 __all__ = [
+    "batch_before_relu",
     "Comparison",
     "Curve",
     "FoldBlocks",
+    "Paired",
     "Scores",
     "Sensitivity",
     "compare",
@@ -395,9 +514,33 @@ __all__ = [
     "fold_blocks",
     "losses_one_at_a_time",
     "nudged",
+    "paired_people",
+    "people_correct",
+    "recalibrated_held_accuracy",
     "run_all",
     "score",
     "sensitivities",
     "sensitivity",
+    "spikes",
     "spread_verdict",
+    "whole_crowd_losses",
 ]
+
+
+def batch_before_relu(
+    seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+) -> np.ndarray:
+    """Held-out accuracy per seed of the batch arrangement with the batch layer moved before the
+    ReLU (dense, batch layer, ReLU, dense: the order of the paper that introduced it), trained
+    on the same folds from the same starting weights as `compare`'s 'batch'. Returns (seeds,)."""
+    blocks = fold_blocks(seeds)
+    net = network.build("batch", blocks.run_seeds)
+    body = Sequential((net.hidden, net.norm, net.relu, net.output))
+    stack = len(blocks.run_seeds)
+    for _ in range(epochs):
+        response = body.forward(blocks.x_train, "training")
+        loss = binary_cross_entropy(response.output[..., 0], blocks.y_train, stack_axes=1)
+        body = body.step(body.backward(response, loss.slope[..., None]), rate)
+    logits = body.forward(blocks.x_held, PREDICTING).output[..., 0]
+    right = (logits > 0) == (blocks.y_held > 0.5)
+    return right.reshape(stack // blocks.folds, -1).mean(axis=1)

@@ -150,3 +150,70 @@ def one_step(case: Case, learning_rate: float = LEARNING_RATE) -> StepComparison
         weights_weightnorm=wn_after,
         weights_dense=dense_after,
     )
+
+
+@dataclass(frozen=True)
+class Parts:
+    """Each neuron's dense gradient split along and across its unit direction u, at the case's
+    starting weights: `along` a = grad_w . u, `across` b = |grad_w - a u|^2, `length` g (the
+    length parameter, equal to |v| in the case). Shape (neurons,) each."""
+
+    along: np.ndarray
+    across: np.ndarray
+    length: np.ndarray
+
+
+def parts(case: Case) -> Parts:
+    """The dense gradient of the case's loss with respect to the effective weights, split along
+    and across each neuron's direction (see `Parts`)."""
+    response, d = arriving_slope(case.dense, case.x, case.y)
+    grad = np.swapaxes(response.input, -1, -2) @ d  # (inputs, neurons)
+    v = case.weightnorm.direction
+    u = v / direction_length(v)
+    a = np.sum(grad * u, axis=0)
+    across = grad - a * u
+    return Parts(
+        along=a, across=np.sum(across**2, axis=0), length=np.asarray(case.weightnorm.magnitude)
+    )
+
+
+def length_gap(case: Case, learning_rate: float) -> np.ndarray:
+    """How much longer the dense step leaves each neuron than the weight-norm step, exactly:
+    sqrt((g - eta a)^2 + eta^2 b) - |g - eta a| (see `Parts`), when g = |v|. The weight-norm
+    length after the step is g - eta a; the dense one is the length of w - eta grad_w, whose
+    part along u is g - eta a and whose part across u has squared length eta^2 b."""
+    p = parts(case)
+    along = p.length - learning_rate * p.along
+    return np.sqrt(along**2 + learning_rate**2 * p.across) - np.abs(along)
+
+
+def second_order_constant(case: Case) -> float:
+    """The limit of (distance between the two steps' effective weights) / eta^2 as eta -> 0:
+    sqrt(sum over neurons of b (a^2 + b / 4) / g^2). At g = |v| the weight-norm step equals the
+    dense step to first order; their difference per neuron is eta^2 ((a / g) r - (b / 2g) u) +
+    O(eta^3), r the across part of the gradient."""
+    p = parts(case)
+    return float(np.sqrt(np.sum(p.across * (p.along**2 + p.across / 4) / p.length**2)))
+
+
+def turning_factor(layer: WeightNormDense) -> np.ndarray:
+    """g^2 / |v|^2 per neuron: how much the weight-norm step turns a neuron's effective weights
+    relative to the dense step (to first order). 1 at the case's start; a growing |v| lowers it."""
+    return np.asarray(layer.magnitude) ** 2 / direction_length(layer.direction) ** 2
+
+
+def data_dependent_start(layer: WeightNormDense, x: np.ndarray) -> WeightNormDense:
+    """Salimans and Kingma's data-dependent initialisation: keep the directions, and choose each
+    length g and bias b so that the layer's pre-activations over the batch `x` (rows, inputs) have
+    mean 0 and deviation 1 per neuron: t = x . u, g = 1 / sd(t), b = -mean(t) / sd(t). A stacked
+    layer (directions (*stack, inputs, neurons)) takes a stacked batch (*stack, rows, inputs).
+
+    Raises:
+        SettingError: a neuron's t is constant over the batch (nothing to scale by).
+    """
+    v = np.asarray(layer.direction)
+    t = np.asarray(x) @ (v / np.linalg.norm(v, axis=-2, keepdims=True))
+    sd = t.std(axis=-2)
+    if np.any(sd == 0):
+        raise SettingError("x: a neuron's pre-activations are constant over the batch")
+    return WeightNormDense(direction=v, magnitude=1.0 / sd, bias=-t.mean(axis=-2) / sd)

@@ -12,9 +12,13 @@ from matplotlib.ticker import NullLocator
 from normcore.plots.style import BOOK_COLOURS, use_book_style
 
 
-def sweep_chart(rows: Sequence[Any], limit: float = 1.0) -> Any:
+def sweep_chart(
+    rows: Sequence[Any], limit: float = 1.0, yardsticks: dict[str, float] | None = None
+) -> Any:
     """Final training loss (log scale) and test accuracy against the rate, plain and normalised,
-    one marker per run; runs normcore refused to finish are drawn as crosses on the top edge."""
+    one marker per run; runs normcore refused to finish are drawn as crosses on the top edge.
+    `yardsticks` (name: test accuracy, e.g. the linear model and "always no") are drawn as
+    labelled horizontal lines on the accuracy panel."""
     use_book_style()
     fig, (left, right) = plt.subplots(1, 2, figsize=(7.2, 3.4))
     for normalised, colour, marker in ((False, BOOK_COLOURS[0], "o"), (True, BOOK_COLOURS[1], "s")):
@@ -47,6 +51,10 @@ def sweep_chart(rows: Sequence[Any], limit: float = 1.0) -> Any:
         title="loss (× = refused by normcore)",
     )
     right.set(xscale="log", xlabel="learning rate", ylabel="test accuracy", title="test accuracy")
+    for k, (name, value) in enumerate((yardsticks or {}).items()):
+        right.axhline(value, color=BOOK_COLOURS[5], linewidth=1, linestyle=("--", "-.", ":")[k % 3])
+        right.annotate(name, (0.02, value), xycoords=("axes fraction", "data"),
+                       xytext=(0, 2), textcoords="offset points", fontsize=8)
     # ticks at the rates swept and at round losses, written plainly (no minor ticks)
     swept = sorted({r.rate for r in rows})
     for ax in (left, right):
@@ -85,4 +93,28 @@ def three_ways_chart(ways: Any) -> Any:
         ylim=(0, 1),
     )
     ax.legend(loc="upper left", fontsize=8)
+    return fig
+
+
+def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str, float]]) -> Any:
+    """One panel per run: a histogram of the test accuracy with batch statistics over random row
+    orders, with the in-order answer, the running figures' answer and the answers of batches
+    made homogeneous (`homogeneous[run]`: name -> accuracy) as vertical lines."""
+    use_book_style()
+    fig, axes = plt.subplots(1, len(spreads), figsize=(7.2, 3.2), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, (run, spread) in zip(axes, spreads.items(), strict=True):
+        values = spread.accuracies
+        step = 1 / 252
+        edges = np.arange(values.min() - step / 2, values.max() + step, step)
+        ax.hist(values, bins=edges, color=BOOK_COLOURS[1], alpha=0.6, label="random orders")
+        ax.axvline(spread.running, color="black", linewidth=1.5, label="running figures")
+        ax.axvline(spread.in_order, color=BOOK_COLOURS[0], linewidth=1.5, linestyle="--",
+                   label="rows in order")
+        for k, value in enumerate(homogeneous.get(run, {}).values()):
+            ax.axvline(value, color=BOOK_COLOURS[3], linewidth=1.2, linestyle=":",
+                       label="sorted by label" if k == 0 else None)
+        ax.set(xlabel="test accuracy, batch statistics", title=run)
+    axes[0].set_ylabel("row orders")
+    axes[-1].legend(fontsize=7, loc="upper left")
     return fig

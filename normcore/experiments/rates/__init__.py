@@ -48,8 +48,9 @@ from .network import (
     predict,
     three_ways,
 )
+from .orders import OrderSpread, batch_probabilities, order_spread, sorted_orders
 from .replay import OrderNet, nan_units, train_in_order, train_in_order_many
-from .results import SweepRow, largest_stable_rate, sweep
+from .results import Bracket, SweepRow, largest_stable_rate, stable_bracket, sweep
 from .tables import CHAOTIC, Cell, compare_with_reference, comparison_table, shown, sweep_table
 from .trainer import Run, train, train_many, train_step
 
@@ -69,13 +70,16 @@ __all__ = [
     "REFERENCE_THREE_WAYS",
     "RUN_SEEDS",
     "SENSITIVE",
+    "Bracket",
     "Cell",
+    "OrderSpread",
     "OrderNet",
     "Run",
     "SubscriberNet",
     "SweepRow",
     "ThreeWays",
     "accuracy",
+    "batch_probabilities",
     "build",
     "build_many",
     "clipped_loss",
@@ -84,8 +88,11 @@ __all__ = [
     "dead_units",
     "largest_stable_rate",
     "nan_units",
+    "order_spread",
     "predict",
     "shown",
+    "sorted_orders",
+    "stable_bracket",
     "subscribers",
     "sweep",
     "sweep_table",

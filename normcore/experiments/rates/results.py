@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ...errors import SettingError
 from .data import CLIP, EPSILON, RATES, RUN_SEEDS, SENSITIVE, subscribers
 from .network import accuracy, dead_units, predict
@@ -114,3 +116,44 @@ def largest_stable_rate(rows: Sequence[SweepRow], normalised: bool, limit: float
     """The largest rate whose runs all end with a training loss under `limit`."""
     ok = [r.rate for r in rows if r.normalised == normalised and max(r.loss) < limit]
     return max(ok) if ok else float("nan")
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Where the largest stable rate of one family lies on a grid: `last_stable` is the largest
+    grid rate below which every grid rate (and itself) had all runs end under `limit`;
+    `first_unstable` the next grid rate (None if every rate was stable). `losses` (rates, runs):
+    the final losses, NaN for a run normcore refused to finish."""
+
+    normalised: bool
+    rates: tuple[float, ...]
+    losses: np.ndarray
+    limit: float
+    last_stable: float | None
+    first_unstable: float | None
+
+
+def stable_bracket(
+    rates: Sequence[float],
+    normalised: bool,
+    seeds: Sequence[int] = RUN_SEEDS,
+    limit: float = 1.0,
+) -> Bracket:
+    """Train every (rate, seed) pair of an increasing grid as one stack and bracket the largest
+    stable rate: stable means every run of that rate ends with a training loss under `limit`."""
+    rates = tuple(float(r) for r in rates)
+    if list(rates) != sorted(set(rates)) or not rates or rates[0] <= 0:
+        raise SettingError(f"rates: expected an increasing grid of positive rates, got {rates}")
+    pairs = [(s, r) for r in rates for s in seeds]
+    runs = train_many([s for s, _ in pairs], [r for _, r in pairs], normalised)
+    losses = np.array([r.loss for r in runs], dtype=float).reshape(len(rates), len(seeds))
+    stable = np.all(losses < limit, axis=1)  # NaN (refused) counts as unstable
+    first_bad = int(np.argmin(stable)) if not stable.all() else len(rates)
+    return Bracket(
+        normalised=bool(normalised),
+        rates=rates,
+        losses=losses,
+        limit=float(limit),
+        last_stable=rates[first_bad - 1] if first_bad > 0 else None,
+        first_unstable=rates[first_bad] if first_bad < len(rates) else None,
+    )

@@ -1,0 +1,226 @@
+"""Chapter 6's conclusions, re-run on seeds the chapter never uses.
+
+The chapter prints five seeds; every general sentence it draws from them is re-run here on fresh
+seeds, in blocks of five like the chapter's, and the frequency it held with is recorded for the
+prose (`normcore.claims.record`). Each test also asserts the claim as the prose states it.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from normcore.claims import fresh, record
+from normcore.data import load_crowd
+from normcore.experiments import comparison, network
+
+INSERTED = ("batch", "layer", "rms")
+BLOCKS = {1.0: 8, 0.3: 4}  # blocks of five fresh seeds at each learning rate
+CURVE_SEEDS = fresh(40)
+
+
+def _setting(rate: float, what: str = "") -> str:
+    n = BLOCKS[rate]
+    return (
+        f"learning rate {rate:g}, {comparison.EPOCHS} epochs, {n} blocks of five fresh seeds "
+        f"({fresh()[0]}-{fresh()[0] + 5 * n - 1}){what}"
+    )
+
+
+@cache
+def runs(rate: float) -> tuple[list[dict[str, comparison.Scores]], list[comparison.FoldBlocks]]:
+    """Every arrangement's 25 fold runs, for each block of five fresh seeds."""
+    out, blocks = [], []
+    for b in range(BLOCKS[rate]):
+        seeds = fresh(5, start=fresh()[0] + 5 * b)
+        block = comparison.fold_blocks(seeds)
+        blocks.append(block)
+        out.append(
+            {a: comparison.compare_arrangement(a, block, rate=rate) for a in network.ARRANGEMENTS}
+        )
+    return out, blocks
+
+
+def per_seed(rate: float, arrangement: str, field: str) -> np.ndarray:
+    return np.concatenate([getattr(s[arrangement], field) for s in runs(rate)[0]])
+
+
+@pytest.mark.parametrize("rate", sorted(BLOCKS, reverse=True))
+def test_inserted_layers_hold_out_worse_on_average(rate):
+    """'Averaged over five seeds, every inserted layer holds out worse than the plain network':
+    in every block of five fresh seeds, at either learning rate."""
+    scores = runs(rate)[0]
+    held = sum(
+        s[a].held_accuracy.mean() < s["none"].held_accuracy.mean() for s in scores for a in INSERTED
+    )
+    of = len(scores) * len(INSERTED)
+    name = {1.0: "inserted_worse_per_block", 0.3: "inserted_worse_per_block_rate_03"}[rate]
+    record("ch06", name, held=int(held), of=of, setting=_setting(rate, ", three layers each"))
+    assert held == of
+
+
+@pytest.mark.parametrize("arrangement", INSERTED)
+def test_inserted_layer_worse_on_most_single_seeds(arrangement):
+    """'On most single seeds, too': the per-seed held-out accuracy below plain's same seed."""
+    mine, plain = (
+        per_seed(1.0, arrangement, "held_accuracy"),
+        per_seed(1.0, "none", "held_accuracy"),
+    )
+    held = int(np.sum(mine < plain))
+    name = {
+        "batch": "batch_worse_per_seed",
+        "layer": "layer_worse_per_seed",
+        "rms": "rms_worse_per_seed",
+    }[arrangement]
+    record("ch06", name, held=held, of=mine.size, setting=_setting(1.0))
+    assert held > mine.size / 2
+
+
+def test_inserted_layers_confidently_wrong():
+    """'Their held-out losses are larger than the plain network's': on every fresh seed."""
+    plain = per_seed(1.0, "none", "held_loss")
+    held = sum(int(np.sum(per_seed(1.0, a, "held_loss") > plain)) for a in INSERTED)
+    of = plain.size * len(INSERTED)
+    record("ch06", "inserted_loss_higher", held=held, of=of, setting=_setting(1.0, ", per seed"))
+    assert held == of
+
+
+def test_weight_norm_within_two_people_of_plain():
+    """'Weight normalisation holds out within two people of the plain network on most seeds',
+    and 'its paired interval over the people contains zero' in every block."""
+    gap = np.abs(per_seed(1.0, "weight", "held_accuracy") - per_seed(1.0, "none", "held_accuracy"))
+    people = np.rint(gap * len(load_crowd()))
+    held = int(np.sum(people <= 2))
+    record("ch06", "weight_within_two", held=held, of=gap.size, setting=_setting(1.0))
+    assert held > gap.size / 2
+    pairs = [comparison.paired_people(s, "weight") for s in runs(1.0)[0]]
+    zero = sum(p.people_interval[0] <= 0 <= p.people_interval[1] for p in pairs)
+    record("ch06", "weight_interval_has_zero", held=zero, of=len(pairs), setting=_setting(1.0))
+    assert zero > len(pairs) / 2
+
+
+def test_training_column_does_not_order_them():
+    """'Which side of the plain network a training loss falls on changes with the seed': RMS's
+    training loss is below plain's on few fresh seeds (the printed run has it below)."""
+    plain = per_seed(1.0, "none", "train_loss")
+    held = int(np.sum(per_seed(1.0, "rms", "train_loss") < plain))
+    record("ch06", "rms_trains_lower", held=held, of=plain.size, setting=_setting(1.0))
+    assert held < plain.size / 2
+
+
+def test_people_bound_the_verdict():
+    """'The interval over people is wider than the one over seeds' (most comparisons), and 'a
+    block of five seeds rarely clears zero over the people for one layer'."""
+    pairs = [comparison.paired_people(s, a) for s in runs(1.0)[0] for a in INSERTED]
+    wider = sum(p.people_width > p.seed_width for p in pairs)
+    clear = sum(p.people_interval[1] < 0 for p in pairs)
+    setting = _setting(1.0, ", three layers each, 95% bootstrap over the 25 people")
+    record("ch06", "people_wider_than_seeds", held=wider, of=len(pairs), setting=setting)
+    record("ch06", "people_interval_clears_zero", held=clear, of=len(pairs), setting=setting)
+    assert wider > len(pairs) / 2
+    assert clear < len(pairs)
+
+
+def test_recomputed_statistics_do_not_close_the_gap():
+    """'Recomputing the batch layer's statistics on each fold's training rows moves its held-out
+    accuracy by a few people either way, and leaves it below plain's on most blocks'."""
+    raised, below = 0, 0
+    scores, blocks = runs(1.0)
+    for s, block in zip(scores, blocks, strict=True):
+        fixed = comparison.recalibrated_held_accuracy(s["batch"], block).mean()
+        raised += fixed > s["batch"].held_accuracy.mean()
+        below += fixed < s["none"].held_accuracy.mean()
+    record("ch06", "recomputed_raises", held=int(raised), of=len(scores), setting=_setting(1.0))
+    record("ch06", "recomputed_still_below", held=int(below), of=len(scores), setting=_setting(1.0))
+    assert 0 < raised < len(scores)  # "either way"
+    assert below > len(scores) / 2
+
+
+@cache
+def whole_crowd(arrangement: str) -> np.ndarray:
+    return comparison.whole_crowd_losses(arrangement, CURVE_SEEDS)
+
+
+CURVE_SETTING = (
+    f"whole crowd, learning rate 1, {comparison.EPOCHS} epochs, target {comparison.TARGET_LOSS},"
+    f" fresh seeds {CURVE_SEEDS[0]}-{CURVE_SEEDS[-1]}"
+)
+
+
+def _first(arrangement: str) -> np.ndarray:
+    losses = whole_crowd(arrangement)
+    never = losses.shape[0] + 1
+    return np.array([comparison.first_under(losses[:, k]) or never for k in range(losses.shape[1])])
+
+
+def test_which_layer_reaches_the_target_first():
+    """'The batch layer reaches the target before the plain network on nearly every seed; layer
+    and RMS norm do so on a minority': the speed claim is the batch layer's."""
+    plain = _first("none")
+    counts = {a: int(np.sum(_first(a) < plain)) for a in INSERTED}
+    for a, k in counts.items():
+        record(
+            "ch06",
+            {
+                "batch": "batch_first_under_sooner",
+                "layer": "layer_first_under_sooner",
+                "rms": "rms_first_under_sooner",
+            }[a],
+            held=k,
+            of=plain.size,
+            setting=CURVE_SETTING,
+        )
+    assert counts["batch"] >= 0.9 * plain.size
+    assert counts["layer"] < plain.size / 2 and counts["rms"] < plain.size / 2
+
+
+def test_row_normalisers_spike():
+    """'At rate 1 the row normalisers' losses jump up again and again, more often than the plain
+    network's on every seed; the batch network's do so too on many seeds': rises of more than
+    0.1 from one epoch to the next."""
+    rises = {
+        a: np.array([comparison.spikes(whole_crowd(a)[:, k]) for k in range(len(CURVE_SEEDS))])
+        for a in ("none", "batch", "layer", "rms")
+    }
+    for a in ("layer", "rms"):
+        k = int(np.sum(rises[a] > rises["none"]))
+        record(
+            "ch06",
+            {"layer": "layer_spikes_more", "rms": "rms_spikes_more"}[a],
+            held=k,
+            of=len(CURVE_SEEDS),
+            setting=CURVE_SETTING,
+        )
+        assert k > len(CURVE_SEEDS) / 2
+        assert k == len(CURVE_SEEDS)
+    k = int(np.sum(rises["batch"] > rises["none"]))
+    record("ch06", "batch_spikes_more", held=k, of=len(CURVE_SEEDS), setting=CURVE_SETTING)
+    assert k > len(CURVE_SEEDS) / 2
+
+
+def test_batch_layer_asked_two_ways_disagrees():
+    """'The two answers differ on some epochs': on every fresh seed."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    n = len(CURVE_SEEDS)
+    xs, ys = np.repeat(x[None], n, axis=0), np.repeat(crowd.labels[None], n, axis=0)
+    _, history = network.train(
+        network.build("batch", CURVE_SEEDS), xs, ys, comparison.EPOCHS, 1.0, two_ways=True
+    )
+    differ = np.any(history.accuracy_predicting != history.accuracy_batch, axis=0)
+    record("ch06", "two_ways_differ", held=int(differ.sum()), of=n, setting=CURVE_SETTING)
+    assert differ.all()
+
+
+def test_batch_layer_before_the_relu_beats_after():
+    """'Before the ReLU beat after on most fresh seeds'."""
+    after = per_seed(1.0, "batch", "held_accuracy")
+    seeds = [seed for block in runs(1.0)[1] for seed in block.run_seeds[:: block.folds]]
+    before = np.concatenate(
+        [comparison.batch_before_relu(seeds[k : k + 5]) for k in range(0, len(seeds), 5)]
+    )
+    held = int(np.sum(before > after))
+    record("ch06", "before_beats_after", held=held, of=after.size, setting=_setting(1.0))
+    assert held > after.size / 2

@@ -1,0 +1,118 @@
+"""Chapter 7's conclusions, re-run on starting weights the chapter never uses.
+
+The chapter's two runs start from the reference program's weights for two seeds; here fresh seeds
+give fresh starting weights (the same initialiser), and the subscriber table stays the chapter's.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from normcore.claims import fresh, record
+from normcore.experiments import rates as R
+
+PAIRS = 10  # pairs of fresh seeds, each pair one "two runs" setting as in the chapter
+PLAIN_GRID = (5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0)
+NORM_GRID = (15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 50.0, 60.0)
+NETS = fresh(20, start=2000)
+
+
+def _pairs():
+    seeds = fresh(2 * PAIRS)
+    return [seeds[2 * k : 2 * k + 2] for k in range(PAIRS)]
+
+
+@cache
+def brackets() -> list[tuple[R.Bracket, R.Bracket]]:
+    return [
+        (R.stable_bracket(PLAIN_GRID, False, pair), R.stable_bracket(NORM_GRID, True, pair))
+        for pair in _pairs()
+    ]
+
+
+GRID_SETTING = (
+    f"{PAIRS} pairs of fresh starting weights (seeds {fresh()[0]}-{fresh()[0] + 2 * PAIRS - 1}),"
+    " both runs under a loss of 1 after 30 epochs, grids in steps of 2.5 from 5 (plain) and 15"
+    " (normalised)"
+)
+
+
+def test_normalised_network_allows_a_larger_rate():
+    """'On every fresh pair the normalised network was stable at a rate where the plain one was
+    not', and 'the ratio of the two last stable rates was at least 2 on most pairs' (and 3, the
+    printed pair's figure, on some)."""
+    beyond = twice = three = 0
+    for plain, norm in brackets():
+        assert plain.last_stable and plain.first_unstable and norm.last_stable
+        assert norm.first_unstable, "the normalised grid must reach an unstable rate"
+        beyond += norm.last_stable >= plain.first_unstable
+        ratio = norm.last_stable / plain.last_stable
+        twice += ratio >= 2
+        three += ratio >= 3
+    record(
+        "ch07", "normalised_stable_beyond_plain", held=int(beyond), of=PAIRS, setting=GRID_SETTING
+    )
+    record("ch07", "factor_at_least_two", held=int(twice), of=PAIRS, setting=GRID_SETTING)
+    record("ch07", "factor_three", held=int(three), of=PAIRS, setting=GRID_SETTING)
+    assert beyond == PAIRS
+    assert twice > PAIRS / 2
+    assert 0 < three < PAIRS
+
+
+@cache
+def nets():
+    return [run.net for run in R.train_many(list(NETS), [0.05] * len(NETS), True)]
+
+
+ORDER_SETTING = (
+    f"{len(NETS)} normalised networks from fresh seeds {NETS[0]}-{NETS[-1]}, rate 0.05, "
+    "batches of 20, 400 random orders each"
+)
+
+
+@cache
+def spreads():
+    data = R.subscribers()
+    out = []
+    for k, net in enumerate(nets()):
+        spread = R.order_spread(net, data.x_test, data.y_test, orders=400, seed=k)
+        homogeneous = [
+            R.accuracy(R.batch_probabilities(net, data.x_test, order[None])[0], data.y_test)
+            for order in R.sorted_orders(data.x_test, data.y_test).values()
+        ]
+        out.append((spread, max(homogeneous)))
+    return out
+
+
+def test_no_systematic_inflation_from_batch_statistics():
+    """'The average over orders was within five subscribers of the running figures' answer' (every
+    fresh network) 'and above it on fewer than half': batch statistics do not inflate it."""
+    n = len(NETS) and len(spreads())
+    gains = np.array([(s.mean - s.running) * 252 for s, _ in spreads()])
+    near, above = int(np.sum(np.abs(gains) <= 5)), int(np.sum(gains > 0))
+    record("ch07", "order_mean_near_running", held=near, of=n, setting=ORDER_SETTING)
+    record("ch07", "order_mean_above_running", held=above, of=n, setting=ORDER_SETTING)
+    assert near == n
+    assert above < n / 2
+
+
+def test_label_sorted_batches_cost_accuracy():
+    """'Label-sorted batches scored below the running figures on every fresh network, and more
+    than two deviations below the random orders' mean' (every one)."""
+    below = sum(best < s.running for s, best in spreads())
+    far = sum(best < s.mean - 2 * s.sd for s, best in spreads())
+    n = len(spreads())
+    record("ch07", "sorted_below_running", held=int(below), of=n, setting=ORDER_SETTING)
+    record("ch07", "sorted_below_spread", held=int(far), of=n, setting=ORDER_SETTING)
+    assert below == n
+    assert far == n
+
+
+def test_smaller_batches_widen_the_spread():
+    """Exercise 3: 'batches of ten widen the spread over orders' (every fresh network)."""
+    data = R.subscribers()
+    for k, (net, (twenty, _)) in enumerate(zip(nets(), spreads(), strict=True)):
+        ten = R.order_spread(net, data.x_test, data.y_test, orders=400, seed=k, batch=10)
+        assert ten.sd > twenty.sd, k
