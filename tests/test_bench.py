@@ -10,6 +10,8 @@ import pytest
 
 from normcore import bench
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 def test_bench_quick_prints_every_layer_and_block(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--quick", "--rounds", "1"]) == 0

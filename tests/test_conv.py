@@ -12,6 +12,8 @@ import normcore as nc
 from normcore import Conv2d, StandardisedConv2d, fold_into_conv
 from normcore.conv import output_size, patches
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 if os.environ.get("CI") == "true":
     import torch  # in CI PyTorch is an oracle: without it this module fails, it does not skip
 else:

@@ -13,6 +13,8 @@ import normcore as nc
 from normcore.experiments import convnet as cn
 from normcore.experiments.deepnet import softmax_cross_entropy
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 @pytest.fixture(scope="module")
 def data():

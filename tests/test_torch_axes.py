@@ -15,6 +15,8 @@ import pytest
 import normcore as nc
 from normcore.experiments import axes
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 if os.environ.get("CI") == "true":
     import torch  # in CI PyTorch is an oracle: without it this module fails, it does not skip
 else:
