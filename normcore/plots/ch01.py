@@ -84,7 +84,6 @@ def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
         ax.set_xlabel("")
     top = max(float(np.max(plain.deviation)), float(np.max(batch.deviation)))
     axes[0, 1].set_ylim(0, 1.05 * top)
-    fig.tight_layout()
     return fig
 
 
