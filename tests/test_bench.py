@@ -17,6 +17,6 @@ def test_bench_quick_runs(capsys: pytest.CaptureFixture[str]) -> None:
 def test_run_all_of_a_chapter_is_timed_without_kernel_start() -> None:
     from pathlib import Path
 
-    chapter = Path(bench.ROOT) / "book" / "09-reference.ipynb"
+    chapter = Path(bench.ROOT) / "book" / "11-reference.ipynb"
     times = bench.run_all_cells(chapter)
     assert set(times) == {"wall", "cpu"} and times["wall"] > 0 and times["cpu"] >= 0
