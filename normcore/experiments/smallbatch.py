@@ -7,23 +7,29 @@ fine-tuning.
   step, their order, the learning rate, the number of steps) is the same for every B, so the only
   change is the statistics' batch. With B = 64 it is the chapter's sweep itself. A layer or group
   normaliser reads no other row, so its training is the same run for every B.
+- `recomputed`: "precise" statistics (Wu & Johnson 2021): every batch layer's running mean and
+  variance replaced by the statistics of the whole training set at the final weights, layer by
+  layer, each layer below already predicting with its own recomputed figures.
 - `fine_tune`: a trained batch network takes more steps on batches of two rows, either in the
   training purpose (statistics of two rows, running figures moving) or in the predicting purpose
-  (the batch layer frozen: a fixed scale and shift per feature, running figures still).
+  (the batch layer frozen: a fixed scale and shift per feature, running figures still), and the
+  training-mode result once more with its statistics recomputed.
+- `shifted_task`: fine-tuning on a genuine shift of the data: the digits with their ink inverted
+  (each pixel in standard units negated), a few hundred labelled images, on small batches, in the
+  three ways.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
+from .._checks import PREDICTING
 from ..batch import BatchNorm, GhostBatchNorm
 from ..errors import SettingError
 from . import deepnet, digits_rates
-from .side_by_side import side_by_side
 
 #: the statistics' batch sizes the chapter shows; the last is the sweep's own 64-row batch
 SIZES = (2, 4, 8, 16, 32, 64)
@@ -40,9 +46,36 @@ def ghost(net: deepnet.DeepNet, group_rows: int) -> deepnet.DeepNet:
     if not all(isinstance(n, BatchNorm) for n in net.norms):
         raise SettingError("net: expected the batch version of the digits network")
     norms = tuple(
-        GhostBatchNorm(scale=n.scale, shift=n.shift, epsilon=n.epsilon, affine=n.affine,
-                       running_mean=n.running_mean, running_variance=n.running_variance,
-                       momentum=n.momentum, tracks=n.tracks, group_rows=group_rows)
+        GhostBatchNorm(
+            scale=n.scale,
+            shift=n.shift,
+            epsilon=n.epsilon,
+            affine=n.affine,
+            running_mean=n.running_mean,
+            running_variance=n.running_variance,
+            momentum=n.momentum,
+            tracks=n.tracks,
+            group_rows=group_rows,
+        )
+        for n in net.norms
+    )
+    return replace(net, norms=norms)
+
+
+def unghost(net: deepnet.DeepNet) -> deepnet.DeepNet:
+    """`net` with every ghost batch layer turned back into a plain `BatchNorm` (statistics over
+    whatever rows it is given); parameters and running figures are kept."""
+    norms = tuple(
+        BatchNorm(
+            scale=n.scale,
+            shift=n.shift,
+            epsilon=n.epsilon,
+            affine=n.affine,
+            running_mean=n.running_mean,
+            running_variance=n.running_variance,
+            momentum=n.momentum,
+            tracks=n.tracks,
+        )
         for n in net.norms
     )
     return replace(net, norms=norms)
@@ -57,7 +90,7 @@ def by_group_size(
     """Held-out accuracy (predicting) of the digits batch network after EPOCHS epochs of 64-row
     steps at `rate`, its statistics read over groups of B rows: shape (len(sizes), len(seeds)).
     Each B trains the seeds as one stack, from the starting weights and in the row order of
-    `digits_rates.sweep`; the sizes train side by side where the machine allows (`side_by_side`).
+    `digits_rates.sweep`; the sizes train in turn in this process.
     """
     batch = digits_rates.BATCH
     for b in sizes:
@@ -65,21 +98,95 @@ def by_group_size(
             raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
     if not seeds:
         raise SettingError("seeds: expected at least one seed")
-    run = functools.partial(_group_size_run, data=data, rate=rate, seeds=tuple(seeds))
-    return np.array(side_by_side(run, [int(b) for b in sizes]))
+    seeds = tuple(seeds)
+    return np.array([_group_size_run(int(b), data, rate, seeds) for b in sizes])
 
 
 def _group_size_run(
     group_rows: int, data: tuple[np.ndarray, ...], rate: float, seeds: tuple[int, ...]
 ) -> np.ndarray:
     """Held-out accuracy (S,) of one `by_group_size` run: statistics over `group_rows` rows."""
+    return _group_size_net(group_rows, data, rate, seeds)[1]
+
+
+def _group_size_net(
+    group_rows: int, data: tuple[np.ndarray, ...], rate: float, seeds: tuple[int, ...]
+) -> tuple[deepnet.DeepNet, np.ndarray]:
+    """The trained stack of one `by_group_size` run and its held-out accuracy (S,)."""
     net = ghost(deepnet.build("batch", list(seeds)), group_rows)
     run = deepnet.train(net, data, rate, epochs=EPOCHS, batch=digits_rates.BATCH)
+    return run.net, run.accuracy[-1]
+
+
+def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
+    """`net` with every batch layer's running mean and (biased) variance replaced by the
+    statistics of all rows of `x` (the training rows) at the current weights: layer by layer,
+    the layers below predicting with their recomputed figures. Other parameters are kept."""
+    if not all(isinstance(n, BatchNorm) for n in net.norms):
+        raise SettingError("net: expected the batch version of the digits network")
+    a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
+    norms = []
+    for dense, norm in zip(net.dense, net.norms, strict=True):
+        a = dense.forward(a, PREDICTING).output
+        fresh = replace(norm, running_mean=a.mean(axis=1), running_variance=a.var(axis=1))
+        norms.append(fresh)
+        a = net.relu.forward(fresh.forward(a, PREDICTING).output, PREDICTING).output
+    return replace(net, norms=tuple(norms))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupSizes:
+    """Held-out accuracy (len(sizes), S) after EPOCHS epochs with statistics over groups of B
+    rows, with the running figures (`running`) and with statistics recomputed on the training
+    rows at the final weights (`recomputed`); `nets` the trained stacks, one per B."""
+
+    sizes: tuple[int, ...]
+    running: np.ndarray
+    recomputed: np.ndarray
+    nets: tuple[deepnet.DeepNet, ...]
+
+
+def group_sizes(
+    data: tuple[np.ndarray, ...],
+    rate: float,
+    seeds: Sequence[int] = digits_rates.SEEDS,
+    sizes: Sequence[int] = SIZES,
+) -> GroupSizes:
+    """`by_group_size`, keeping the trained networks and scoring them also with recomputed
+    ("precise") statistics. The sizes train in turn in this process."""
+    batch = digits_rates.BATCH
+    for b in sizes:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1 or batch % b:
+            raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+    x, _, x_held, y_held = data
+    runs = [_group_size_net(int(b), data, rate, tuple(seeds)) for b in sizes]
+    nets = tuple(unghost(net) for net, _ in runs)
+    return GroupSizes(
+        sizes=tuple(int(b) for b in sizes),
+        running=np.array([acc for _, acc in runs]),
+        recomputed=np.array([deepnet.accuracy(recomputed(n, x), x_held, y_held) for n in nets]),
+        nets=nets,
+    )
+
+
+def layer_run(
+    data: tuple[np.ndarray, ...], rate: float, seeds: Sequence[int] = digits_rates.SEEDS
+) -> np.ndarray:
+    """Held-out accuracy (S,) of the layer network after EPOCHS epochs of the same steps: it
+    reads no other row, so the statistics' batch B does not enter its training."""
+    run = deepnet.train(
+        deepnet.build("layer", list(seeds)), data, rate, epochs=EPOCHS, batch=digits_rates.BATCH
+    )
     return run.accuracy[-1]
 
 
-def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...], rate: float,
-            ) -> dict[str, np.ndarray]:
+def by_size(
+    sweeps: dict[str, digits_rates.Sweep],
+    data: tuple[np.ndarray, ...],
+    rate: float,
+) -> dict[str, np.ndarray]:
     """Held-out accuracy after EPOCHS epochs for every B of SIZES, each (len(SIZES), seeds):
 
     - 'batch': the batch network at `rate`, B from 2 to 32 trained here (`by_group_size`), B = 64
@@ -90,8 +197,9 @@ def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...],
     if EPOCHS > digits_rates.EPOCHS:
         raise SettingError(f"EPOCHS: the sweep records {digits_rates.EPOCHS} epochs")
     if rate not in digits_rates.RATES:
-        raise SettingError(f"rate: expected one of the sweep's rates {digits_rates.RATES}, "
-                           f"got {rate!r}")
+        raise SettingError(
+            f"rate: expected one of the sweep's rates {digits_rates.RATES}, got {rate!r}"
+        )
     batch_64 = sweeps["batch"].accuracy[digits_rates.RATES.index(rate), :, EPOCHS]
     layer = sweeps["layer"]
     layer_acc = layer.accuracy[digits_rates.RATES.index(layer.best_rate()), :, EPOCHS]
@@ -104,7 +212,9 @@ def by_size(sweeps: dict[str, digits_rates.Sweep], data: tuple[np.ndarray, ...],
 @dataclass(frozen=True, eq=False)
 class FineTune:
     """Held-out accuracy (predicting) before and after TUNE_STEPS steps on batches of two, for
-    each way of treating the batch layer; shapes (S,).
+    each way of treating the batch layer, and after training mode with the statistics
+    recomputed on the training rows (`after_recomputed`); shapes (S,). `moved` (S,) is the
+    largest change of any hidden dense weight in training mode.
 
     `after_frozen` is steady: the same under every arithmetic setting the book is tested with
     (tools/arith_matrix.py). `after_training` is not: the running figures end as the statistics
@@ -115,21 +225,87 @@ class FineTune:
     before: np.ndarray
     after_training: np.ndarray
     after_frozen: np.ndarray
+    after_recomputed: np.ndarray | None = None
+    moved: np.ndarray | None = None
+
+
+def _tuned(
+    net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float, purpose: str
+) -> deepnet.DeepNet:
+    rates = np.full(net.size, rate)
+    for rows in batches:
+        _, grads = deepnet.gradients(net, x[rows], y[rows], purpose)
+        net = deepnet.step(net, grads, rates)
+    return net
 
 
 def fine_tune(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0) -> FineTune:
     """Fine-tune `net` (a stack of S networks) on TUNE_STEPS random pairs of training rows, both
-    ways."""
+    ways, on the same data it was trained on."""
     x, y, x_held, y_held = data
     rng = np.random.default_rng(seed)
     pairs = [rng.choice(len(y), TUNE_BATCH, replace=False) for _ in range(TUNE_STEPS)]
-    rates = np.full(net.size, TUNE_RATE)
-    after = {}
-    for purpose in ("training", "predicting"):
-        tuned = net
-        for rows in pairs:
-            _, grads = deepnet.gradients(tuned, x[rows], y[rows], purpose)
-            tuned = deepnet.step(tuned, grads, rates)
-        after[purpose] = deepnet.accuracy(tuned, x_held, y_held)
-    return FineTune(before=deepnet.accuracy(net, x_held, y_held),
-                    after_training=after["training"], after_frozen=after["predicting"])
+    training = _tuned(net, x, y, pairs, TUNE_RATE, "training")
+    frozen = _tuned(net, x, y, pairs, TUNE_RATE, "predicting")
+    moved = np.max(
+        [
+            np.abs(a.weights - b.weights).reshape(net.size, -1).max(axis=1)
+            for a, b in zip(training.dense, net.dense, strict=True)
+        ],
+        axis=0,
+    )
+    return FineTune(
+        before=deepnet.accuracy(net, x_held, y_held),
+        after_training=deepnet.accuracy(training, x_held, y_held),
+        after_frozen=deepnet.accuracy(frozen, x_held, y_held),
+        after_recomputed=deepnet.accuracy(recomputed(training, x), x_held, y_held),
+        moved=moved,
+    )
+
+
+#: the shifted task: how many labelled images of the new task, steps, batch and rate
+SHIFT_IMAGES = 200
+SHIFT_STEPS = 100
+SHIFT_BATCH = 4
+SHIFT_RATE = 0.03
+
+
+@dataclass(frozen=True, eq=False)
+class ShiftedTask:
+    """Held-out accuracy on the inverted digits (S,): before fine-tuning, and after SHIFT_STEPS
+    steps of SHIFT_BATCH rows in training mode, frozen (predicting), and in training mode with the
+    statistics recomputed on the new task's labelled images afterwards; `original_before` the
+    accuracy on the original held-out digits."""
+
+    original_before: np.ndarray
+    before: np.ndarray
+    training: np.ndarray
+    frozen: np.ndarray
+    recomputed: np.ndarray
+
+
+def inverted(data: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The digits with their ink inverted: every pixel (in standard units) negated."""
+    x, y, x_held, y_held = data
+    return -x, y, -x_held, y_held
+
+
+def shifted_task(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0) -> ShiftedTask:
+    """Fine-tune `net` (the batch version, a stack) on SHIFT_IMAGES labelled inverted digits
+    (drawn from the training rows with ``default_rng(seed)``), three ways; score on the inverted
+    held-out rows."""
+    x, y, x_held, y_held = inverted(data)
+    rng = np.random.default_rng(seed)
+    labelled = rng.choice(len(y), SHIFT_IMAGES, replace=False)
+    batches = [
+        labelled[rng.choice(SHIFT_IMAGES, SHIFT_BATCH, replace=False)] for _ in range(SHIFT_STEPS)
+    ]
+    training = _tuned(net, x, y, batches, SHIFT_RATE, "training")
+    frozen = _tuned(net, x, y, batches, SHIFT_RATE, "predicting")
+    return ShiftedTask(
+        original_before=deepnet.accuracy(net, data[2], data[3]),
+        before=deepnet.accuracy(net, x_held, y_held),
+        training=deepnet.accuracy(training, x_held, y_held),
+        frozen=deepnet.accuracy(frozen, x_held, y_held),
+        recomputed=deepnet.accuracy(recomputed(training, x[labelled]), x_held, y_held),
+    )

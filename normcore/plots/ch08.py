@@ -10,12 +10,33 @@ import numpy as np
 
 from .style import BOOK_COLOURS, use_book_style
 
-NAMES = {"plain": "plain", "batch": "batch", "layer": "layer", "rms": "RMS"}
-COLOURS = {"plain": BOOK_COLOURS[0], "batch": BOOK_COLOURS[1], "layer": BOOK_COLOURS[2],
-           "rms": BOOK_COLOURS[3], "post-LN": BOOK_COLOURS[1], "pre-LN": BOOK_COLOURS[0],
-           "pre-RMS": BOOK_COLOURS[3]}
-MARKERS = {"plain": "o", "batch": "s", "layer": "^", "rms": "D", "post-LN": "s", "pre-LN": "o",
-           "pre-RMS": "D"}
+NAMES = {
+    "plain": "plain",
+    "batch": "batch",
+    "layer": "layer",
+    "rms": "RMS",
+    "recomputed": "batch, recomputed statistics",
+}
+COLOURS = {
+    "plain": BOOK_COLOURS[0],
+    "batch": BOOK_COLOURS[1],
+    "layer": BOOK_COLOURS[2],
+    "rms": BOOK_COLOURS[3],
+    "post-LN": BOOK_COLOURS[1],
+    "pre-LN": BOOK_COLOURS[0],
+    "pre-RMS": BOOK_COLOURS[3],
+    "recomputed": BOOK_COLOURS[4],
+}
+MARKERS = {
+    "plain": "o",
+    "batch": "s",
+    "layer": "^",
+    "rms": "D",
+    "post-LN": "s",
+    "pre-LN": "o",
+    "pre-RMS": "D",
+    "recomputed": "v",
+}
 
 
 def _log_axis(ax: Any, values: np.ndarray) -> None:
@@ -23,33 +44,55 @@ def _log_axis(ax: Any, values: np.ndarray) -> None:
     no minor ticks (matplotlib's default minor labels cost more to lay out than they tell)."""
     ax.set_yscale("log")
     low, high = np.log10(np.min(values)), np.log10(np.max(values))
-    ticks = [m * 10.0**e for e in range(int(np.floor(low)), int(np.ceil(high)) + 1)
-             for m in (1, 2, 5)]
+    ticks = [
+        m * 10.0**e for e in range(int(np.floor(low)), int(np.ceil(high)) + 1) for m in (1, 2, 5)
+    ]
     ticks = [t for t in ticks if 10**low / 1.5 <= t <= 10**high * 1.5]
     ax.set_yticks(ticks, [f"{t:g}" for t in ticks])
     ax.minorticks_off()
 
 
-def smoothness(results: dict[str, Any], steps: tuple[int, ...]) -> Any:
-    """Two panels, loss variation and relative gradient change at each probe, one dot a seed,
-    plain and batch side by side."""
+#: the smoothness figure's panels: the field of `smoothness.Smoothness` and its axis label
+SMOOTHNESS_PANELS = (
+    ("gradient_change", "gradient change / its length\n(relative; the book's first measure)"),
+    ("gradient_change_absolute", "gradient change, absolute\n(Santurkar et al.'s (b))"),
+    ("beta_short", "change per distance, chord 0.05\n(effective smoothness, (c))"),
+    ("loss_variation_equal", "loss variation, chords to 0.4\n(equal length, (a))"),
+)
+
+
+def smoothness(
+    results: dict[str, Any],
+    steps: tuple[int, ...],
+    panels: tuple[tuple[str, str], ...] = SMOOTHNESS_PANELS,
+) -> Any:
+    """One panel per measure of `panels` (a 2 x 2 grid for four), each probe a column of dots, one
+    dot a seed, plain and batch side by side."""
     import matplotlib.pyplot as plt
 
     use_book_style()
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.4))
-    panels = (("loss_variation", "loss variation along the step"),
-              ("gradient_change", "gradient change / gradient length"))
-    for ax, (field, label) in zip(axes, panels, strict=True):
+    rows = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(
+        rows, 2, figsize=(7.2, 3.0 * rows), squeeze=False, layout="constrained"
+    )
+    for ax, (field, label) in zip(axes.flat, panels, strict=False):
         for k, (version, r) in enumerate(results.items()):
             values = getattr(r, field)
             for p in range(len(steps)):
                 at = p + (k - 0.5) * 0.3
-                ax.plot(np.full(values.shape[1], at), values[p], MARKERS[version],
-                        color=COLOURS[version], alpha=0.8,
-                        label=NAMES[version] if p == 0 else None)
+                ax.plot(
+                    np.full(values.shape[1], at),
+                    values[p],
+                    MARKERS[version],
+                    color=COLOURS[version],
+                    alpha=0.8,
+                    label=NAMES[version] if p == 0 else None,
+                )
         ax.set_xticks(range(len(steps)), [f"step {s}" for s in steps])
-        ax.set_ylabel(label)
-    axes[0].legend()
+        ax.set_ylabel(label, fontsize=8)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    axes.flat[0].legend()
     return fig
 
 
@@ -61,14 +104,18 @@ def digits_accuracy(sweeps: dict[str, Any], rates: dict[str, float]) -> Any:
     use_book_style()
     fig, ax = plt.subplots()
     for version, sweep in sweeps.items():
-        from ..experiments.digits_rates import RATES
-
-        acc = sweep.accuracy[RATES.index(rates[version])]
+        acc = sweep.accuracy[sweep.rates.index(rates[version])]
         epochs = np.arange(acc.shape[-1])
-        ax.plot(epochs, acc.mean(axis=0), marker=MARKERS[version], color=COLOURS[version],
-                label=f"{NAMES[version]} (rate {rates[version]:g})")
-        ax.fill_between(epochs, acc.min(axis=0), acc.max(axis=0), color=COLOURS[version],
-                        alpha=0.15)
+        ax.plot(
+            epochs,
+            acc.mean(axis=0),
+            marker=MARKERS[version],
+            color=COLOURS[version],
+            label=f"{NAMES[version]} (rate {rates[version]:g})",
+        )
+        ax.fill_between(
+            epochs, acc.min(axis=0), acc.max(axis=0), color=COLOURS[version], alpha=0.15
+        )
     ax.set_xticks(epochs)
     ax.set_xlabel("epoch")
     ax.set_ylabel("held-out accuracy")
@@ -84,8 +131,7 @@ def gradient_by_block(profiles: dict[str, Any]) -> Any:
     fig, ax = plt.subplots()
     for name, p in profiles.items():
         blocks = np.arange(1, p.norm.shape[1] + 1)
-        ax.plot(blocks, p.norm.mean(axis=0), marker=MARKERS[name], color=COLOURS[name],
-                label=name)
+        ax.plot(blocks, p.norm.mean(axis=0), marker=MARKERS[name], color=COLOURS[name], label=name)
     _log_axis(ax, np.concatenate([p.norm.mean(axis=0) for p in profiles.values()]))
     ax.set_xlabel("block (1 = nearest the input)")
     ax.set_ylabel("length of the weight slope")
@@ -102,8 +148,9 @@ def accuracy_by_group_size(sizes: tuple[int, ...], curves: dict[str, np.ndarray]
     use_book_style()
     fig, ax = plt.subplots()
     for name, acc in curves.items():
-        ax.plot(sizes, acc.mean(axis=1), marker=MARKERS[name], color=COLOURS[name],
-                label=NAMES[name])
+        ax.plot(
+            sizes, acc.mean(axis=1), marker=MARKERS[name], color=COLOURS[name], label=NAMES[name]
+        )
         ax.fill_between(sizes, acc.min(axis=1), acc.max(axis=1), color=COLOURS[name], alpha=0.15)
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes, [str(s) for s in sizes])
@@ -125,8 +172,11 @@ def effective_rate(result: Any) -> Any:
     for k, decay in enumerate(result.decays):
         colour = BOOK_COLOURS[0] if decay == 0 else BOOK_COLOURS[1]
         for s in range(seeds):
-            ax.plot(result.length2[:, k * seeds + s], color=colour,
-                    label=f"weight decay {decay:g}" if s == 0 else None)
+            ax.plot(
+                result.length2[:, k * seeds + s],
+                color=colour,
+                label=f"weight decay {decay:g}" if s == 0 else None,
+            )
     _log_axis(ax, result.length2)
     ax.set_xlabel("step")
     ax.set_ylabel("squared length of the weights")
