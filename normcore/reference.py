@@ -38,6 +38,7 @@ from .oracle import finite_difference
 from .worked import FOUR_ROWS
 
 __all__ = [
+    "framework_defaults",
     "EdgeCase",
     "KINDS",
     "Outcome",
@@ -697,3 +698,96 @@ def pytorch_differences() -> list[dict[str, str]]:
         }
     )
     return rows
+
+
+def framework_defaults() -> list[dict[str, str]]:
+    """The defaults and traps of the frameworks readers use, each beside normcore's convention.
+
+    Each entry has ``framework``, ``setting`` (the call or flag), ``behaviour`` (what it does by
+    default) and ``normcore`` (the book's convention, or "same"). The PyTorch entries are held
+    against PyTorch itself in ``tests/test_reference.py`` when it is installed; the Keras and
+    Flax entries follow their documentation (Keras ``BatchNormalization`` and
+    ``LayerNormalization``; ``flax.linen.BatchNorm`` and ``LayerNorm``)."""
+    return [
+        {
+            "framework": "PyTorch",
+            "setting": "BatchNorm1d/2d(momentum=0.1, eps=1e-5)",
+            "behaviour": "momentum is the share taken from the batch; unbiased variance folded in",
+            "normcore": "momentum 0.9 is the share kept; biased variance folded in",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "BatchNorm(momentum=None)",
+            "behaviour": "a cumulative average: every batch so far weighs the same",
+            "normcore": "no such mode",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "BatchNorm2d, training, one image",
+            "behaviour": "allowed when height x width > 1 (statistics over the pixels)",
+            "normcore": "ImageBatchNorm likewise (statistics over the pixels)",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "BatchNorm1d, training, one row",
+            "behaviour": "refused (ValueError)",
+            "normcore": "answers the shift (zeros)",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "InstanceNorm2d()",
+            "behaviour": "affine=False, track_running_stats=False: no scale, no shift, no "
+            "running figures",
+            "normcore": "InstanceNorm has a scale and a shift (affine=True)",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "RMSNorm(eps=None)",
+            "behaviour": "a scale and no shift; eps None means the dtype's machine epsilon",
+            "normcore": "a scale and no shift; epsilon 1e-5",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "model.eval() / torch.no_grad()",
+            "behaviour": "two switches: eval() makes batch layers predict (and turns dropout off); "
+            "no_grad() only stops gradients",
+            "normcore": "the purpose argument",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "a fresh module",
+            "behaviour": "in training mode",
+            "normcore": "a fresh layer predicts",
+        },
+        {
+            "framework": "Keras",
+            "setting": "BatchNormalization(momentum=0.99, epsilon=1e-3)",
+            "behaviour": "momentum is the share kept, as in normcore; epsilon 100 times PyTorch's",
+            "normcore": "same naming, momentum 0.9, epsilon 1e-5",
+        },
+        {
+            "framework": "Keras",
+            "setting": "BatchNormalization(axis=-1)",
+            "behaviour": "axis names the kept (feature) axis, statistics over the others",
+            "normcore": "no axis argument: each layer's kind fixes its statistics' axis",
+        },
+        {
+            "framework": "Keras",
+            "setting": "layer.trainable = False",
+            "behaviour": "a frozen BatchNormalization also predicts, with its running figures",
+            "normcore": "the purpose argument",
+        },
+        {
+            "framework": "Flax",
+            "setting": "nn.BatchNorm(momentum=0.99, epsilon=1e-5)",
+            "behaviour": "momentum is the share kept; use_running_average chooses predicting; "
+            "the running figures live in the batch_stats collection",
+            "normcore": "same naming, momentum 0.9",
+        },
+        {
+            "framework": "Flax",
+            "setting": "nn.LayerNorm(epsilon=1e-6)",
+            "behaviour": "epsilon 1e-6",
+            "normcore": "epsilon 1e-5",
+        },
+    ]

@@ -37,6 +37,6 @@ def test_the_numpy_floor_is_the_layers_arithmetic(kind: str) -> None:
 
 
 def test_run_all_of_a_chapter_is_timed_without_kernel_start() -> None:
-    chapter = Path(bench.ROOT) / "book" / "09-reference.ipynb"
+    chapter = Path(bench.ROOT) / "book" / "12-reference.ipynb"
     times = bench.run_all_cells(chapter)
     assert set(times) == {"wall", "cpu"} and times["wall"] > 0 and times["cpu"] >= 0

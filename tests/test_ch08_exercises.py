@@ -5,37 +5,52 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
-from normcore.exercises import ch08
-
-pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+from normcore.exercises import Verdict, ch08, ch09
 
 
 def test_gradient_change() -> None:
-    assert ch08.check_gradient_change(math.sqrt(0.1**2 + 10**2)) == "right"
+    change = math.sqrt(0.1**2 + 10**2)
+    assert ch08.check_gradient_change(change) == "right"
     assert ch08.check_gradient_change(10.1) != "right"
+    # the relative change (divided by |g| = sqrt(101)) is named as that mistake
+    assert "divided by the gradient" in ch08.check_gradient_change(change / math.sqrt(101))
 
 
 def test_parameter_counts() -> None:
     assert ch08.check_parameter_counts(8 * 2 * 32, 8 * 2 * 32) == "right"
-    assert ch08.check_parameter_counts(8 * 32, 8 * 2 * 32) != "right"
+    assert "shift" in ch08.check_parameter_counts(8 * 32, 8 * 2 * 32)
+    assert "running variance" in ch08.check_parameter_counts(8 * 2 * 32, 8 * 32)
+    assert isinstance(ch08.check_parameter_counts(None, None), Verdict)
 
 
 def test_post_ln_ratio_is_above_one_and_checked() -> None:
-    assert ch08.check_post_ln_ratio(1.0) != "right"
-    assert "not yet" in ch08.check_post_ln_ratio("two")
+    assert ch09.check_post_ln_ratio(1.0) != "right"
+    assert "not yet" in ch09.check_post_ln_ratio("two")
+    from normcore.experiments import prepost
+
+    norm = prepost.gradient_profile("post-LN", seeds=(0,), blocks=6).norm[0]
+    assert ch09.check_post_ln_ratio(norm[-1] / norm[0]) == "right"
+    assert "block 1's slope over block 6's" in ch09.check_post_ln_ratio(norm[0] / norm[-1])
 
 
-def test_folded() -> None:
-    k = 0.5 / math.sqrt(4 + 1e-5)
-    assert ch08.check_folded(2 * k, (1 - 3) * k + 1) == "right"
-    assert ch08.check_folded(0.5, 0.6) != "right"
+def test_folded_names_the_typical_mistakes() -> None:
+    k = 0.02 / math.sqrt(0.0004 + 1e-5)
+    assert ch09.check_folded(3 * k, (2 - 1) * k + 0.5) == "right"
+    assert "epsilon" in ch09.check_folded(3.0, 1.5)
+    assert "swapped" in ch09.check_folded((2 - 1) * k + 0.5, 3 * k)
+    assert "running mean" in ch09.check_folded(3 * k, 2 * k + 0.5)
+    assert "variance, not by the deviation" in ch09.check_folded(
+        3 * 0.02 / (0.0004 + 1e-5), (2 - 1) * 0.02 / (0.0004 + 1e-5) + 0.5
+    )
+    assert "shift" in ch09.check_folded(3 * k, k)
+    assert isinstance(ch09.check_folded(None, None), Verdict)
+    assert ch09.check_folded(2.9, 1.4).startswith("not yet")
 
 
 def test_balancing_decay() -> None:
     assert ch08.check_balancing_decay(0.1 * 0.02 / 8) == "right"
-    assert ch08.check_balancing_decay(0.1 * 0.02 / 4) != "right"
+    assert "2 belongs" in ch08.check_balancing_decay(0.1 * 0.02 / 4)
+    assert "half" in ch08.check_balancing_decay(0.1 * 0.02 / 16)
 
 
 def test_balancing_decay_refuses_text() -> None:
@@ -64,6 +79,6 @@ def test_figures_draw_what_they_are_given() -> None:
     )
     assert [list(line.get_ydata()) for line in fig.axes[0].get_lines()] == [[0.2, 0.5], [0.6, 0.6]]
     fake = scaleinv.EffectiveRate(
-        decays=(0.0, 0.1), length2=np.ones((5, 6)), slope2=np.ones((5, 6))
+        decays=(0.0, 0.1), length2=np.ones((5, 6)), slope2=np.ones((5, 6)), angle=np.ones((5, 6))
     )
     assert len(plots.effective_rate(fake).axes[0].get_lines()) == 6

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from normcore.exercises import PROMPT, Verdict, ch02, ch03, ch04, ch05, ch09, verdict
+from normcore.exercises import PROMPT, Verdict, ch02, ch03, ch04, ch05, ch12, verdict
 
 
 def test_none_is_a_prompt_not_a_failure():
@@ -25,7 +25,7 @@ def test_none_is_a_prompt_not_a_failure():
         ch04.check_statistics_shape,
         ch04.check_group_count,
         ch05.check_magnitude_slope,
-        ch09.check_tiny_scale,
+        ch12.check_tiny_scale,
     ],
 )
 def test_every_checker_prompts_before_an_answer(check):

@@ -169,8 +169,47 @@ def test_pytorch_numbers():
 
 
 def test_exercise_checks():
-    from normcore.exercises import ch09
+    from normcore.exercises import ch12
 
-    assert ch09.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
-    assert ch09.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
-    assert ch09.check_tiny_scale(-2) == "right"
+    assert ch12.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
+    assert ch12.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
+    assert ch12.check_tiny_scale(-2) == "right"
+
+
+def test_framework_defaults_are_listed_once_each() -> None:
+    rows = ref.framework_defaults()
+    assert {r["framework"] for r in rows} == {"PyTorch", "Keras", "Flax"}
+    assert len({(r["framework"], r["setting"]) for r in rows}) == len(rows)
+    assert all(set(r) == {"framework", "setting", "behaviour", "normcore"} for r in rows)
+
+
+def test_framework_defaults_hold_in_pytorch() -> None:
+    """The PyTorch lines of the reference's framework table, checked against PyTorch itself."""
+    torch = pytest.importorskip("torch")
+    nn = torch.nn
+    inst = nn.InstanceNorm2d(3)
+    assert inst.affine is False and inst.track_running_stats is False
+    rms = nn.RMSNorm(4)
+    assert rms.eps is None and rms.weight is not None and getattr(rms, "bias", None) is None
+    bn = nn.BatchNorm1d(1)
+    assert bn.momentum == 0.1 and bn.eps == 1e-5 and bn.training  # a fresh module trains
+    # momentum=None: a cumulative average, every batch weighing the same
+    cumulative = nn.BatchNorm1d(1, momentum=None)
+    for batch in ([1.0, 3.0], [5.0, 7.0], [9.0, 11.0]):
+        cumulative(torch.tensor(batch, dtype=torch.float64).reshape(2, 1).float())
+    assert abs(cumulative.running_mean.item() - 6.0) < 1e-5
+    # one image with several pixels trains in BatchNorm2d; one row is refused by BatchNorm1d
+    nn.BatchNorm2d(2)(torch.randn(1, 2, 3, 3))
+    with pytest.raises(ValueError):
+        nn.BatchNorm1d(2)(torch.randn(1, 2))
+    # no_grad() does not switch a batch layer to its running figures; eval() does
+    x = torch.randn(4, 2) * 3 + 5
+    layer = nn.BatchNorm1d(2)
+    with torch.no_grad():
+        out = layer(x)
+    assert abs(out.mean().item()) < 1e-5  # still the batch's own statistics
+    layer.eval()
+    assert abs(layer(x).mean().item()) > 1.0  # now the running figures
+    assert "no_grad() only stops gradients" in next(
+        r["behaviour"] for r in ref.framework_defaults() if r["setting"].startswith("model.eval")
+    )

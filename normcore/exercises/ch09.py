@@ -1,38 +1,105 @@
-"""Checks for chapter 9's exercises. Answers are computed with normcore and never printed."""
+"""Checks for chapter 9's exercises (where normalisation is used). Answers are computed with
+normcore and never printed; each checker names the typical mistakes it recognises.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from normcore import BatchNorm
-from normcore.exercises import Verdict, verdict
+from normcore.batch import BatchNorm
+from normcore.dense import Dense
+from normcore.exercises import PROMPT, Verdict, verdict
+from normcore.experiments import prepost
+from normcore.fold import fold_batch_norm
 
-COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]])
+__all__ = [
+    "FOLD",
+    "check_folded",
+    "check_post_ln_ratio",
+]
+
+#: Exercise 1: one input, one unit: dense weight and bias, then a batch layer with these running
+#: figures, scale and shift (epsilon 1e-5). The running variance is small, so that forgetting
+#: epsilon changes the answer beyond the checker's tolerance, and weight and bias differ.
+FOLD = {
+    "weight": 3.0,
+    "bias": 2.0,
+    "running_mean": 1.0,
+    "running_variance": 0.0004,
+    "scale": 0.02,
+    "shift": 0.5,
+}
+EPSILON = 1e-5
 
 
-def check_pytorch_variance(answer: Any) -> Verdict:
-    """Exercise 1: PyTorch's running variance (momentum 0.1, unbiased variance, start 1) after
-    one training batch COLUMN."""
-    n = COLUMN.shape[0]
-    return verdict(answer, 0.9 * 1.0 + 0.1 * float(COLUMN.var()) * n / (n - 1))
+def _folded() -> Dense:
+    dense = Dense(weights=np.array([[FOLD["weight"]]]), bias=np.array([FOLD["bias"]]))
+    batch = BatchNorm(
+        scale=np.array([FOLD["scale"]]),
+        shift=np.array([FOLD["shift"]]),
+        running_mean=np.array([FOLD["running_mean"]]),
+        running_variance=np.array([FOLD["running_variance"]]),
+        epsilon=EPSILON,
+    )
+    return fold_batch_norm(dense, batch)
 
 
-def check_two_steps(answer: Any) -> Verdict:
-    """Exercise 2: normcore's running mean after two steps on COLUMN (momentum 0.9, start 0)."""
-    layer = BatchNorm.create(1)
-    for _ in range(2):
-        r = layer.forward(COLUMN, "training")
-        layer = layer.step(layer.backward(r, np.zeros_like(COLUMN)), 0.0)
-    return verdict(answer, float(layer.running_mean[0]))
+def _mistakes() -> dict[str, tuple[float, float]]:
+    """The folded (weight, bias) each typical mistake gives, by what the reader did wrong."""
+    w, b, mu, var = (FOLD[k] for k in ("weight", "bias", "running_mean", "running_variance"))
+    gamma, beta = FOLD["scale"], FOLD["shift"]
+    k = gamma / math.sqrt(var + EPSILON)
+    return {
+        "epsilon is missing under the square root": (
+            w * gamma / math.sqrt(var),
+            (b - mu) * gamma / math.sqrt(var) + beta,
+        ),
+        "the weight and the bias are swapped": ((b - mu) * k + beta, w * k),
+        "the running mean is not subtracted from the bias": (w * k, b * k + beta),
+        "this divides by the variance, not by the deviation": (
+            w * gamma / (var + EPSILON),
+            (b - mu) * gamma / (var + EPSILON) + beta,
+        ),
+        "the shift is not added to the bias": (w * k, (b - mu) * k),
+    }
 
 
-def check_tiny_scale(answer: Any) -> Verdict:
-    """Exercise 3: the smallest power of ten s for which COLUMN * s, standardised while
-    training with epsilon 1e-5, keeps its last entry above 1.5 (answer the exponent)."""
-    for exponent in range(-10, 5):
-        z = BatchNorm.create(1).forward(COLUMN * 10.0**exponent, "training").output
-        if z[-1, 0] > 1.5:
-            return verdict(answer, exponent, tolerance=0)
-    return verdict(answer, np.nan)
+def check_folded(weight: Any, bias: Any) -> Verdict:
+    """Exercise 1: the folded layer's weight and bias for FOLD."""
+    if weight is None or bias is None:
+        return Verdict(PROMPT)
+    f = _folded()
+    expected = [float(f.weights[0, 0]), float(f.bias[0])]
+    found = verdict([weight, bias], expected, tolerance=1e-4)
+    if found.right:
+        return found
+    try:
+        given = (float(weight), float(bias))
+    except (TypeError, ValueError):
+        return found
+    for mistake, (mw, mb) in _mistakes().items():
+        if abs(given[0] - mw) <= 1e-4 * max(1, abs(mw)) and abs(given[1] - mb) <= 1e-4 * max(
+            1, abs(mb)
+        ):
+            return Verdict(f"not yet: {mistake}")
+    return found
+
+
+def check_post_ln_ratio(answer: Any) -> Verdict:
+    """Exercise 2: in a post-LN stack of 6 blocks, seed 0 alone, the length of block 6's weight
+    slope divided by block 1's."""
+    norm = prepost.gradient_profile("post-LN", seeds=(0,), blocks=6).norm[0]
+    expected = float(norm[-1] / norm[0])
+    try:
+        value = float(answer) if answer is not None else None
+    except (TypeError, ValueError):
+        value = None
+    if value is not None and abs(value - 1 / expected) <= 5e-4 * max(1, 1 / expected):
+        return Verdict(
+            "not yet: that is block 1's slope over block 6's; the question asks "
+            "block 6 over block 1"
+        )
+    return verdict(answer, expected)

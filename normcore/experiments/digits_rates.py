@@ -3,7 +3,8 @@
 For each version (plain, batch, layer, RMS) every pair (rate, seed) of `RATES` x `SEEDS` is one
 stacked network: 9 networks trained together for `EPOCHS` epochs of mini-batches of `BATCH`
 on the training rows of one split, scored on the held-out rows after every epoch. A rate
-"trains" a network when its held-out accuracy at the end reaches `TRAINS`.
+"trains" a network when its held-out accuracy at the end reaches `TRAINS`. Two epochs measure the
+speed of training, not where it ends (tests/claims/test_ch08.py trains for ten as well).
 """
 
 from __future__ import annotations
@@ -20,8 +21,12 @@ RATES = (0.1, 0.3, 1.0)
 SEEDS = (0, 1, 2)
 EPOCHS = 2
 BATCH = 64
-#: held-out accuracy at the end that counts as "trains" (five times chance, 0.1)
-TRAINS = 0.5
+#: held-out accuracy after the epochs that counts as "trains". The final accuracies of the claims
+#: suite's fresh runs (four versions, rates 0.1 to 10) spread continuously from chance up; the
+#: widest gap between 0.2 and 0.65 runs from about 0.42 to 0.46, and the line sits in it, so that
+#: no fresh run lies within TRAINS_MARGIN of it (tests/claims/test_ch08.py holds this).
+TRAINS = 0.44
+TRAINS_MARGIN = 0.02
 HELD_OUT = 0.2
 SPLIT_SEED = 0
 
@@ -41,70 +46,101 @@ def digits_data(split_seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
 
 @dataclass(frozen=True, eq=False)
 class Sweep:
-    """One version's runs: `accuracy` (len(RATES), len(SEEDS), EPOCHS + 1) held-out accuracy
-    after each epoch; `diverged` (len(RATES), len(SEEDS)); `net` the trained stack, network
-    ``r * len(SEEDS) + s`` being rate r and seed s (see `network`)."""
+    """One version's runs: `accuracy` (len(rates), len(seeds), epochs + 1) held-out accuracy
+    after each epoch (index 0 before training); `diverged` (len(rates), len(seeds)); `net` the
+    trained stack, network ``r * len(seeds) + s`` being rate r and seed s (see `network`).
+    `rates` and `seeds` default to the chapter's RATES and SEEDS."""
 
     version: str
     accuracy: np.ndarray
     diverged: np.ndarray
     net: deepnet.DeepNet
+    rates: tuple[float, ...] = RATES
+    seeds: tuple[int, ...] = SEEDS
 
     def network(self, rate: float, seed: int) -> deepnet.DeepNet:
         """The trained network of one (rate, seed), alone."""
-        return deepnet.pick(self.net, RATES.index(rate) * len(SEEDS) + SEEDS.index(seed))
+        return deepnet.pick(
+            self.net, self.rates.index(rate) * len(self.seeds) + self.seeds.index(seed)
+        )
 
     def networks(self, rate: float) -> deepnet.DeepNet:
-        """The trained networks of every seed at one rate, as a stack in SEEDS order."""
-        start = RATES.index(rate) * len(SEEDS)
-        return deepnet.pick(self.net, slice(start, start + len(SEEDS)))
+        """The trained networks of every seed at one rate, as a stack in seeds order."""
+        start = self.rates.index(rate) * len(self.seeds)
+        return deepnet.pick(self.net, slice(start, start + len(self.seeds)))
 
     @property
     def final(self) -> np.ndarray:
         return self.accuracy[..., -1]
 
+    def trains(self) -> np.ndarray:
+        """(len(rates), len(seeds)): True where a run ends at TRAINS or above without
+        diverging."""
+        return (self.final >= TRAINS) & ~self.diverged
+
     def largest_rate(self) -> np.ndarray:
-        """Per seed, the largest rate in RATES whose run ends at TRAINS or above (0 if none)."""
-        ok = (self.final >= TRAINS) & ~self.diverged
-        rates = np.array(RATES)[:, None] * ok
+        """Per seed, the largest rate in `rates` whose run ends at TRAINS or above (0 if none)."""
+        rates = np.array(self.rates)[:, None] * self.trains()
         return rates.max(axis=0)
 
     def cell(self, i: int) -> str:
-        """Rate ``RATES[i]`` as the chapter's table shows it: the mean final held-out accuracy
-        (two decimals) when every seed trains; that of the seeds that train and how many do when
-        some do; 'fails' when none does, 'diverges' when every run diverged. The accuracy of a
-        run that fails without diverging is not shown: such a run ends wherever its last steps
-        threw it, and a change in the last bit of the arithmetic moves it by hundredths."""
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < len(RATES):
-            raise SettingError(f"i: expected a whole number from 0 to {len(RATES) - 1}, got {i!r}")
-        ok = (self.final[i] >= TRAINS) & ~self.diverged[i]
+        """Rate ``rates[i]`` as the chapter's table shows it: the mean final held-out accuracy
+        over every seed (two decimals) when every seed trains; that mean and how many seeds train
+        when some do; 'fails' when none does, 'diverges' when every run diverged. The accuracy of
+        a run that fails without diverging is not shown alone: such a run ends wherever its last
+        steps threw it, and a change in the last bit of the arithmetic moves it by hundredths."""
+        n = len(self.rates)
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
+            raise SettingError(f"i: expected a whole number from 0 to {n - 1}, got {i!r}")
+        ok = self.trains()[i]
         if ok.all():
             return f"{self.final[i].mean():.2f}"
         if ok.any():
-            return f"{self.final[i][ok].mean():.2f} ({int(ok.sum())} of {ok.size} train)"
+            return f"{int(ok.sum())} of {ok.size} train"
         return "diverges" if self.diverged[i].all() else "fails"
 
     def best_rate(self) -> float:
-        """The rate with the best mean final accuracy over the seeds."""
-        return float(RATES[int(np.argmax(self.final.mean(axis=1)))])
+        """The rate with the best mean final accuracy over every seed (the one definition of
+        "best rate" the chapter uses)."""
+        return float(self.rates[int(np.argmax(self.final.mean(axis=1)))])
 
 
-def sweep(version: str, data: tuple[np.ndarray, ...] | None = None) -> Sweep:
+def sweep(
+    version: str,
+    data: tuple[np.ndarray, ...] | None = None,
+    rates: tuple[float, ...] = RATES,
+    seeds: tuple[int, ...] = SEEDS,
+    epochs: int = EPOCHS,
+    order_seed: int = 0,
+) -> Sweep:
     """Train one version at every (rate, seed) in one stack."""
     data = digits_data() if data is None else data
-    seeds = [s for _ in RATES for s in SEEDS]
-    rates = np.repeat(np.array(RATES), len(SEEDS))
-    run = deepnet.train(deepnet.build(version, seeds), data, rates, epochs=EPOCHS, batch=BATCH)
-    shape = (len(RATES), len(SEEDS))
+    rates, seeds = tuple(float(r) for r in rates), tuple(int(s) for s in seeds)
+    if not rates or not seeds:
+        raise SettingError("rates, seeds: expected at least one of each")
+    stacked_seeds = [s for _ in rates for s in seeds]
+    stacked_rates = np.repeat(np.array(rates), len(seeds))
+    run = deepnet.train(
+        deepnet.build(version, stacked_seeds),
+        data,
+        stacked_rates,
+        epochs=epochs,
+        batch=BATCH,
+        order_seed=order_seed,
+    )
+    shape = (len(rates), len(seeds))
     return Sweep(
         version=version,
-        accuracy=np.moveaxis(run.accuracy, 0, -1).reshape(*shape, EPOCHS + 1),
+        accuracy=np.moveaxis(run.accuracy, 0, -1).reshape(*shape, epochs + 1),
         diverged=run.diverged.reshape(shape),
         net=run.net,
+        rates=rates,
+        seeds=seeds,
     )
 
 
 def sweep_all(data: tuple[np.ndarray, ...] | None = None) -> dict[str, Sweep]:
     """Every version's sweep, keyed by version, trained in turn in this process."""
     data = digits_data() if data is None else data
-    return {version: sweep(version, data=data) for version in deepnet.VERSIONS}
+    sweeps = [sweep(v, data) for v in deepnet.VERSIONS]
+    return dict(zip(deepnet.VERSIONS, sweeps, strict=True))

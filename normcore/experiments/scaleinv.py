@@ -5,9 +5,14 @@ weights and bias are multiplied by any c > 0, up to epsilon: the batch layer div
 out. Two consequences, both measured on the digits batch network:
 
 - the slope of the loss for those weights is c times smaller, and at right angles to them;
-- so plain gradient descent can only lengthen them (chapter 5's argument), each step shrinking
-  the *effective* rate rate / ||w||^2. Weight decay shrinks them instead; the length settles where
-  the two balance: 2 * decay * ||w||^2 = rate * ||g||^2 on average (van Laarhoven 2017).
+- so plain gradient descent can only lengthen them (chapter 5's argument), and a step at rate
+  eta turns them by about eta ||g|| / ||w||: with g = ghat / ||w|| (ghat the slope at unit
+  length), by eta ||ghat|| / ||w||^2, the *effective* rate being eta / ||w||^2. Weight decay
+  (lambda) shrinks them instead. With g at right angles to w, one step gives
+  ||w'||^2 = (1 - eta lambda)^2 ||w||^2 + eta^2 ||g||^2, so the length stands still where
+  eta ||g||^2 / (2 lambda ||w||^2) = 1 - eta lambda / 2 (`exact_balance`), and there the angle
+  between successive weight vectors is arccos(1 - eta lambda), about sqrt(2 eta lambda)
+  (`equilibrium_angle`; van Laarhoven 2017, Wan et al. 2021).
 """
 
 from __future__ import annotations
@@ -81,12 +86,29 @@ def invariance(seed: int = 0, layer: int = LAYER) -> Invariance:
 @dataclass(frozen=True, eq=False)
 class EffectiveRate:
     """Per step (STEPS,) and stacked network (decays x seeds): the squared length of the middle
-    hidden layer's weights, the squared length of its slope, and the effective rate
-    rate / ||w||^2. `decays` names the weight decay of each row block."""
+    hidden layer's weights before the step, and the squared length of its slope; `angle`
+    (STEPS, decays x seeds) the angle in radians between the weights before and after each step.
+    `decays` names the weight decay of each block of `seeds`."""
 
     decays: tuple[float, ...]
     length2: np.ndarray
     slope2: np.ndarray
+    angle: np.ndarray
+    seeds: tuple[int, ...] = SEEDS
+
+    def block(self, decay: float) -> slice:
+        """The columns (stacked networks) trained with `decay`."""
+        i = self.decays.index(decay)
+        return slice(i * len(self.seeds), (i + 1) * len(self.seeds))
+
+    def mean_angle(self, decay: float, last: int = 50) -> np.ndarray:
+        """Per seed, the mean angle per step over the last `last` steps, with `decay`."""
+        return self.angle[-last:, self.block(decay)].mean(axis=0)
+
+    def trend(self, decay: float, last: int = 50) -> np.ndarray:
+        """Per seed, ||w||^2 at the last step over ||w||^2 `last` steps earlier (1: level)."""
+        cols = self.block(decay)
+        return self.length2[-1, cols] / self.length2[-last, cols]
 
     @property
     def effective(self) -> np.ndarray:
@@ -95,37 +117,70 @@ class EffectiveRate:
     def balance(self, last: int = 50) -> np.ndarray:
         """rate * mean ||g||^2 / (2 * decay * mean ||w||^2) over the last `last` steps, per
         decayed network (1 where the two balance)."""
-        decay = np.repeat(np.array(self.decays), len(SEEDS))
+        decay = np.repeat(np.array(self.decays), len(self.seeds))
         keep = decay > 0
         grow = RATE * self.slope2[-last:, keep].mean(axis=0)
         shrink = 2 * decay[keep] * self.length2[-last:, keep].mean(axis=0)
         return grow / shrink
 
 
-def effective_rate(decays: tuple[float, ...] = (0.0, DECAY)) -> EffectiveRate:
+def exact_balance(rate: float = RATE, decay: float = DECAY) -> float:
+    """rate ||g||^2 / (2 decay ||w||^2) where one step leaves ||w|| unchanged, g at right angles
+    to w: 1 - rate * decay / 2."""
+    return 1 - rate * decay / 2
+
+
+def equilibrium_angle(rate: float = RATE, decay: float = DECAY) -> float:
+    """The angle per step where the length stands still: arccos(1 - rate * decay), in radians
+    (about sqrt(2 rate decay))."""
+    return float(np.arccos(1 - rate * decay))
+
+
+def effective_rate(
+    decays: tuple[float, ...] = (0.0, DECAY),
+    seeds: tuple[int, ...] = SEEDS,
+    steps: int = STEPS,
+    order_seed: int = 0,
+) -> EffectiveRate:
     """Train the batch network (DEPTH hidden layers) at RATE with each weight decay, all seeds
-    stacked, STEPS mini-batches of BATCH, recording the middle layer's lengths each step."""
+    stacked, `steps` mini-batches of BATCH, recording the middle layer's lengths and the angle
+    it turns each step."""
     x, y, _, _ = digits_data()
-    seeds = [s for _ in decays for s in SEEDS]
-    net = deepnet.build("batch", seeds, depth=DEPTH)
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds or not decays:
+        raise SettingError("seeds, decays: expected at least one of each")
+    stacked = [s for _ in decays for s in seeds]
+    net = deepnet.build("batch", stacked, depth=DEPTH)
     middle = DEPTH // 2
-    rng = np.random.default_rng(0)
-    length2, slope2 = [], []
+    rng = np.random.default_rng(order_seed)
+    length2, slope2, angle = [], [], []
     order = rng.permutation(len(y))
     per_epoch = len(y) // BATCH
-    rates = np.full(len(seeds), RATE)
-    for k in range(STEPS):
+    rates = np.full(len(stacked), RATE)
+    decay_each = np.repeat(np.array(decays, dtype=float), len(seeds))
+    for k in range(steps):
         if k and k % per_epoch == 0:
             order = rng.permutation(len(y))
         rows = order[(k % per_epoch) * BATCH : (k % per_epoch + 1) * BATCH]
         _, grads = deepnet.gradients(net, x[rows], y[rows])
         w = net.dense[middle].weights
         g = next(g for g in grads if g.layer is net.dense[middle]).slopes["weights"]
-        length2.append((w.reshape(len(seeds), -1) ** 2).sum(axis=1))
-        slope2.append((g.reshape(len(seeds), -1) ** 2).sum(axis=1))
-        decay_each = np.repeat(np.array(decays), len(SEEDS))
+        flat = w.reshape(len(stacked), -1)
+        length2.append((flat**2).sum(axis=1))
+        slope2.append((g.reshape(len(stacked), -1) ** 2).sum(axis=1))
         net = _decayed_step(net, grads, rates, decay_each)
-    return EffectiveRate(decays=tuple(decays), length2=np.array(length2), slope2=np.array(slope2))
+        after = net.dense[middle].weights.reshape(len(stacked), -1)
+        cosine = (flat * after).sum(axis=1) / np.sqrt(
+            (flat**2).sum(axis=1) * (after**2).sum(axis=1)
+        )
+        angle.append(np.arccos(np.clip(cosine, -1.0, 1.0)))
+    return EffectiveRate(
+        decays=tuple(float(d) for d in decays),
+        length2=np.array(length2),
+        slope2=np.array(slope2),
+        angle=np.array(angle),
+        seeds=seeds,
+    )
 
 
 def _decayed_step(net, grads, rates: np.ndarray, decay: np.ndarray) -> deepnet.DeepNet:

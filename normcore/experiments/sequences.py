@@ -2,8 +2,11 @@
 the padding, while layer normalisation answers each token alone.
 
 Three "sentences" of tokens, each token a row of WIDTH numbers drawn from ``default_rng(SEED)``:
-a short one (SHORT tokens) and two long ones (LONG tokens). The short one is padded with rows of
-zeros to the batch's length, as a batch of sequences must be. Batch normalisation (training
+a short one (SHORT tokens) and two long ones (LONG tokens). The two long ones are built to differ:
+the first is standard normal plus 1.0 (another level), the second standard normal times 2.0
+(another spread), so the partner effect in `facts` is that of a partner unlike the other in both
+level and spread. The short one is padded with rows of zeros to the batch's length, as a batch of
+sequences must be. Batch normalisation (training
 purpose) standardises every feature over all rows of the batch, padding included; layer
 normalisation over each row's own features.
 """
@@ -85,4 +88,41 @@ def facts(seed: int = SEED) -> SequenceFacts:
         masked_batch=float(np.max(np.abs(masked_a - masked_b))),
         lone_token=float(np.max(np.abs(batch.forward(lone, "training").output))),
         lone_token_layer=float(np.max(np.abs(layer.forward(lone, "training").output))),
+    )
+
+
+@dataclass(frozen=True)
+class CausalLeak:
+    """In training mode, with statistics over every token of a batch of sentences: the largest
+    change in the *first* token's normalised output when only the *last* token of the batch is
+    changed (`batch`, a future position the first token must not see) and under layer
+    normalisation (`layer`, exactly 0); and `alike_partner`, the largest change in the short
+    sentence's normalised tokens when its partner is swapped for another drawn from the same
+    distribution (standard normal, not built to differ)."""
+
+    batch: float
+    layer: float
+    alike_partner: float
+
+
+def causal_leak(seed: int = SEED) -> CausalLeak:
+    """The first token's answer when only the last token changes, both normalisers; and the
+    partner effect with two partners drawn alike."""
+    short, first, _ = sentences(seed)
+    block = np.vstack([short, first])
+    changed = block.copy()
+    changed[-1] = np.random.default_rng(seed + 1).normal(size=WIDTH)
+    batch, layer = BatchNorm.create(WIDTH), LayerNorm.create(WIDTH)
+
+    def first_gap(norm) -> float:
+        a = norm.forward(block, "training").output[0]
+        b = norm.forward(changed, "training").output[0]
+        return float(np.max(np.abs(a - b)))
+
+    rng = np.random.default_rng(seed + 2)
+    alike_a, alike_b = rng.normal(size=(LONG, WIDTH)), rng.normal(size=(LONG, WIDTH))
+    a = _short_answer(batch, short, alike_a, LONG)
+    b = _short_answer(batch, short, alike_b, LONG)
+    return CausalLeak(
+        batch=first_gap(batch), layer=first_gap(layer), alike_partner=float(np.max(np.abs(a - b)))
     )

@@ -7,9 +7,16 @@ fine-tuning.
   step, their order, the learning rate, the number of steps) is the same for every B, so the only
   change is the statistics' batch. With B = 64 it is the chapter's sweep itself. A layer or group
   normaliser reads no other row, so its training is the same run for every B.
+- `recomputed`: "precise" statistics (Wu & Johnson 2021): every batch layer's running mean and
+  variance replaced by the statistics of the whole training set at the final weights, layer by
+  layer, each layer below already predicting with its own recomputed figures.
 - `fine_tune`: a trained batch network takes more steps on batches of two rows, either in the
   training purpose (statistics of two rows, running figures moving) or in the predicting purpose
-  (the batch layer frozen: a fixed scale and shift per feature, running figures still).
+  (the batch layer frozen: a fixed scale and shift per feature, running figures still), and the
+  training-mode result once more with its statistics recomputed.
+- `shifted_task`: fine-tuning on a genuine shift of the data: the digits with their ink inverted
+  (each pixel in standard units negated), a few hundred labelled images, on small batches, in the
+  three ways.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import numpy as np
 
 from ..batch import BatchNorm, GhostBatchNorm
 from ..errors import SettingError
+from ..purpose import PREDICTING
 from . import deepnet, digits_rates
 
 #: the statistics' batch sizes the chapter shows; the last is the sweep's own 64-row batch
@@ -54,6 +62,25 @@ def ghost(net: deepnet.DeepNet, group_rows: int) -> deepnet.DeepNet:
     return replace(net, norms=norms)
 
 
+def unghost(net: deepnet.DeepNet) -> deepnet.DeepNet:
+    """`net` with every ghost batch layer turned back into a plain `BatchNorm` (statistics over
+    whatever rows it is given); parameters and running figures are kept."""
+    norms = tuple(
+        BatchNorm(
+            scale=n.scale,
+            shift=n.shift,
+            epsilon=n.epsilon,
+            affine=n.affine,
+            running_mean=n.running_mean,
+            running_variance=n.running_variance,
+            momentum=n.momentum,
+            tracks=n.tracks,
+        )
+        for n in net.norms
+    )
+    return replace(net, norms=norms)
+
+
 def by_group_size(
     data: tuple[np.ndarray, ...],
     rate: float,
@@ -63,7 +90,7 @@ def by_group_size(
     """Held-out accuracy (predicting) of the digits batch network after EPOCHS epochs of 64-row
     steps at `rate`, its statistics read over groups of B rows: shape (len(sizes), len(seeds)).
     Each B trains the seeds as one stack, from the starting weights and in the row order of
-    `digits_rates.sweep`; the sizes train in turn, in this process.
+    `digits_rates.sweep`; the sizes train in turn in this process.
     """
     batch = digits_rates.BATCH
     for b in sizes:
@@ -79,8 +106,79 @@ def _group_size_run(
     group_rows: int, data: tuple[np.ndarray, ...], rate: float, seeds: tuple[int, ...]
 ) -> np.ndarray:
     """Held-out accuracy (S,) of one `by_group_size` run: statistics over `group_rows` rows."""
+    return _group_size_net(group_rows, data, rate, seeds)[1]
+
+
+def _group_size_net(
+    group_rows: int, data: tuple[np.ndarray, ...], rate: float, seeds: tuple[int, ...]
+) -> tuple[deepnet.DeepNet, np.ndarray]:
+    """The trained stack of one `by_group_size` run and its held-out accuracy (S,)."""
     net = ghost(deepnet.build("batch", list(seeds)), group_rows)
     run = deepnet.train(net, data, rate, epochs=EPOCHS, batch=digits_rates.BATCH)
+    return run.net, run.accuracy[-1]
+
+
+def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
+    """`net` with every batch layer's running mean and (biased) variance replaced by the
+    statistics of all rows of `x` (the training rows) at the current weights: layer by layer,
+    the layers below predicting with their recomputed figures. Other parameters are kept."""
+    if not all(isinstance(n, BatchNorm) for n in net.norms):
+        raise SettingError("net: expected the batch version of the digits network")
+    a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
+    norms = []
+    for dense, norm in zip(net.dense, net.norms, strict=True):
+        a = dense.forward(a, PREDICTING).output
+        fresh = replace(norm, running_mean=a.mean(axis=1), running_variance=a.var(axis=1))
+        norms.append(fresh)
+        a = net.relu.forward(fresh.forward(a, PREDICTING).output, PREDICTING).output
+    return replace(net, norms=tuple(norms))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupSizes:
+    """Held-out accuracy (len(sizes), S) after EPOCHS epochs with statistics over groups of B
+    rows, with the running figures (`running`) and with statistics recomputed on the training
+    rows at the final weights (`recomputed`); `nets` the trained stacks, one per B."""
+
+    sizes: tuple[int, ...]
+    running: np.ndarray
+    recomputed: np.ndarray
+    nets: tuple[deepnet.DeepNet, ...]
+
+
+def group_sizes(
+    data: tuple[np.ndarray, ...],
+    rate: float,
+    seeds: Sequence[int] = digits_rates.SEEDS,
+    sizes: Sequence[int] = SIZES,
+) -> GroupSizes:
+    """`by_group_size`, keeping the trained networks and scoring them also with recomputed
+    ("precise") statistics. The sizes train in turn in this process."""
+    batch = digits_rates.BATCH
+    for b in sizes:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1 or batch % b:
+            raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+    x, _, x_held, y_held = data
+    runs = [_group_size_net(int(b), data, rate, tuple(seeds)) for b in sizes]
+    nets = tuple(unghost(net) for net, _ in runs)
+    return GroupSizes(
+        sizes=tuple(int(b) for b in sizes),
+        running=np.array([acc for _, acc in runs]),
+        recomputed=np.array([deepnet.accuracy(recomputed(n, x), x_held, y_held) for n in nets]),
+        nets=nets,
+    )
+
+
+def layer_run(
+    data: tuple[np.ndarray, ...], rate: float, seeds: Sequence[int] = digits_rates.SEEDS
+) -> np.ndarray:
+    """Held-out accuracy (S,) of the layer network after EPOCHS epochs of the same steps: it
+    reads no other row, so the statistics' batch B does not enter its training."""
+    run = deepnet.train(
+        deepnet.build("layer", list(seeds)), data, rate, epochs=EPOCHS, batch=digits_rates.BATCH
+    )
     return run.accuracy[-1]
 
 
@@ -114,7 +212,9 @@ def by_size(
 @dataclass(frozen=True, eq=False)
 class FineTune:
     """Held-out accuracy (predicting) before and after TUNE_STEPS steps on batches of two, for
-    each way of treating the batch layer; shapes (S,).
+    each way of treating the batch layer, and after training mode with the statistics
+    recomputed on the training rows (`after_recomputed`); shapes (S,). `moved` (S,) is the
+    largest change of any hidden dense weight in training mode.
 
     `after_frozen` is steady: the same under every arithmetic setting the book is tested with
     (tools/arith_matrix.py). `after_training` is not: the running figures end as the statistics
@@ -125,24 +225,87 @@ class FineTune:
     before: np.ndarray
     after_training: np.ndarray
     after_frozen: np.ndarray
+    after_recomputed: np.ndarray | None = None
+    moved: np.ndarray | None = None
+
+
+def _tuned(
+    net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float, purpose: str
+) -> deepnet.DeepNet:
+    rates = np.full(net.size, rate)
+    for rows in batches:
+        _, grads = deepnet.gradients(net, x[rows], y[rows], purpose)
+        net = deepnet.step(net, grads, rates)
+    return net
 
 
 def fine_tune(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0) -> FineTune:
     """Fine-tune `net` (a stack of S networks) on TUNE_STEPS random pairs of training rows, both
-    ways."""
+    ways, on the same data it was trained on."""
     x, y, x_held, y_held = data
     rng = np.random.default_rng(seed)
     pairs = [rng.choice(len(y), TUNE_BATCH, replace=False) for _ in range(TUNE_STEPS)]
-    rates = np.full(net.size, TUNE_RATE)
-    after = {}
-    for purpose in ("training", "predicting"):
-        tuned = net
-        for rows in pairs:
-            _, grads = deepnet.gradients(tuned, x[rows], y[rows], purpose)
-            tuned = deepnet.step(tuned, grads, rates)
-        after[purpose] = deepnet.accuracy(tuned, x_held, y_held)
+    training = _tuned(net, x, y, pairs, TUNE_RATE, "training")
+    frozen = _tuned(net, x, y, pairs, TUNE_RATE, "predicting")
+    moved = np.max(
+        [
+            np.abs(a.weights - b.weights).reshape(net.size, -1).max(axis=1)
+            for a, b in zip(training.dense, net.dense, strict=True)
+        ],
+        axis=0,
+    )
     return FineTune(
         before=deepnet.accuracy(net, x_held, y_held),
-        after_training=after["training"],
-        after_frozen=after["predicting"],
+        after_training=deepnet.accuracy(training, x_held, y_held),
+        after_frozen=deepnet.accuracy(frozen, x_held, y_held),
+        after_recomputed=deepnet.accuracy(recomputed(training, x), x_held, y_held),
+        moved=moved,
+    )
+
+
+#: the shifted task: how many labelled images of the new task, steps, batch and rate
+SHIFT_IMAGES = 200
+SHIFT_STEPS = 100
+SHIFT_BATCH = 4
+SHIFT_RATE = 0.03
+
+
+@dataclass(frozen=True, eq=False)
+class ShiftedTask:
+    """Held-out accuracy on the inverted digits (S,): before fine-tuning, and after SHIFT_STEPS
+    steps of SHIFT_BATCH rows in training mode, frozen (predicting), and in training mode with the
+    statistics recomputed on the new task's labelled images afterwards; `original_before` the
+    accuracy on the original held-out digits."""
+
+    original_before: np.ndarray
+    before: np.ndarray
+    training: np.ndarray
+    frozen: np.ndarray
+    recomputed: np.ndarray
+
+
+def inverted(data: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The digits with their ink inverted: every pixel (in standard units) negated."""
+    x, y, x_held, y_held = data
+    return -x, y, -x_held, y_held
+
+
+def shifted_task(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0) -> ShiftedTask:
+    """Fine-tune `net` (the batch version, a stack) on SHIFT_IMAGES labelled inverted digits
+    (drawn from the training rows with ``default_rng(seed)``), three ways; score on the inverted
+    held-out rows."""
+    x, y, x_held, y_held = inverted(data)
+    rng = np.random.default_rng(seed)
+    labelled = rng.choice(len(y), SHIFT_IMAGES, replace=False)
+    batches = [
+        labelled[rng.choice(SHIFT_IMAGES, SHIFT_BATCH, replace=False)] for _ in range(SHIFT_STEPS)
+    ]
+    training = _tuned(net, x, y, batches, SHIFT_RATE, "training")
+    frozen = _tuned(net, x, y, batches, SHIFT_RATE, "predicting")
+    return ShiftedTask(
+        original_before=deepnet.accuracy(net, data[2], data[3]),
+        before=deepnet.accuracy(net, x_held, y_held),
+        training=deepnet.accuracy(training, x_held, y_held),
+        frozen=deepnet.accuracy(frozen, x_held, y_held),
+        recomputed=deepnet.accuracy(recomputed(training, x[labelled]), x_held, y_held),
     )

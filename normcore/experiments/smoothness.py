@@ -1,23 +1,36 @@
-"""Santurkar et al. (2018)'s two measurements on the deep digits network, plain and batch.
+"""Santurkar et al. (2018)'s measurements of smoothness on the deep digits network, plain and batch.
 
 At a few moments of training (probes), take the batch in hand, its gradient g at the weights w,
-and look along the gradient step at several multiples m * rate of the learning rate:
+and look along the gradient direction. Two ways of choosing the points:
 
-- loss variation: the largest minus the smallest loss L(w - m * rate * g) over the multiples,
-  on the same batch (how much the loss changes along the step: a smooth landscape changes little);
-- gradient change: the largest ||g(w - m * rate * g) - g(w)|| over the multiples, divided by
-  ||g(w)|| (gradient predictiveness: how far the gradient one stands on predicts the gradient one
-  steps to), and the same without the division.
+At multiples m * rate of the learning rate (the points a step at m times the rate reaches; a
+network with a longer gradient reaches further):
+
+- `loss_variation`: the largest minus the smallest loss L(w - m * rate * g) over the multiples
+  and w itself, on the same batch;
+- `gradient_change_absolute`: the largest ||g(w - m * rate * g) - g(w)|| over the multiples, the
+  l2 change of the gradient Santurkar et al. plot as "gradient predictiveness";
+- `gradient_change`: the same divided by ||g(w)|| (relative to the gradient's own length; not
+  a measure of theirs).
+
+At equal distances d moved along -g / ||g|| (the same for both networks):
+
+- `loss_variation_equal`: the largest minus the smallest loss over the distances in CHORDS and 0;
+- `beta_short`, `beta_long`: ||g(w - d g/||g||) - g(w)|| / d at d = CHORDS[0] and d = LONG_CHORD,
+  the "effective beta-smoothness" (change of the gradient per distance moved) over a short and
+  a long chord.
 
 Both versions train at the same rate from the same seeds, stacked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import SettingError
 from . import deepnet
 from .digits_rates import BATCH, digits_data
 
@@ -25,7 +38,9 @@ SEEDS = (0, 1, 2, 3, 4)
 RATE = 0.1
 MULTIPLES = (0.5, 1.0, 2.0, 4.0)
 PROBES = (0, 8, 16)
-STEPS = 17
+#: the distances moved along the gradient direction for the equal-length measures
+CHORDS = (0.05, 0.1, 0.2, 0.4)
+LONG_CHORD = 1.6
 
 
 def gradient_norm(grads: list) -> np.ndarray:
@@ -50,27 +65,54 @@ def gradient_gap(a: list, b: list) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Smoothness:
-    """Per version, arrays of shape (len(PROBES), len(SEEDS)): `loss_variation`,
-    `gradient_change` (relative) and `gradient_change_absolute`, and `gradient_norm`."""
+    """Per version, arrays of shape (len(probes), len(seeds)): `loss_variation`,
+    `gradient_change` (relative) and `gradient_change_absolute` at multiples of the rate;
+    `loss_variation_equal`, `beta_short` and `beta_long` at equal distances; `gradient_norm`.
+    `probes` are the steps measured (0 before the first)."""
 
     version: str
     loss_variation: np.ndarray
     gradient_change: np.ndarray
     gradient_change_absolute: np.ndarray
     gradient_norm: np.ndarray
+    loss_variation_equal: np.ndarray
+    beta_short: np.ndarray
+    beta_long: np.ndarray
+    probes: tuple[int, ...] = PROBES
 
 
-def measure(version: str, data: tuple[np.ndarray, ...] | None = None) -> Smoothness:
-    """Train `version` at RATE for STEPS mini-batches (5 seeds stacked), probing at PROBES."""
+def measure(
+    version: str,
+    data: tuple[np.ndarray, ...] | None = None,
+    seeds: Sequence[int] = SEEDS,
+    probes: Sequence[int] = PROBES,
+    order_seed: int = 0,
+) -> Smoothness:
+    """Train `version` at RATE (the seeds stacked), probing before the steps in `probes`.
+
+    The mini-batches are consecutive blocks of one shuffle of the training rows (from
+    `order_seed`), reshuffled each epoch.
+    """
     x, y, _, _ = digits_data() if data is None else data
-    net = deepnet.build(version, list(SEEDS))
-    rates = np.full(len(SEEDS), RATE)
-    order = np.random.default_rng(0).permutation(len(y))
-    rows_of = [order[k * BATCH : (k + 1) * BATCH] for k in range(STEPS)]
+    probes = tuple(int(p) for p in probes)
+    if not probes or min(probes) < 0 or list(probes) != sorted(set(probes)):
+        raise SettingError(f"probes: expected increasing step numbers >= 0, got {probes!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+    net = deepnet.build(version, list(seeds))
+    rates = np.full(len(seeds), RATE)
+    rng = np.random.default_rng(order_seed)
+    per_epoch = len(y) // BATCH
+    rows_of = []
+    for _ in range(probes[-1] // per_epoch + 1):
+        order = rng.permutation(len(y))
+        rows_of += [order[k * BATCH : (k + 1) * BATCH] for k in range(per_epoch)]
+    rows_of = rows_of[: probes[-1] + 1]
     variation, change, absolute, norms = [], [], [], []
+    equal, short, long = [], [], []
     for k, rows in enumerate(rows_of):
         loss, grads = deepnet.gradients(net, x[rows], y[rows])
-        if k in PROBES:
+        if k in probes:
             losses, gaps = [loss], []
             for m in MULTIPLES:
                 moved = deepnet.step(net, grads, rates * m)
@@ -83,6 +125,19 @@ def measure(version: str, data: tuple[np.ndarray, ...] | None = None) -> Smoothn
             absolute.append(gaps_a.max(axis=0))
             change.append(gaps_a.max(axis=0) / norm)
             norms.append(norm)
+            along, betas = [loss], {}
+            for d in (*CHORDS, LONG_CHORD):
+                moved = deepnet.step(net, grads, d / norm)
+                moved_loss, moved_grads = deepnet.gradients(moved, x[rows], y[rows])
+                if d in CHORDS:
+                    along.append(moved_loss)
+                betas[d] = gradient_gap(moved_grads, grads) / d
+            along_a = np.array(along)
+            equal.append(along_a.max(axis=0) - along_a.min(axis=0))
+            short.append(betas[CHORDS[0]])
+            long.append(betas[LONG_CHORD])
+        if k == probes[-1]:
+            break
         net = deepnet.step(net, grads, rates)
     return Smoothness(
         version=version,
@@ -90,4 +145,8 @@ def measure(version: str, data: tuple[np.ndarray, ...] | None = None) -> Smoothn
         gradient_change=np.array(change),
         gradient_change_absolute=np.array(absolute),
         gradient_norm=np.array(norms),
+        loss_variation_equal=np.array(equal),
+        beta_short=np.array(short),
+        beta_long=np.array(long),
+        probes=probes,
     )

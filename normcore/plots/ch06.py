@@ -31,8 +31,9 @@ def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
         ax.plot(np.full(levels.size, i), levels, "o", color=BOOK_COLOURS[i % 6])
         for level, count in zip(levels, counts, strict=True):
             if count > 1:
-                ax.annotate(f"×{count}", (i, level), xytext=(6, -3), textcoords="offset points",
-                            fontsize=8)
+                ax.annotate(
+                    f"×{count}", (i, level), xytext=(6, -3), textcoords="offset points", fontsize=8
+                )
         low, high = min(low, values.min()), max(high, values.max())
     reference = scores.get("none")
     if reference is not None:

@@ -53,8 +53,14 @@ def sweep_chart(
     right.set(xscale="log", xlabel="learning rate", ylabel="test accuracy", title="test accuracy")
     for k, (name, value) in enumerate((yardsticks or {}).items()):
         right.axhline(value, color=BOOK_COLOURS[5], linewidth=1, linestyle=("--", "-.", ":")[k % 3])
-        right.annotate(name, (0.02, value), xycoords=("axes fraction", "data"),
-                       xytext=(0, 2), textcoords="offset points", fontsize=8)
+        right.annotate(
+            name,
+            (0.02, value),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, 2),
+            textcoords="offset points",
+            fontsize=8,
+        )
     # ticks at the rates swept and at round losses, written plainly (no minor ticks)
     swept = sorted({r.rate for r in rows})
     for ax in (left, right):
@@ -109,11 +115,21 @@ def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str,
         edges = np.arange(values.min() - step / 2, values.max() + step, step)
         ax.hist(values, bins=edges, color=BOOK_COLOURS[1], alpha=0.6, label="random orders")
         ax.axvline(spread.running, color="black", linewidth=1.5, label="running figures")
-        ax.axvline(spread.in_order, color=BOOK_COLOURS[0], linewidth=1.5, linestyle="--",
-                   label="rows in order")
+        ax.axvline(
+            spread.in_order,
+            color=BOOK_COLOURS[0],
+            linewidth=1.5,
+            linestyle="--",
+            label="rows in order",
+        )
         for k, value in enumerate(homogeneous.get(run, {}).values()):
-            ax.axvline(value, color=BOOK_COLOURS[3], linewidth=1.2, linestyle=":",
-                       label="sorted by label" if k == 0 else None)
+            ax.axvline(
+                value,
+                color=BOOK_COLOURS[3],
+                linewidth=1.2,
+                linestyle=":",
+                label="sorted by label" if k == 0 else None,
+            )
         ax.set(xlabel="test accuracy, batch statistics", title=run)
     axes[0].set_ylabel("row orders")
     axes[-1].legend(fontsize=7, loc="upper left")

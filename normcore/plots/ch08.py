@@ -10,7 +10,13 @@ import numpy as np
 
 from .style import BOOK_COLOURS, use_book_style
 
-NAMES = {"plain": "plain", "batch": "batch", "layer": "layer", "rms": "RMS"}
+NAMES = {
+    "plain": "plain",
+    "batch": "batch",
+    "layer": "layer",
+    "rms": "RMS",
+    "recomputed": "batch, recomputed statistics",
+}
 COLOURS = {
     "plain": BOOK_COLOURS[0],
     "batch": BOOK_COLOURS[1],
@@ -19,6 +25,7 @@ COLOURS = {
     "post-LN": BOOK_COLOURS[1],
     "pre-LN": BOOK_COLOURS[0],
     "pre-RMS": BOOK_COLOURS[3],
+    "recomputed": BOOK_COLOURS[4],
 }
 MARKERS = {
     "plain": "o",
@@ -28,6 +35,7 @@ MARKERS = {
     "post-LN": "s",
     "pre-LN": "o",
     "pre-RMS": "D",
+    "recomputed": "v",
 }
 
 
@@ -44,18 +52,30 @@ def _log_axis(ax: Any, values: np.ndarray) -> None:
     ax.minorticks_off()
 
 
-def smoothness(results: dict[str, Any], steps: tuple[int, ...]) -> Any:
-    """Two panels, loss variation and relative gradient change at each probe, one dot a seed,
-    plain and batch side by side."""
+#: the smoothness figure's panels: the field of `smoothness.Smoothness` and its axis label
+SMOOTHNESS_PANELS = (
+    ("gradient_change", "gradient change / its length\n(relative; the book's first measure)"),
+    ("gradient_change_absolute", "gradient change, absolute\n(Santurkar et al.'s (b))"),
+    ("beta_short", "change per distance, chord 0.05\n(effective smoothness, (c))"),
+    ("loss_variation_equal", "loss variation, chords to 0.4\n(equal length, (a))"),
+)
+
+
+def smoothness(
+    results: dict[str, Any],
+    steps: tuple[int, ...],
+    panels: tuple[tuple[str, str], ...] = SMOOTHNESS_PANELS,
+) -> Any:
+    """One panel per measure of `panels` (a 2 x 2 grid for four), each probe a column of dots, one
+    dot a seed, plain and batch side by side."""
     import matplotlib.pyplot as plt
 
     use_book_style()
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.4))
-    panels = (
-        ("loss_variation", "loss variation along the step"),
-        ("gradient_change", "gradient change / gradient length"),
+    rows = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(
+        rows, 2, figsize=(7.2, 3.0 * rows), squeeze=False, layout="constrained"
     )
-    for ax, (field, label) in zip(axes, panels, strict=True):
+    for ax, (field, label) in zip(axes.flat, panels, strict=False):
         for k, (version, r) in enumerate(results.items()):
             values = getattr(r, field)
             for p in range(len(steps)):
@@ -69,8 +89,10 @@ def smoothness(results: dict[str, Any], steps: tuple[int, ...]) -> Any:
                     label=NAMES[version] if p == 0 else None,
                 )
         ax.set_xticks(range(len(steps)), [f"step {s}" for s in steps])
-        ax.set_ylabel(label)
-    axes[0].legend()
+        ax.set_ylabel(label, fontsize=8)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    axes.flat[0].legend()
     return fig
 
 
@@ -82,9 +104,7 @@ def digits_accuracy(sweeps: dict[str, Any], rates: dict[str, float]) -> Any:
     use_book_style()
     fig, ax = plt.subplots()
     for version, sweep in sweeps.items():
-        from ..experiments.digits_rates import RATES
-
-        acc = sweep.accuracy[RATES.index(rates[version])]
+        acc = sweep.accuracy[sweep.rates.index(rates[version])]
         epochs = np.arange(acc.shape[-1])
         ax.plot(
             epochs,

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...purpose import TRAINING
 from ...batch import BatchNorm
 from ...dense import Dense
 from ...errors import SettingError
+from ...purpose import TRAINING
 from ...sequential import Sequential
 from .data import BATCH
 from .network import SubscriberNet

@@ -1,0 +1,138 @@
+"""Chapter 9's conclusions re-run on fresh seeds: small batches with running and recomputed
+statistics, fine-tuning three ways on the same data and on a genuinely shifted task, and the
+gradient profiles of post- and pre-normalised residual stacks.
+
+Each test records how often a conclusion held (`normcore.claims.record`, glued by the chapter
+through `normcore.claims.held`) and asserts the conclusion as the prose states it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from normcore.claims import fresh, record
+from normcore.experiments import digits_rates, prepost, smallbatch
+
+SEEDS = fresh(20)
+SEED_WORDS = f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}"
+SIZES = (2, 4, 8, 16, 64)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return digits_rates.digits_data()
+
+
+@pytest.fixture(scope="module")
+def sizes(data):
+    return smallbatch.group_sizes(data, 0.3, seeds=SEEDS, sizes=SIZES)
+
+
+def test_small_batches(data, sizes) -> None:
+    setting = f"one epoch at rate 0.3, B = {', '.join(map(str, SIZES))}, {SEED_WORDS}"
+    running, again = sizes.running, sizes.recomputed
+    b = list(SIZES)
+    big = running[b.index(8) :] >= digits_rates.TRAINS
+    small = running[: b.index(8)] < digits_rates.TRAINS
+    from8 = record("ch09", "trains_from_eight", int(big.all(axis=0).sum()), len(SEEDS), setting)
+    below8 = record("ch09", "fails_below_eight", int(small.all(axis=0).sum()), len(SEEDS), setting)
+    gain = again[b.index(4)] > running[b.index(4)]
+    re4 = record("ch09", "recomputed_helps_at_four", int(gain.sum()), len(SEEDS), setting)
+    layer = smallbatch.layer_run(data, 0.1, seeds=SEEDS)
+    between = (layer < running[b.index(64)]) & (layer > running[b.index(2)])
+    lay = record(
+        "ch09",
+        "layer_between",
+        int(between.sum()),
+        len(SEEDS),
+        setting + ", the layer network at rate 0.1",
+    )
+    assert from8.held >= 0.9 * from8.of and below8.held >= 0.9 * below8.of
+    assert re4.held >= 0.7 * re4.of  # "part of the fall is not training at all"
+    assert lay.held >= 0.9 * lay.of  # "the crossing"
+
+
+def test_fine_tuning_on_pairs(data, sizes) -> None:
+    tuned = smallbatch.fine_tune(sizes.nets[-1], data)
+    setting = (
+        f"{smallbatch.TUNE_STEPS} steps on pairs at rate {smallbatch.TUNE_RATE:g} after "
+        f"one epoch at B = 64, {SEED_WORDS}"
+    )
+    loses = record(
+        "ch09",
+        "training_mode_loses",
+        int(np.sum(tuned.before - tuned.after_training > 0.1)),
+        len(SEEDS),
+        setting,
+    )
+    keeps = record(
+        "ch09",
+        "frozen_keeps",
+        int(np.sum(tuned.after_frozen >= tuned.before - 0.02)),
+        len(SEEDS),
+        setting,
+    )
+    restored = np.abs(tuned.after_recomputed - tuned.before) <= 0.05
+    record("ch09", "recomputed_restores", int(restored.sum()), len(SEEDS), setting)
+    assert loses.held >= 0.75 * loses.of and keeps.held >= 0.95 * keeps.of
+    # "on most of the fresh seeds that recomputing did not restore, some weight moved by more
+    # than 1" (it was "every" until the claims run found 7 of 9)
+    far = record(
+        "ch09",
+        "unrestored_moved_far",
+        int(np.sum(tuned.moved[~restored] > 1.0)),
+        max(1, int((~restored).sum())),
+        setting + ", weights moved by more than 1",
+    )
+    assert far.held >= 0.6 * far.of
+
+
+def test_fine_tuning_on_a_shifted_task(data, sizes) -> None:
+    shifted = smallbatch.shifted_task(sizes.nets[-1], data)
+    setting = (
+        f"{smallbatch.SHIFT_STEPS} steps of {smallbatch.SHIFT_BATCH} of "
+        f"{smallbatch.SHIFT_IMAGES} labelled inverted digits at rate "
+        f"{smallbatch.SHIFT_RATE:g}, {SEED_WORDS}"
+    )
+    beats = record(
+        "ch09",
+        "shift_frozen_beats_training",
+        int(np.sum(shifted.frozen > shifted.training)),
+        len(SEEDS),
+        setting,
+    )
+    learns = record(
+        "ch09",
+        "shift_frozen_learns",
+        int(np.sum((shifted.frozen > 0.2) & (shifted.before < 0.1))),
+        len(SEEDS),
+        setting,
+    )
+    assert beats.held >= 0.75 * beats.of
+    assert learns.held >= 0.75 * learns.of
+
+
+def test_post_and_pre_normalised_gradient_profiles() -> None:
+    setting = f"{prepost.BLOCKS} blocks at initialisation, {SEED_WORDS}"
+    ratio = {}
+    for a in prepost.ARRANGEMENTS:
+        norm = prepost.gradient_profile(a, seeds=SEEDS).norm
+        ratio[a] = norm[:, -4:].mean(axis=1) / norm[:, :4].mean(axis=1)
+    n = len(SEEDS)
+    twice = record("ch09", "post_ln_twice", int(np.sum(ratio["post-LN"] > 2)), n, setting)
+    above = record("ch09", "post_ln_above_one", int(np.sum(ratio["post-LN"] > 1)), n, setting)
+    pre = record("ch09", "pre_ln_below_one", int(np.sum(ratio["pre-LN"] < 1)), n, setting)
+    rms = record("ch09", "pre_rms_below_one", int(np.sum(ratio["pre-RMS"] < 1)), n, setting)
+    six = prepost.gradient_profile("post-LN", seeds=SEEDS, blocks=6).norm
+    mono = record(
+        "ch09",
+        "post_ln_six_monotone",
+        int(np.all(np.diff(six, axis=1) > 0, axis=1).sum()),
+        n,
+        f"6 blocks at initialisation, {SEED_WORDS}",
+    )
+    assert above.held >= 0.75 * n  # "a tendency": the output end receives more
+    assert 0 < twice.held < n  # "more than twice on k": typical, not every seed
+    assert pre.held >= 0.7 * n and rms.held >= 0.7 * n  # "usually slightly smaller"
+    assert mono.held < n  # "a tendency, not a law"
