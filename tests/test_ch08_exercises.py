@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from normcore.exercises import Verdict, ch08, ch09
+
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
 
 def test_gradient_change() -> None:

@@ -12,6 +12,8 @@ from normcore.exercises import ch05
 from normcore.experiments import comparison, network, weightnorm
 from normcore.experiments import rates as R
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 @pytest.fixture(scope="module")
 def two_seeds():
