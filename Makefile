@@ -91,9 +91,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# The inner loop (README): lint and the unit tests; no site, no notebook, no browser, no claims.
+# The inner loop (README): lint and the unit tests; no site, no notebook, no browser, no claims,
+# and not the modules marked slow (long re-runs of experiments and the fuzz; make test runs them).
 check: lint
-	$(BIN)/python -m pytest -q -n 2 -p no:nbval -m "not notebook and not site and not claims" \
+	$(BIN)/python -m pytest -q -n 2 -p no:nbval -m "not notebook and not site and not claims and not slow" \
 		--ignore=tests/browser --ignore=tests/claims tests $(call junit,check)
 
 # Every test: lint; the suite (unit, property, notebook: nbval re-executes each chapter and

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from normcore import bench_claims
+
+pytestmark = pytest.mark.slow  # starts two pytest processes: make test runs it, make check does not
 
 MODULE = """\
 import pytest

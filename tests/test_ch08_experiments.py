@@ -20,7 +20,9 @@ from normcore.experiments import (
     smoothness,
 )
 
-pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+# numeric: figures from float arithmetic (make test-arith reruns it); slow: long re-runs, left out
+# of make check's inner loop (make test runs them)
+pytestmark = [pytest.mark.numeric, pytest.mark.slow]
 
 # ------------------------------------------------------------------ a tiny digits-shaped case
 

@@ -34,7 +34,9 @@ from hypothesis import strategies as st
 
 import normcore as nc
 
-pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+# numeric: figures from float arithmetic (make test-arith reruns it); slow: long re-runs, left out
+# of make check's inner loop (make test runs them)
+pytestmark = [pytest.mark.numeric, pytest.mark.slow]
 
 CI = os.environ.get("CI") == "true"
 FUZZ = settings(

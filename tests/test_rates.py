@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from normcore.exercises import PROMPT
 from normcore.experiments import rates as R
 
-pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+# numeric: figures from float arithmetic (make test-arith reruns it); slow: long re-runs, left out
+# of make check's inner loop (make test runs them)
+pytestmark = [pytest.mark.numeric, pytest.mark.slow]
 
 # Rows any correct implementation reproduces (measured on the seed's own program).
 ROBUST = {(False, 0.05), (False, 5.0), (True, 0.05), (True, 5.0), (True, 20.0)}
