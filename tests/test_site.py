@@ -649,6 +649,13 @@ def downloaded(doc: str) -> dict:
     return json.loads(target.read_text(encoding="utf-8"))
 
 
+def _plain_quotes(text: str) -> str:
+    """`text` with the curly quotes Sphinx's smartquotes makes of ' and " put back."""
+    return text.translate(
+        str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+    )
+
+
 def shown_text(text: str, spec: str | None) -> set[str]:
     """How myst-nb may print a glued text/plain value under ``{glue:text}`name:spec```."""
     try:
@@ -688,13 +695,14 @@ def test_each_chapter_page_shows_the_run_a_reader_downloads(doc):
             shown.append(local_target(page, src).read_bytes())
     foreign = [i for i, image in enumerate(shown) if image not in stored_images]
     assert not foreign, f"{doc}: figures {foreign} on the page are not in the stored notebook"
-    text = " ".join(parse(page).text)
+    text = _plain_quotes(" ".join(parse(page).text))
     prose = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown")
     roles = GLUE_TEXT.findall(prose)
     missing = [
         f"{name}:{spec}"
         for name, spec in roles
-        if name in records and not any(v in text for v in shown_text(records[name], spec))
+        if name in records
+        and not any(_plain_quotes(v) in text for v in shown_text(records[name], spec))
     ]
     unknown = sorted({name for name, _ in roles if name not in records})
     assert not unknown, f"{doc}: the prose glues names the stored run does not record: {unknown}"
