@@ -40,45 +40,25 @@ TUNE_BATCH = 2
 TUNE_RATE = 0.003
 
 
+def _batch_fields(layer: BatchNorm) -> dict:
+    """What a batch layer keeps besides its statistics' grouping: parameters and running figures."""
+    keep = ("scale", "shift", "epsilon", "affine", "running_mean", "running_variance")
+    return {name: getattr(layer, name) for name in (*keep, "momentum", "tracks")}
+
+
 def ghost(net: deepnet.DeepNet, group_rows: int) -> deepnet.DeepNet:
     """`net` (the batch version) with every batch layer reading its training statistics over
     groups of `group_rows` rows; parameters and running figures are kept."""
     if not all(isinstance(n, BatchNorm) for n in net.norms):
         raise SettingError("net: expected the batch version of the digits network")
-    norms = tuple(
-        GhostBatchNorm(
-            scale=n.scale,
-            shift=n.shift,
-            epsilon=n.epsilon,
-            affine=n.affine,
-            running_mean=n.running_mean,
-            running_variance=n.running_variance,
-            momentum=n.momentum,
-            tracks=n.tracks,
-            group_rows=group_rows,
-        )
-        for n in net.norms
-    )
+    norms = tuple(GhostBatchNorm(**_batch_fields(n), group_rows=group_rows) for n in net.norms)
     return replace(net, norms=norms)
 
 
 def unghost(net: deepnet.DeepNet) -> deepnet.DeepNet:
     """`net` with every ghost batch layer turned back into a plain `BatchNorm` (statistics over
     whatever rows it is given); parameters and running figures are kept."""
-    norms = tuple(
-        BatchNorm(
-            scale=n.scale,
-            shift=n.shift,
-            epsilon=n.epsilon,
-            affine=n.affine,
-            running_mean=n.running_mean,
-            running_variance=n.running_variance,
-            momentum=n.momentum,
-            tracks=n.tracks,
-        )
-        for n in net.norms
-    )
-    return replace(net, norms=norms)
+    return replace(net, norms=tuple(BatchNorm(**_batch_fields(n)) for n in net.norms))
 
 
 def by_group_size(
