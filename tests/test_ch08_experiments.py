@@ -249,9 +249,11 @@ def test_a_last_bit_nudge_moves_only_the_runs_that_fail() -> None:
     ends at as built, and the layer-norm runs at rate 1, which fail, do not all (by how much
     depends on the processor's arithmetic: from one held-out image to a few hundredths)."""
     data = digits_rates.digits_data()
-    rates, seeds = digits_rates.RATES, digits_rates.SEEDS
+    # three seeds, as the chapter had before it went to two (seed 2's failing run is the one
+    # a nudge moves on every processor tried)
+    rates, seeds = digits_rates.RATES, (0, 1, 2)
     for version in deepnet.VERSIONS:
-        built = digits_rates.sweep(version, data)
+        built = digits_rates.sweep(version, data, seeds=seeds)
         start = deepnet.build(version, [s for _ in rates for s in seeds])
         stack = deepnet.concatenate([deepnet.nudged(start, 1), deepnet.nudged(start, -1)])
         run = deepnet.train(

@@ -18,7 +18,7 @@ from ..errors import SettingError
 from . import deepnet
 
 RATES = (0.1, 0.3, 1.0)
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1)
 EPOCHS = 2
 BATCH = 64
 #: held-out accuracy after the epochs that counts as "trains". The final accuracies of the claims

@@ -7,6 +7,9 @@ token (row). The two arrangements (Xiong et al. 2020):
     post-LN:  x <- LN(x + F(x))                  (the original transformer)
     pre-LN:   x <- x + F(LN(x)), one LN at the end (GPT-2 and most models since)
     pre-RMS:  as pre-LN with RMSNorm (LLaMA and most current language models)
+    pre-DyT:  as pre-LN with Dynamic Tanh, DyT(x) = tanh(alpha x), in place of every normaliser
+              (Zhu et al. 2025): an element-wise squashing with no statistics at all, the
+              normaliser-free control (`NORM_FREE`)
 
 The loss is half the mean squared distance between a fixed random read-out of the last block's
 output and random targets. Seeds stack along the leading axis.
@@ -24,6 +27,9 @@ from ..errors import SettingError
 from ..layer import LayerNorm, RMSNorm
 
 ARRANGEMENTS = ("post-LN", "pre-LN", "pre-RMS")
+NORM_FREE = ("pre-DyT",)
+#: DyT's starting alpha, the default of Zhu et al.'s code (its scale starts at 1, its shift at 0)
+DYT_ALPHA = 0.5
 BLOCKS = 12
 WIDTH = 32
 TOKENS = 64
@@ -41,9 +47,43 @@ class Profile:
     norm: np.ndarray
     passed: np.ndarray
     first_slope: np.ndarray
+    #: (len(SEEDS), BLOCKS) the residual stream's mean squared size per feature, E||x||^2 / WIDTH
+    #: over the tokens, after each block (before any final normaliser); None if not recorded
+    stream: np.ndarray | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class _Squashed:
+    """DyT's forward answer: its output and the layer (for the backward pass)."""
+
+    output: np.ndarray
+    layer: DyT
+
+
+@dataclass(frozen=True, eq=False)
+class _Passed:
+    passed_down: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class DyT:
+    """Dynamic Tanh at initialisation (scale 1, shift 0): y = tanh(alpha x), element-wise, no
+    statistics. Forward and backward for `gradient_profile` only (alpha is not learned here)."""
+
+    alpha: float = DYT_ALPHA
+
+    def forward(self, x: np.ndarray) -> _Squashed:
+        """tanh(alpha x), any shape."""
+        return _Squashed(output=np.tanh(self.alpha * x), layer=self)
+
+    def backward(self, response: _Squashed, d_out: np.ndarray) -> _Passed:
+        """The slope passed down: d_out * alpha * (1 - tanh(alpha x)^2)."""
+        return _Passed(passed_down=d_out * self.alpha * (1.0 - response.output**2))
 
 
 def _norm(stack: int, arrangement: str):
+    if arrangement == "pre-DyT":
+        return DyT()
     make = RMSNorm.create if arrangement == "pre-RMS" else LayerNorm.create
     return make(WIDTH, stack=(stack,))
 
@@ -64,8 +104,10 @@ def _draw(seeds, blocks: int) -> tuple[np.ndarray, ...]:
 
 
 def _check(arrangement: str, blocks: int) -> None:
-    if arrangement not in ARRANGEMENTS:
-        raise SettingError(f"arrangement: expected one of {ARRANGEMENTS}, got {arrangement!r}")
+    if arrangement not in ARRANGEMENTS + NORM_FREE:
+        raise SettingError(
+            f"arrangement: expected one of {ARRANGEMENTS + NORM_FREE}, got {arrangement!r}"
+        )
     if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
         raise SettingError(f"blocks: expected a whole number >= 1, got {blocks!r}")
 
@@ -74,13 +116,20 @@ def gradient_profile(arrangement: str, seeds=SEEDS, blocks: int = BLOCKS) -> Pro
     """Build the stack from each seed (same weights, inputs and targets for every arrangement),
     run one forward and backward pass, and measure every block's weight slope."""
     _check(arrangement, blocks)
-    s = len(seeds)
-    firsts, seconds, x, readout, targets = _draw(seeds, blocks)
+    return _profile(arrangement, _draw(seeds, blocks), blocks)
+
+
+def _profile(arrangement: str, drawn: tuple[np.ndarray, ...], blocks: int) -> Profile:
+    """`gradient_profile` on drawn weights, tokens, read-out and targets (see `_draw`); only the
+    first `blocks` blocks of the drawn weights are used."""
+    firsts, seconds, x, readout, targets = drawn
+    s = len(x)
     first = [Dense(weights=firsts[:, b]) for b in range(blocks)]
     second = [Dense(weights=seconds[:, b]) for b in range(blocks)]
     norms = [_norm(s, arrangement) for _ in range(blocks + 1)]
     relu = ReLU()
     tape = []
+    stream = np.empty((s, blocks))
     for b in range(blocks):
         if arrangement == "post-LN":
             r1 = first[b].forward(x)
@@ -96,6 +145,7 @@ def gradient_profile(arrangement: str, seeds=SEEDS, blocks: int = BLOCKS) -> Pro
             r3 = second[b].forward(r2.output)
             tape.append((rn, r3, r2, r1))
             x = x + r3.output
+        stream[:, b] = (x**2).mean(axis=(1, 2))
     final = norms[blocks].forward(x) if arrangement != "post-LN" else None
     out = final.output if final is not None else x
     error = out @ readout - targets
@@ -117,7 +167,25 @@ def gradient_profile(arrangement: str, seeds=SEEDS, blocks: int = BLOCKS) -> Pro
         w = g1.slopes["weights"]
         norm[:, b] = np.sqrt((w.reshape(s, -1) ** 2).sum(axis=1))
         passed[:, b] = np.sqrt((d.reshape(s, -1) ** 2).sum(axis=1))
-    return Profile(arrangement=arrangement, norm=norm, passed=passed, first_slope=w)
+    return Profile(arrangement=arrangement, norm=norm, passed=passed, first_slope=w, stream=stream)
+
+
+def depth_profiles(arrangement: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Profile]:
+    """`gradient_profile` at each depth in `depths`, every depth on the same draw (that of the
+    deepest stack), so that a shallower stack is the deeper one's first blocks, with the same
+    tokens, read-out and targets."""
+    for L in depths:
+        _check(arrangement, L)
+    drawn = _draw(seeds, max(depths))
+    return [_profile(arrangement, drawn, int(L)) for L in depths]
+
+
+def depth_sweep(arrangement: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> np.ndarray:
+    """(len(depths), len(seeds)): the length of the LAST block's first weight slope at
+    initialisation, for stacks of each depth (`depth_profiles`). Xiong et al. 2020's Theorem 1
+    bounds it by O(d sqrt(ln d / L)) under pre-LN and by a bound that does not fall with L under
+    post-LN."""
+    return np.array([p.norm[:, -1] for p in depth_profiles(arrangement, depths, seeds)])
 
 
 def loss(arrangement: str, seeds=SEEDS, blocks: int = BLOCKS, first_weights=None) -> np.ndarray:

@@ -136,3 +136,62 @@ def test_post_and_pre_normalised_gradient_profiles() -> None:
     assert 0 < twice.held < n  # "more than twice on k": typical, not every seed
     assert pre.held >= 0.7 * n and rms.held >= 0.7 * n  # "usually slightly smaller"
     assert mono.held < n  # "a tendency, not a law"
+
+
+DEPTHS = (4, 8, 16, 32)
+
+
+def test_depth_sweep_pre_against_post() -> None:
+    """Xiong et al.'s 1/sqrt(L): the last block's slope falls with depth under pre-LN, not under
+    post-LN; the pre-LN stream grows in proportion to depth; DyT as the normaliser-free control."""
+    setting = f"{DEPTHS[0]} and {DEPTHS[-1]} blocks at initialisation, {SEED_WORDS}"
+    n = len(SEEDS)
+    last = {a: prepost.depth_sweep(a, DEPTHS, SEEDS) for a in ("post-LN", "pre-LN", "pre-DyT")}
+    falls = {a: int(np.sum(g[-1] < g[0])) for a, g in last.items()}
+    pre = record("ch09", "depth_pre_ln_falls", falls["pre-LN"], n, setting)
+    post = record("ch09", "depth_post_ln_falls", falls["post-LN"], n, setting)
+    dyt = record("ch09", "depth_dyt_falls", falls["pre-DyT"], n, setting)
+    deep = prepost.gradient_profile("pre-LN", SEEDS, DEPTHS[-1]).stream[:, -1] / DEPTHS[-1]
+    linear = record(
+        "ch09",
+        "stream_two_per_block",
+        int(np.sum((deep > 1.5) & (deep < 2.5))),
+        n,
+        f"pre-LN, {DEPTHS[-1]} blocks at initialisation, {SEED_WORDS}",
+    )
+    assert pre.held >= 0.75 * n  # "on most seeds" smaller at 32 blocks than at 4
+    assert post.held < 0.5 * n  # "on fewer than half"
+    assert 0.25 * n <= dyt.held <= 0.75 * n  # "as often as not, roughly"
+    assert linear.held >= 0.9 * n  # "about two per block"
+
+
+def test_qk_norm_bounds_the_logits() -> None:
+    from normcore.experiments import attention
+
+    n = len(SEEDS)
+    plain = attention.logits(False, seeds=SEEDS)
+    normed = attention.logits(True, seeds=SEEDS)
+    # structural on every seed: c^2 without QK-norm, bounded by sqrt(WIDTH) with it
+    c2 = np.array(attention.SCALES)[:, None] ** 2
+    np.testing.assert_allclose(
+        plain.largest / plain.largest[0], np.broadcast_to(c2, plain.largest.shape), rtol=1e-9
+    )
+    assert np.all(normed.largest <= np.sqrt(attention.WIDTH) + 1e-9)
+    assert np.allclose(normed.entropy, normed.entropy[0], rtol=1e-4)  # up to epsilon
+    four = attention.SCALES.index(4.0)
+    peaked = record(
+        "ch09",
+        "qk_plain_peaked_at_4",
+        int(np.sum(plain.top[four] > 0.8)),
+        n,
+        f"weights x4, {attention.TOKENS} tokens of width {attention.WIDTH}, {SEED_WORDS}",
+    )
+    assert peaked.held >= 0.75 * n  # "on most seeds" a token's largest weight passes 0.8
+
+
+def test_rms_pass_is_cheaper() -> None:
+    """The sign of the saving only: a time is the machine's (the chapter prints its own)."""
+    from normcore.experiments import rmscost
+
+    saved = rmscost.saving(rows=512, features=512, trials=20, repeats=3, seed=SEEDS[0])
+    assert np.median(saved) > 0.1

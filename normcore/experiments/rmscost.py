@@ -1,0 +1,77 @@
+"""What RMS normalisation saves over layer normalisation: the arithmetic of one forward and
+backward pass over a block of tokens, written out and timed.
+
+Per token of n features, layer normalisation's forward pass makes two reductions over the
+features (the mean, then the mean square of the deviations) and one extra pass to subtract the
+mean; its backward pass two reductions (the mean of the incoming slope and the mean of its product
+with the output). RMS normalisation makes one reduction forward (the mean square) and one
+backward, and has no mean to subtract or carry. `REDUCTIONS` counts them; `saving` times both
+passes, written out in numpy exactly as normcore's layers define them (no scale, no shift; the
+tests hold them against `normcore.LayerNorm` and `normcore.RMSNorm`).
+
+A time is a fact about the computer that measured it: the chapter prints the saving of the
+machine that built the page, and the claims suite asserts only its sign.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..errors import SettingError
+
+EPS = 1e-5
+#: reductions over the features per token, (forward, backward)
+REDUCTIONS = {"layer": (2, 2), "rms": (1, 1)}
+
+
+def layer_pass(x: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Layer normalisation over the last axis, forward and backward: (output, slope passed down)
+    for incoming slope `d` (same shape as `x`)."""
+    centred = x - x.mean(axis=-1, keepdims=True)
+    inv = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + EPS)
+    y = centred * inv
+    dx = inv * (d - d.mean(axis=-1, keepdims=True) - y * (d * y).mean(axis=-1, keepdims=True))
+    return y, dx
+
+
+def rms_pass(x: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """RMS normalisation over the last axis, forward and backward: (output, slope passed down)."""
+    inv = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS)
+    y = x * inv
+    dx = inv * (d - y * (d * y).mean(axis=-1, keepdims=True))
+    return y, dx
+
+
+def _best(kernel, x: np.ndarray, d: np.ndarray, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        kernel(x, d)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def saving(
+    rows: int = 512, features: int = 512, trials: int = 5, repeats: int = 3, seed: int = 0
+) -> np.ndarray:
+    """(trials,) the share of layer normalisation's time that RMS normalisation saves,
+    1 - t_rms / t_layer, each trial timing both kernels (the shortest of `repeats` runs each) in
+    turn on the same (rows, features) block drawn from ``default_rng(seed)``."""
+    for name, v in (
+        ("rows", rows),
+        ("features", features),
+        ("trials", trials),
+        ("repeats", repeats),
+    ):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise SettingError(f"{name}: expected a whole number >= 1, got {v!r}")
+    rng = np.random.default_rng(seed)
+    x, d = rng.normal(size=(rows, features)), rng.normal(size=(rows, features))
+    out = np.empty(trials)
+    for t in range(trials):
+        layer = _best(layer_pass, x, d, repeats)
+        rms = _best(rms_pass, x, d, repeats)
+        out[t] = 1.0 - rms / layer
+    return out

@@ -1,0 +1,99 @@
+"""Chapter 9's transformer additions: the DyT stack's backward pass against finite differences and
+PyTorch, the depth sweep's shared draw, the QK-norm toy's structural facts, and the written-out
+layer and RMS passes against normcore's own layers; typed errors for bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from normcore import LayerNorm, RMSNorm, SettingError, finite_difference
+from normcore.experiments import attention, prepost, rmscost
+
+pytestmark = [pytest.mark.numeric]
+
+
+def test_dyt_stack_backward_is_the_oracle_s() -> None:
+    p = prepost.gradient_profile("pre-DyT", seeds=(0,), blocks=3)
+    firsts, *_ = prepost._draw((0,), 3)
+    oracle = finite_difference(
+        lambda w: float(prepost.loss("pre-DyT", (0,), 3, w)[0]), firsts[:, 0].copy()
+    )
+    assert np.max(np.abs(oracle - p.first_slope)) < 1e-8
+    assert np.max(np.abs(oracle)) > 1e-3
+
+
+def test_dyt_stack_agrees_with_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    blocks = 4
+    firsts, seconds, x, readout, targets = (torch.tensor(a[0]) for a in prepost._draw((1,), blocks))
+    w1 = [firsts[b].clone().requires_grad_(True) for b in range(blocks)]
+
+    def dyt(v):
+        return torch.tanh(prepost.DYT_ALPHA * v)
+
+    h = x
+    for b in range(blocks):
+        h = h + torch.relu(dyt(h) @ w1[b]) @ seconds[b]
+    (0.5 * ((dyt(h) @ readout - targets) ** 2).sum() / prepost.TOKENS).backward()
+    ours = prepost.gradient_profile("pre-DyT", seeds=(1,), blocks=blocks)
+    theirs = np.array([w.grad.norm().item() for w in w1])
+    np.testing.assert_allclose(ours.norm[0], theirs, rtol=1e-10)
+
+
+def test_depth_sweep_shares_one_draw() -> None:
+    """A shallower stack of the sweep is the deeper one's first blocks: its first block's slope
+    is the one a stack of that depth built from the deepest draw gets."""
+    swept = prepost.depth_profiles("pre-LN", depths=(2, 5), seeds=(3,))
+    drawn = prepost._draw((3,), 5)
+    alone = prepost._profile("pre-LN", drawn, 2)
+    np.testing.assert_array_equal(swept[0].norm, alone.norm)
+    assert prepost.depth_sweep("pre-LN", (2, 5), (3,)).shape == (2, 1)
+    # the chapter's 12-block profile is unchanged by the refactor: same draw as before
+    np.testing.assert_array_equal(prepost.gradient_profile("pre-LN", (3,), 5).norm, swept[1].norm)
+
+
+def test_post_ln_stream_is_one_per_feature_and_pre_ln_grows() -> None:
+    post = prepost.gradient_profile("post-LN", (0, 1), 6).stream
+    pre = prepost.gradient_profile("pre-LN", (0, 1), 6).stream
+    assert np.allclose(post, 1, atol=1e-3)
+    assert np.all(pre[:, -1] > pre[:, 0])
+
+
+def test_qk_norm_toy_facts() -> None:
+    plain, normed = attention.logits(False), attention.logits(True)
+    c2 = (np.array(attention.SCALES) ** 2)[:, None]
+    assert np.allclose(plain.largest / plain.largest[0], c2)
+    assert np.all(normed.largest <= np.sqrt(attention.WIDTH) + 1e-9)
+    assert np.all(np.diff(plain.entropy, axis=0) < 0)  # sharper as the weights grow
+    assert np.all(plain.top[-1] > plain.top[0])
+
+
+def test_written_out_passes_are_normcore_s() -> None:
+    rng = np.random.default_rng(5)
+    x, d = rng.normal(size=(7, 9)), rng.normal(size=(7, 9))
+    for make, kernel in (
+        (LayerNorm.create, rmscost.layer_pass),
+        (RMSNorm.create, rmscost.rms_pass),
+    ):
+        layer = make(9)
+        r = layer.forward(x, "training")
+        y, dx = kernel(x, d)
+        np.testing.assert_allclose(y, r.output, atol=1e-12)
+        np.testing.assert_allclose(dx, layer.backward(r, d).passed_down, atol=1e-12)
+    assert rmscost.saving(rows=8, features=8, trials=2, repeats=1).shape == (2,)
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(SettingError):
+        prepost.gradient_profile("pre-tanh")
+    with pytest.raises(SettingError):
+        prepost.depth_sweep("pre-LN", depths=(0, 4))
+    with pytest.raises(SettingError):
+        attention.logits(True, scales=(0.0,))
+    with pytest.raises(SettingError):
+        attention.logits(True, seeds=())
+    with pytest.raises(SettingError):
+        rmscost.saving(rows=0)
+    with pytest.raises(SettingError):
+        rmscost.saving(trials=True)
