@@ -705,9 +705,9 @@ def framework_defaults() -> list[dict[str, str]]:
 
     Each entry has ``framework``, ``setting`` (the call or flag), ``behaviour`` (what it does by
     default) and ``normcore`` (the book's convention, or "same"). The PyTorch entries are held
-    against PyTorch itself in ``tests/test_reference.py`` when it is installed; the Keras and
-    Flax entries follow their documentation (Keras ``BatchNormalization`` and
-    ``LayerNormalization``; ``flax.linen.BatchNorm`` and ``LayerNorm``)."""
+    against PyTorch itself in ``tests/test_reference.py`` when it is installed, the Keras and
+    Flax entries against Keras (3.15, any backend) and Flax (``flax.linen``) themselves in
+    ``tests/test_reference_frameworks.py`` when they are installed."""
     return [
         {
             "framework": "PyTorch",
@@ -762,8 +762,9 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Keras",
             "setting": "BatchNormalization(momentum=0.99, epsilon=1e-3)",
-            "behaviour": "momentum is the share kept, as in normcore; epsilon 100 times PyTorch's",
-            "normcore": "same naming, momentum 0.9, epsilon 1e-5",
+            "behaviour": "momentum is the share kept, as in normcore; biased variance folded in; "
+            "epsilon 100 times PyTorch's",
+            "normcore": "same naming and variance, momentum 0.9, epsilon 1e-5",
         },
         {
             "framework": "Keras",
@@ -774,20 +775,40 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Keras",
             "setting": "layer.trainable = False",
-            "behaviour": "a frozen BatchNormalization also predicts, with its running figures",
+            "behaviour": "a frozen BatchNormalization predicts with its running figures, even "
+            "when called with training=True, and stops updating them",
             "normcore": "the purpose argument",
+        },
+        {
+            "framework": "Keras",
+            "setting": "LayerNormalization(epsilon=1e-3)",
+            "behaviour": "epsilon 1e-3; rms_scaling=False (True drops the mean, as RMS norm)",
+            "normcore": "epsilon 1e-5",
+        },
+        {
+            "framework": "Keras",
+            "setting": "RMSNormalization(epsilon=1e-6)",
+            "behaviour": "a scale and no shift; epsilon 1e-6",
+            "normcore": "a scale and no shift; epsilon 1e-5",
         },
         {
             "framework": "Flax",
             "setting": "nn.BatchNorm(momentum=0.99, epsilon=1e-5)",
-            "behaviour": "momentum is the share kept; use_running_average chooses predicting; "
-            "the running figures live in the batch_stats collection",
-            "normcore": "same naming, momentum 0.9",
+            "behaviour": "momentum is the share kept; biased variance folded in; "
+            "use_running_average chooses predicting; the running figures live in the "
+            "batch_stats collection",
+            "normcore": "same naming and variance, momentum 0.9",
         },
         {
             "framework": "Flax",
             "setting": "nn.LayerNorm(epsilon=1e-6)",
             "behaviour": "epsilon 1e-6",
             "normcore": "epsilon 1e-5",
+        },
+        {
+            "framework": "Flax",
+            "setting": "nn.RMSNorm(epsilon=1e-6)",
+            "behaviour": "a scale and no shift; epsilon 1e-6",
+            "normcore": "a scale and no shift; epsilon 1e-5",
         },
     ]
