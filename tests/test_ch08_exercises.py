@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from normcore.exercises import Verdict, ch08, ch09
@@ -86,3 +87,17 @@ def test_figures_draw_what_they_are_given() -> None:
         decays=(0.0, 0.1), length2=np.ones((5, 6)), slope2=np.ones((5, 6)), angle=np.ones((5, 6))
     )
     assert len(plots.effective_rate(fake).axes[0].get_lines()) == 6
+
+
+def test_qk_bound_names_the_typical_mistakes() -> None:
+    d = ch09.QK_WIDTH
+    assert ch09.check_qk_bound(None) != "right"
+    assert ch09.check_qk_bound(math.sqrt(d)) == "right"
+    assert "divides it by sqrt(d)" in ch09.check_qk_bound(d)
+    assert "length sqrt(d)" in ch09.check_qk_bound(1)
+    assert "instead of dividing" in ch09.check_qk_bound(d**1.5)
+    assert "not yet" in ch09.check_qk_bound(3.0)
+    # the toy obeys the bound the exercise asks for
+    from normcore.experiments import attention
+
+    assert np.all(attention.logits(True).largest <= math.sqrt(attention.WIDTH) + 1e-9)

@@ -19,7 +19,12 @@ __all__ = [
     "FOLD",
     "check_folded",
     "check_post_ln_ratio",
+    "check_qk_bound",
+    "QK_WIDTH",
 ]
+
+#: Exercise 3: the head width d of the attention in the QK-norm question
+QK_WIDTH = 64
 
 #: Exercise 1: one input, one unit: dense weight and bias, then a batch layer with these running
 #: figures, scale and shift (epsilon 1e-5). The running variance is small, so that forgetting
@@ -103,3 +108,24 @@ def check_post_ln_ratio(answer: Any) -> Verdict:
             "block 6 over block 1"
         )
     return verdict(answer, expected)
+
+
+def check_qk_bound(answer: Any) -> Verdict:
+    """Exercise 3: with QK-norm (a layer normaliser without a learned scale on every query and
+    key, epsilon aside) and heads of width QK_WIDTH, the largest attention logit
+    q . k / sqrt(d) can reach: sqrt(d), when a query and a key point the same way."""
+    d = QK_WIDTH
+    mistakes = {
+        float(d): "that is q . k alone: the logit divides it by sqrt(d)",
+        1.0: "that is the cosine's bound: a layer-normalised vector has length sqrt(d), not 1",
+        float(d) ** 1.5: "that multiplies by sqrt(d) instead of dividing",
+    }
+    try:
+        value = float(answer) if answer is not None else None
+    except (TypeError, ValueError):
+        value = None
+    if value is not None:
+        for wrong, why in mistakes.items():
+            if abs(value - wrong) <= 1e-6 * max(1.0, wrong):
+                return Verdict(f"not yet: {why}")
+    return verdict(answer, math.sqrt(d))

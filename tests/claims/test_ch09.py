@@ -146,12 +146,13 @@ def test_depth_sweep_pre_against_post() -> None:
     post-LN; the pre-LN stream grows in proportion to depth; DyT as the normaliser-free control."""
     setting = f"{DEPTHS[0]} and {DEPTHS[-1]} blocks at initialisation, {SEED_WORDS}"
     n = len(SEEDS)
-    last = {a: prepost.depth_sweep(a, DEPTHS, SEEDS) for a in ("post-LN", "pre-LN", "pre-DyT")}
+    runs = {a: prepost.depth_profiles(a, DEPTHS, SEEDS) for a in ("post-LN", "pre-LN", "pre-DyT")}
+    last = {a: np.array([p.norm[:, -1] for p in r]) for a, r in runs.items()}
     falls = {a: int(np.sum(g[-1] < g[0])) for a, g in last.items()}
     pre = record("ch09", "depth_pre_ln_falls", falls["pre-LN"], n, setting)
     post = record("ch09", "depth_post_ln_falls", falls["post-LN"], n, setting)
     dyt = record("ch09", "depth_dyt_falls", falls["pre-DyT"], n, setting)
-    deep = prepost.gradient_profile("pre-LN", SEEDS, DEPTHS[-1]).stream[:, -1] / DEPTHS[-1]
+    deep = runs["pre-LN"][-1].stream[:, -1] / DEPTHS[-1]  # the deepest stack's stream
     linear = record(
         "ch09",
         "stream_two_per_block",
