@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError
 
@@ -55,3 +56,71 @@ def friendly(error: NormcoreError | str) -> str:
     """An error's message as a sentence for the reader (capital first, full stop)."""
     text = str(error)
     return text[:1].upper() + text[1:] + "."
+
+
+class StateError(NormcoreError):
+    """A widget state (or an argument of a widget's action) of the wrong kind or shape."""
+
+
+def check_state(state: object, spec: dict[str, Any], name: str = "state") -> dict[str, Any]:
+    """`state` itself when it is a dictionary holding every key of `spec` with a value of the kind
+    `spec` names; otherwise a StateError naming the first key that is wrong.
+
+    A kind is a type (``str``, ``bool``, ``int``, ``float``: an int or a float, not a bool;
+    ``object``: anything), a one-item list ``[kind]`` (a list of that kind, any length), or a
+    tuple of kinds (any one of them; ``None`` for None). Extra keys are allowed.
+    """
+    if not isinstance(state, dict):
+        raise StateError(f"{name}: expected a dictionary, got {type(state).__name__}")
+    for key, kind in spec.items():
+        if key not in state:
+            raise StateError(f"{name}: expected a value for {key!r}, found none")
+        _check_kind(state[key], kind, f"{name}[{key!r}]")
+    return state
+
+
+def _check_kind(value: object, kind: Any, where: str) -> None:
+    if isinstance(kind, tuple):
+        for option in kind:
+            try:
+                _check_kind(value, option, where)
+                return
+            except StateError:
+                continue
+        raise StateError(f"{where}: got {type(value).__name__}, which it cannot be")
+    if kind is None:
+        if value is not None:
+            raise StateError(f"{where}: expected None, got {type(value).__name__}")
+    elif isinstance(kind, list):
+        if not isinstance(value, list):
+            raise StateError(f"{where}: expected a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            _check_kind(item, kind[0], f"{where}[{i}]")
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise StateError(f"{where}: expected a number, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise NonFiniteError(f"{where}: expected a finite number, got {value!r}")
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise StateError(f"{where}: expected a whole number, got {type(value).__name__}")
+    elif kind is not object and not isinstance(value, kind):
+        raise StateError(f"{where}: expected {kind.__name__}, got {type(value).__name__}")
+
+
+def check_index(value: object, size: int, name: str) -> int:
+    """`value` when it is a whole number from 0 to `size` - 1; a StateError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
+        raise StateError(f"{name}: expected a whole number from 0 to {size - 1}, got {value!r}")
+    return value
+
+
+def real_block(block: object, name: str = "block") -> Any:
+    """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
+    a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
+    arithmetic (`normcore._checks.as_block`, the layers' own check)."""
+    import numpy as np
+
+    from normcore._checks import as_block
+
+    return np.asarray(as_block(block, name), dtype=np.float64)

@@ -22,6 +22,7 @@ from typing import Any
 
 from normcore.errors import SettingError
 from normcore.experiments import comparison
+from normcore.widgets._input import check_state
 
 State = dict[str, Any]
 Results = dict[str, Any]
@@ -80,6 +81,7 @@ def figures(state: State, results: Results) -> dict[str, Any]:
     Raises SettingError (with a sentence for the reader) when no arrangement or no seed is
     ticked, or when the state names one the chapter did not run.
     """
+    check_state(state, {"arrangements": [str], "seeds": [int]})
     order, seeds = results["order"], results["seeds"]
     chosen = [key for key in order if key in state["arrangements"]]
     ticked = [s for s in seeds if s in state["seeds"]]

@@ -20,6 +20,7 @@ from typing import Any
 
 from normcore.errors import SettingError
 from normcore.experiments import rates as R
+from normcore.widgets._input import check_state
 
 State = dict[str, Any]
 
@@ -27,6 +28,19 @@ State = dict[str, Any]
 def rate_text(rate: float) -> str:
     """A learning rate as the chapter and the widget write it (0.05, 5, 20, 60)."""
     return f"{rate:g}"
+
+
+def _rate_text(value: object) -> str:
+    """A rate given from code as the widget writes it; a number too large for a float
+    (``10**400``) or of another kind is left as text, which no offered rate matches."""
+    if isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (int, float)):
+        try:
+            return rate_text(float(value))
+        except OverflowError:
+            return "too large for a float"
+    return str(value)
 
 
 def key(state: State) -> str:
@@ -47,17 +61,19 @@ def choose(state: State, rows: Sequence[R.SweepRow], **choice: Any) -> State:
     for name, value in choice.items():
         if name == "rate":
             offered = [rate_text(r) for r in rates]
-            text = rate_text(value) if isinstance(value, (int, float)) else str(value)
+            text = _rate_text(value)
             if text not in offered:
                 raise SettingError(
                     f"learning rate: expected one of {', '.join(offered)}, got {value!r}"
                 )
             new["rate"] = text
         elif name == "normalised":
-            new["normalised"] = bool(value)
+            if not isinstance(value, bool):
+                raise SettingError(f"normalised: expected True or False, got {value!r}")
+            new["normalised"] = value
         elif name == "run":
             runs = len(rows[0].runs)
-            if value not in range(1, runs + 1):
+            if isinstance(value, bool) or value not in range(1, runs + 1):
                 raise SettingError(f"run: expected a run from 1 to {runs}, got {value!r}")
             new["run"] = int(value)
         else:
@@ -72,6 +88,7 @@ def describe(state: State, rows: Sequence[R.SweepRow]) -> dict[str, Any]:
     asking it ('batch_accuracy', 'shuffled_accuracy', 'changed_by_order'); 'chaotic' True for a
     setting whose losses and accuracies depend on the computer (they read "chaotic"). A refused
     run: 'refused_epoch' and 'refused_batch', counted from 1."""
+    check_state(state, {"rate": str, "normalised": bool, "run": int})
     by = {(rate_text(r.rate), r.normalised): r for r in rows}
     row = by.get((state["rate"], state["normalised"]))
     if row is None or state["run"] not in range(1, len(row.runs) + 1):

@@ -20,7 +20,7 @@ import numpy as np
 
 from normcore.errors import ShapeError
 from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_slope
-from normcore.widgets._input import NotANumberError, parse_number
+from normcore.widgets._input import NotANumberError, StateError, check_state, parse_number
 
 State = dict[str, Any]
 
@@ -65,6 +65,8 @@ def whole(text: str, name: str, low: int, high: int) -> int:
 
 def parse_block(text: str, name: str = "block") -> np.ndarray:
     """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces."""
+    if not isinstance(text, str):
+        raise NotANumberError(f"{name} is not text")
     rows = []
     for line in text.replace(";", "\n").splitlines():
         cells = line.replace(",", " ").split()
@@ -83,7 +85,21 @@ def parse_block(text: str, name: str = "block") -> np.ndarray:
     return np.array(rows, dtype=np.float64)
 
 
+SPEC = {key: str for key in initial()}
+SOURCES, SLOPES = ("worked", "random", "typed"), ("counting", "ones", "random", "typed")
+
+
+def check(state: object) -> State:
+    """`state` when it is a routes state (every key of `initial`, as text, a source and a slope
+    the explorer offers); else a typed error."""
+    s = check_state(state, SPEC)
+    if s["source"] not in SOURCES or s["slope"] not in SLOPES:
+        raise StateError(f"state: source {s['source']!r} or slope {s['slope']!r} is not offered")
+    return s
+
+
 def block(state: State) -> np.ndarray:
+    check(state)
     if state["source"] == "worked":
         return WORKED_BLOCK.copy()
     if state["source"] == "random":
@@ -114,7 +130,7 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
 def figures(state: State) -> dict[str, Any]:
     """normcore's comparison for the state (batch layer, training): the collected, oracle and
     naive blocks, and the figures under them. Raises a NormcoreError for unusable input."""
-    x = block(state)
+    x = block(check(state))
     c = compare_blocks(x, arriving(state, x.shape), "batch")
     return {
         "true": c.true.tolist(),
@@ -132,6 +148,7 @@ def figures(state: State) -> dict[str, Any]:
 
 def choose(state: State, key: str, value: str) -> State:
     """The reader sets one control."""
-    if key not in state:
-        raise KeyError(key)
+    if key not in SPEC:
+        raise StateError(f"control: expected one of {', '.join(SPEC)}, got {key!r}")
+    check_state(state, SPEC)
     return {**state, key: value}
