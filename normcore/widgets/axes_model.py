@@ -19,7 +19,7 @@ import numpy as np
 
 from normcore.errors import SettingError
 from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
-from normcore.widgets._input import StateError, check_state, parse_number
+from normcore.widgets._input import StateError, check_state, parse_number, strip
 
 State = dict[str, Any]
 IMAGE_SHAPE = (2, 4, 3, 3)
@@ -43,7 +43,7 @@ def groups(state: State) -> int:
     if value != int(value) or value < 1 or channels % int(value):
         raise SettingError(
             f"groups: expected a whole number >= 1 that divides the {channels} "
-            f"channels, got {state['groups'].strip()}"
+            f"channels, got {strip(state['groups'])}"
         )
     return int(value)
 

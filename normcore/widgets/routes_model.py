@@ -20,13 +20,23 @@ import numpy as np
 
 from normcore.errors import ShapeError
 from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_slope
-from normcore.widgets._input import NotANumberError, StateError, check_state, parse_number
+from normcore.widgets import _input
+from normcore.widgets._input import (
+    NotANumberError,
+    StateError,
+    check_state,
+    parse_number,
+    quoted,
+    strip,
+)
 
 State = dict[str, Any]
 
 #: The largest block the widget will take (the oracle runs two forward passes per cell).
 MAX_ROWS, MAX_COLUMNS = 12, 6
 LIMIT = 1e6
+#: The largest seed the random block takes.
+SEED_HIGH = 10**6
 
 
 def initial() -> State:
@@ -58,31 +68,15 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     value = parse_number(text, name)
     if value != int(value) or not low <= value <= high:
         raise NotANumberError(
-            f"{name}: expected a whole number from {low} to {high}, got {text.strip()!r}"
+            f"{name}: expected a whole number from {low} to {high}, got {quoted(strip(text))}"
         )
     return int(value)
 
 
-def parse_block(text: str, name: str = "block") -> np.ndarray:
-    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces."""
-    if not isinstance(text, str):
-        raise NotANumberError(f"{name} is not text")
-    rows = []
-    for line in text.replace(";", "\n").splitlines():
-        cells = line.replace(",", " ").split()
-        if cells:
-            rows.append([parse_number(c, f"{name}, row {len(rows) + 1}", LIMIT) for c in cells])
-    if not rows:
-        raise NotANumberError(f"{name}: type at least one row of numbers")
-    widths = sorted({len(r) for r in rows})
-    if len(widths) != 1:
-        raise ShapeError(f"{name}: every row needs the same number of entries, got {widths}")
-    if len(rows) > MAX_ROWS or widths[0] > MAX_COLUMNS:
-        raise ShapeError(
-            f"{name}: at most {MAX_ROWS} rows and {MAX_COLUMNS} columns, "
-            f"got {len(rows)} x {widths[0]}"
-        )
-    return np.array(rows, dtype=np.float64)
+def parse_block(text: object, name: str = "block") -> np.ndarray:
+    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+    one grammar of `normcore.widgets._input.parse_block`, within this explorer's limits."""
+    return np.array(_input.parse_block(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
 
 
 SPEC = {key: str for key in initial()}
@@ -105,7 +99,7 @@ def block(state: State) -> np.ndarray:
     if state["source"] == "random":
         rows = whole(state["rows"], "rows", 1, MAX_ROWS)
         columns = whole(state["columns"], "columns", 1, MAX_COLUMNS)
-        seed = whole(state["seed"], "seed", 0, 10**6)
+        seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed, rows * columns, 500, 1000).reshape(rows, columns)
     return parse_block(state["typed"])
 
@@ -116,7 +110,7 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
     if state["slope"] == "ones":
         return np.ones(shape)
     if state["slope"] == "random":
-        seed = whole(state["seed"], "seed", 0, 10**6)
+        seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
     slope = parse_block(state["typed_slope"], "slope")
     if slope.shape != shape:
