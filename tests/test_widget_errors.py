@@ -55,8 +55,10 @@ def _warnings_are_errors():
         (lambda: routes_model.figures({"source": "typed"}), StateError),
         (lambda: routes_model.choose(routes_model.initial(), "colour", "red"), StateError),
         (lambda: axes_model.choose(axes_model.initial(), "colour", "red"), StateError),
-        (lambda: axes_model.figures({"data": "nowhere", "axis": "layer", "groups": "2"}, {}),
-         StateError),
+        (
+            lambda: axes_model.figures({"data": "nowhere", "axis": "layer", "groups": "2"}, {}),
+            StateError,
+        ),
         (lambda: PM.set_cell(PM.initial(), 9, 0, "1"), StateError),
         (lambda: PM.set_cell(PM.initial(), 0, 0, 5), StateError),
         (lambda: PM.set_active(PM.initial(), -1, True), StateError),
@@ -69,10 +71,11 @@ def _warnings_are_errors():
         (lambda: PM.figures({**PM.initial(), "scale": [1.0]}), ShapeError),
         (lambda: PM.undo(None), StateError),
         (lambda: weightnorm_model.set_length(weightnorm_model.initial(), 3, "1"), StateError),
-        (lambda: weightnorm_model.figures({"lengths": ["1", "2"], "learning_rate": "1"}, {}),
-         ShapeError),
-        (lambda: comparison_model.figures({"arrangements": "none", "seeds": [0]}, {}),
-         StateError),
+        (
+            lambda: weightnorm_model.figures({"lengths": ["1", "2"], "learning_rate": "1"}, {}),
+            ShapeError,
+        ),
+        (lambda: comparison_model.figures({"arrangements": "none", "seeds": [0]}, {}), StateError),
     ],
 )
 def test_bad_input_gets_a_typed_error(call, error) -> None:
@@ -102,15 +105,10 @@ def test_check_state_names_the_wrong_key() -> None:
     assert check_state({"a": None}, {"a": (str, None)}) == {"a": None}
 
 
-def test_a_rate_too_large_for_a_float_is_refused_with_a_setting_error() -> None:
+def test_a_choice_too_large_for_a_float_is_refused_with_a_setting_error() -> None:
     from normcore.errors import SettingError
     from normcore.widgets import rates_model
 
-    class Row:  # rates_model.choose reads only .rate and .runs
-        rate, runs = 5.0, (None, None)
-
-    for rate in (10**400, float("nan"), "fast", True):
+    for choice in ({"orders": 10**400}, {"run": float("nan")}, {"run": "fast"}, {"run": True}):
         with pytest.raises(SettingError):
-            rates_model.choose(rates_model.initial(5.0), [Row()], rate=rate)
-    with pytest.raises(SettingError):
-        rates_model.choose(rates_model.initial(5.0), [Row()], normalised="yes")
+            rates_model.choose(rates_model.initial(), **choice)

@@ -28,6 +28,7 @@ def config() -> dict[str, Any]:
         axes_model,
         epsilon,
         playground_model,
+        rates_model,
         routes_model,
         weightnorm_model,
     )
@@ -52,6 +53,8 @@ def config() -> dict[str, Any]:
             "SIGN_FLOOR": routes.SIGN_FLOOR,
             "WORKED": routes.WORKED_BLOCK.tolist(),
             "SEED_HIGH": routes_model.SEED_HIGH,
+            "SOURCES": list(routes_model.SOURCES),
+            "SLOPES": list(routes_model.SLOPES),
         },
         "axes": {
             "EPSILON": _default(BatchNorm.create, "epsilon"),
@@ -60,6 +63,7 @@ def config() -> dict[str, Any]:
         },
         "weightnorm": {"LIMIT": weightnorm_model.LIMIT, "LENGTHS": list(weightnorm.LENGTHS)},
         "epsilon": {"LOW": epsilon.LOW, "HIGH": epsilon.HIGH},
+        "rates": {"LIMIT": rates_model.LIMIT, "ORDERS": list(rates_model.ORDERS)},
     }
 
 

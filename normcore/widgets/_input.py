@@ -19,7 +19,7 @@ import math
 import re
 from typing import Any
 
-from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError, ShapeError
+from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError, SettingError, ShapeError
 
 # The grammar of a reader's text, written down once: Python compiles these patterns here, and
 # the bundler hands the same strings to js/input.js (CONFIG.input), which compiles them there.
@@ -146,7 +146,7 @@ def friendly(error: NormcoreError | str) -> str:
     return text[:1].upper() + text[1:] + "."
 
 
-class StateError(NormcoreError):
+class StateError(SettingError):
     """A widget state (or an argument of a widget's action) of the wrong kind or shape."""
 
 

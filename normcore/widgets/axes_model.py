@@ -80,3 +80,33 @@ def choose(state: State, key: str, value: str) -> State:
     if key not in ("data", "axis", "groups"):
         raise StateError(f"control: expected data, axis or groups, got {key!r}")
     return check({**check(state), key: value})
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    from normcore.widgets._node import TEXTS, pick
+
+    context = data_values()
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            key = pick(rng, ["data", "axis", "axis", "groups"])
+            value = {
+                "data": pick(rng, ["block", "images"]),
+                "axis": pick(rng, AXES),
+            }.get(key, pick(rng, ["1", "2", "4", "3", *TEXTS[:4]]))
+            actions.append(["choose", key, value])
+        plans.append({"context": context, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    # the passed-down block's gap to the oracle is a finite difference's rounding error
+    loose = dict.fromkeys(("true_gap",), 1e-8)
+    return NodeModel("axes-model.js", figures, _plans, loose)
+
+
+NODE = _node()

@@ -71,3 +71,25 @@ def epsilon_slider(block: Any, exponent: int = -5) -> EpsilonSlider:
     figures(state)  # refuses a bad exponent before anything is shown
     state["exponent"] = int(exponent)  # a numpy integer, stored as JSON
     return EpsilonSlider(state=state)
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    plans = []
+    for _ in range(6):
+        rows, features = int(rng.integers(2, 6)), int(rng.integers(1, 4))
+        block = np.round(rng.normal(0, 10, (rows, features)), 3).tolist()
+        actions = [["setExponent", int(rng.integers(LOW, HIGH + 1))] for _ in range(12)]
+        plans.append(
+            {"context": None, "start": {"exponent": -5, "block": block}, "actions": actions}
+        )
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    return NodeModel("epsilon.js", lambda s, _c: figures(s), _plans)
+
+
+NODE = _node()

@@ -363,3 +363,48 @@ def resize(state: State, rows: int = 0, features: int = 0) -> State:
         for key in ("scale", "shift", "running_mean", "running_variance"):
             new[key].pop()
     return new
+
+
+# ------------------------------------------------------------------ the node differential test
+JS_NAMES = {
+    "set_cell": "setCell",
+    "set_active": "setActive",
+    "set_kind": "setKind",
+    "set_purpose": "setPurpose",
+    "set_parameter": "setParameter",
+}
+
+
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Random action sequences, each index fitted to the block's shape at that point."""
+    from normcore.widgets._node import TEXTS, pick
+
+    plans = []
+    for _ in range(8):
+        state = start = initial()
+        actions = []
+        for _ in range(30):
+            rows, features = len(state["texts"]), len(state["scale"])
+            name = pick(rng, list(JS_NAMES) + ["undo", "step", "fresh", "resize"])
+            i, j = int(rng.integers(rows)), int(rng.integers(features))
+            args: tuple = {
+                "set_cell": (i, j, pick(rng, [*TEXTS, f"{rng.normal(0, 30):.4g}"])),
+                "set_active": (i, bool(rng.integers(2))),
+                "set_kind": (pick(rng, KINDS),),
+                "set_purpose": (pick(rng, PURPOSES),),
+                "set_parameter": (pick(rng, ["scale", "shift"]), j, float(rng.uniform(-10, 10))),
+                "resize": pick(rng, [(1, 0), (-1, 0), (0, 1), (0, -1)]),
+            }.get(name, ())
+            state = globals()[name](state, *args)
+            actions.append([JS_NAMES.get(name, name), *args])
+        plans.append({"context": None, "start": start, "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    return NodeModel("playground-model.js", lambda s, _c: figures(s), _plans)
+
+
+NODE = _node()

@@ -88,7 +88,9 @@ def check(state: object) -> State:
     the explorer offers); else a typed error."""
     s = check_state(state, SPEC)
     if s["source"] not in SOURCES or s["slope"] not in SLOPES:
-        raise StateError(f"state: source {s['source']!r} or slope {s['slope']!r} is not offered")
+        raise StateError(
+            f"state: source {quoted(s['source'])} or slope {quoted(s['slope'])} is not offered"
+        )
     return s
 
 
@@ -146,3 +148,41 @@ def choose(state: State, key: str, value: str) -> State:
         raise StateError(f"control: expected one of {', '.join(SPEC)}, got {key!r}")
     check_state(state, SPEC)
     return {**state, key: value}
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    from normcore.widgets._node import TEXTS, pick
+
+    def typed() -> str:
+        rows, columns = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        return "\n".join(
+            ", ".join(f"{v:.3g}" for v in rng.normal(0, 5, columns)) for _ in range(rows)
+        )
+
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            key = pick(rng, list(SPEC))
+            value = {
+                "source": pick(rng, [*SOURCES, "elsewhere"]),
+                "slope": pick(rng, SLOPES),
+                "typed": pick(rng, [typed(), typed(), *TEXTS[:4], "1 2\n3"]),
+                "typed_slope": pick(rng, [typed(), typed(), "1, 2\n3, 4\n5, 6\n7, 8"]),
+            }.get(key, pick(rng, ["1", "2", "3", "4", "0", "13", "2.5", *TEXTS[:3]]))
+            actions.append(["choose", key, value])
+        plans.append({"context": None, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    # The oracle column and the gaps against it are finite differences: (up - down) / 2h with
+    # h = 1e-6 turns a last-bit difference between two forward passes into ~1e-10 of the scale.
+    loose = dict.fromkeys(("oracle", "true_gap", "naive_error"), 1e-8)
+    return NodeModel("routes-model.js", lambda s, _c: figures(s), _plans, loose)
+
+
+NODE = _node()

@@ -115,3 +115,30 @@ def set_length(state: State, i: int, text: str) -> State:
 def set_learning_rate(state: State, text: str) -> State:
     check_state({"text": text}, {"text": str})
     return {**state, "learning_rate": text}
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    from normcore.widgets._node import TEXTS, pick
+
+    context = case_data()
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            text = f"{rng.uniform(0.1, 5):.4g}" if rng.integers(5) else pick(rng, TEXTS)
+            if rng.integers(4):
+                actions.append(["setLength", int(rng.integers(3)), text])
+            else:
+                actions.append(["setLearningRate", text])
+        plans.append({"context": context, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    return NodeModel("weightnorm-model.js", figures, _plans)
+
+
+NODE = _node()

@@ -101,3 +101,8 @@ export function figures(state, values) {
     centred: centre,
   };
 }
+
+/** The reader sets one control (what the view's form does for each field). */
+export function choose(state, key, value) {
+  return {...state, [key]: value};
+}

@@ -10,7 +10,8 @@ import {CONFIG} from "./config.js";
 export const MAX_ROWS = CONFIG.routes.MAX_ROWS;
 export const MAX_COLUMNS = CONFIG.routes.MAX_COLUMNS;
 const {LIMIT, EPSILON, SEED_HIGH, SIGN_FLOOR, WORKED} = CONFIG.routes;
-const STEP = CONFIG.routes.STEP;   // the oracle's step, as compare_blocks takes it
+const STEP = CONFIG.routes.STEP;
+const {SOURCES, SLOPES} = CONFIG.routes;   // the oracle's step, as compare_blocks takes it
 
 /** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
 export function seeded(seed, count, low, high) {
@@ -93,6 +94,10 @@ const columnSums = (x) => x[0].map((_, j) => x.reduce((sum, row) => sum + row[j]
 
 /** The page's figures for the state; throws InputError for input that cannot be used. */
 export function figures(state) {
+  if (!SOURCES.includes(state.source) || !SLOPES.includes(state.slope)) {
+    throw new InputError(`state: source ${quoted(state.source)} or slope ` +
+      `${quoted(state.slope)} is not offered`);
+  }
   const x = block(state);
   const d = arriving(state, x.length, x[0].length);
   const st = standardise(x, 0, EPSILON);
@@ -110,4 +115,9 @@ export function figures(state) {
     largest_true: largest(truth), wrong_sign: wrong, cells: x.length * x[0].length,
     true_sums: columnSums(truth), naive_sums: columnSums(naive),
   };
+}
+
+/** The reader sets one control (what the view's form does for each field). */
+export function choose(state, key, value) {
+  return {...state, [key]: value};
 }
