@@ -31,12 +31,17 @@ class NodeModel:
     tolerance: per figure key, the relative tolerance (default 1e-12) against the largest
         magnitude among the figures: a looser one only where the figure is itself a rounding
         error (a finite difference's gap), and it says so.
+    actions: the Python side's "drive from code" actions, by their JavaScript name (Lab's
+        ``widget.act(model.set_cell, ...)``): the page's actions are the JavaScript ones, and
+        these are held to produce the same states (a state replayed in Python must equal the
+        page's after every action).
     """
 
     js: str
     figures: Callable[[dict[str, Any], Any], dict[str, Any]]
     plans: Callable[[np.random.Generator], list[Plan]]
     tolerance: Mapping[str, float] = field(default_factory=dict)
+    actions: Mapping[str, Callable[..., dict[str, Any]]] = field(default_factory=dict)
 
 
 def pick(rng: np.random.Generator, options: Any) -> Any:

@@ -106,7 +106,7 @@ def _node() -> Any:
 
     # the passed-down block's gap to the oracle is a finite difference's rounding error
     loose = dict.fromkeys(("true_gap",), 1e-8)
-    return NodeModel("axes-model.js", figures, _plans, loose)
+    return NodeModel("axes-model.js", figures, _plans, loose, {"choose": choose})
 
 
 NODE = _node()

@@ -226,7 +226,8 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    return NodeModel("comparison-model.js", figures, _plans)
+    python = {"toggleArrangement": toggle_arrangement, "toggleSeed": toggle_seed}
+    return NodeModel("comparison-model.js", figures, _plans, actions=python)
 
 
 NODE = _node()

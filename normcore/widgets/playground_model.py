@@ -404,7 +404,10 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    return NodeModel("playground-model.js", lambda s, _c: figures(s), _plans)
+    python = {
+        JS_NAMES.get(n, n): globals()[n] for n in [*JS_NAMES, "undo", "step", "fresh", "resize"]
+    }
+    return NodeModel("playground-model.js", lambda s, _c: figures(s), _plans, actions=python)
 
 
 NODE = _node()

@@ -10,11 +10,11 @@ arithmetic, this module normcore's answer for a state)::
 
 The results are the chapter's own runs, written in once by `results_data`: for each family
 (plain, normalised) the final training losses of both runs at every rate of its grid (the
-sweep's rates and the bracket's, shown to 4 decimals, "chaotic" where the sweep marks its
-digits as the computer's), and for each run the number of test subscribers right under each of
-the chapter's random orders, in the stored order, by the running figures and with batches
-sorted by label. Counts, not shares, so the page and the kernel add the same whole numbers.
-Nothing is trained again.
+sweep's rates and the bracket's), with 12 significant figures, or to 4 decimals only, shown as
+"chaotic", where the sweep marks their digits as the computer's; and for each run the number of
+test subscribers right under each of the chapter's random orders, in the stored order, by the
+running figures and with batches sorted by label. Counts, not shares, so the page and the kernel
+add the same whole numbers. Nothing is trained again.
 """
 
 from __future__ import annotations
@@ -87,7 +87,14 @@ def results_data(
         rates = sorted(grid)
         families[family] = {
             "rates": [rate_text(r) for r in rates],
-            "losses": [[None if v is None else round(v, 4) for v in grid[r][0]] for r in rates],
+            # as the chapter prints them where the digits are the computer's, else 12 figures
+            "losses": [
+                [
+                    None if v is None else round(v, 4) if grid[r][1] else float(f"{v:.12g}")
+                    for v in grid[r][0]
+                ]
+                for r in rates
+            ],
             "chaotic": [grid[r][1] for r in rates],
         }
     orders = {}
@@ -241,7 +248,12 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    return NodeModel("rates-model.js", figures, _plans)
+    python = {
+        "setLimit": lambda s, text: choose(s, limit=text),
+        "setRun": lambda s, run: choose(s, run=run),
+        "setOrders": lambda s, orders: choose(s, orders=orders),
+    }
+    return NodeModel("rates-model.js", figures, _plans, actions=python)
 
 
 NODE = _node()

@@ -182,7 +182,7 @@ def _node() -> Any:
     # The oracle column and the gaps against it are finite differences: (up - down) / 2h with
     # h = 1e-6 turns a last-bit difference between two forward passes into ~1e-10 of the scale.
     loose = dict.fromkeys(("oracle", "true_gap", "naive_error"), 1e-8)
-    return NodeModel("routes-model.js", lambda s, _c: figures(s), _plans, loose)
+    return NodeModel("routes-model.js", lambda s, _c: figures(s), _plans, loose, {"choose": choose})
 
 
 NODE = _node()

@@ -138,7 +138,8 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    return NodeModel("weightnorm-model.js", figures, _plans)
+    python = {"setLength": set_length, "setLearningRate": set_learning_rate}
+    return NodeModel("weightnorm-model.js", figures, _plans, actions=python)
 
 
 NODE = _node()
