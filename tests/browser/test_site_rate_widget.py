@@ -9,7 +9,7 @@ keys. After each, every figure on show is held to normcore's own answer for that
 computed here with the experiment's public functions (`R.sweep`, `R.stable_bracket`,
 `R.order_spread`, `R.sorted_orders`; never the widget's code), at the precision it is shown at;
 the controls must show the choice, and no console error is allowed. In JupyterLab the kernel
-answers each choice too, and the gap it reports must be 0.
+answers each choice too, and the gap it reports must be within 1e-12.
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ ANSWERED = (
 
 def test_rate_widget_live_in_lab(browser: Any, lab: Lab) -> None:
     """In JupyterLab: the same view; the kernel answers every choice from the chapter's runs,
-    and the page shows that its answer and the kernel's do not differ."""
+    and the page shows that its answer and the kernel's differ by at most 1e-12."""
     with chapter(browser, lab, "07-rates-and-leaks.ipynb") as page:
         page.wait_for_selector(f"{ROOT} .nc-readout [data-key]", timeout=ANSWER_TIMEOUT)
         state = {"limit": "1", "run": 1, "orders": 200}
@@ -232,4 +232,6 @@ def test_rate_widget_live_in_lab(browser: Any, lab: Lab) -> None:
             assert wait_for(page, ANSWERED, ROOT, ANSWER_TIMEOUT), where
             check(page.evaluate(READ, ROOT), state, where, runs_on="kernel")
             gap = root.locator(".nc-where [data-key=kernel-gap]").get_attribute("data-value")
-            assert float(gap) == 0.0, where
+            # the page adds the same whole counts; a mean or a deviation may differ in its
+            # last bit from numpy's pairwise sum
+            assert float(gap) <= 1e-12, where
