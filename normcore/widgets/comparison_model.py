@@ -40,6 +40,8 @@ DRAWS, DRAW_SEED = (
     inspect.signature(comparison.paired_people).parameters["draws"].default,
     inspect.signature(comparison.paired_people).parameters["seed"].default,
 )
+#: The bootstrap interval's percentiles (a 95 % interval, as `comparison.paired_people`).
+INTERVAL = (2.5, 97.5)
 #: The arrangement every other is paired with, person by person.
 REFERENCE = "none"
 #: How the table names each arrangement.
@@ -67,6 +69,7 @@ def results_data(scores: Mapping[str, comparison.Scores]) -> Results:
     return {
         "people": people,
         "draws": _draws(people, DRAWS, DRAW_SEED),
+        "interval": list(INTERVAL),
         "held_correct": {
             key: ["".join("1" if v else "0" for v in row) for row in np.asarray(c, dtype=bool)]
             for key, c in correct.items()
@@ -152,7 +155,7 @@ def paired(results: Results, key: str, at: Sequence[int]) -> dict[str, Any]:
     counts = a.sum(axis=0) - r.sum(axis=0)  # per person, a whole number in [-seeds, seeds]
     picks = np.frombuffer(results["draws"].encode("ascii"), dtype=np.uint8) - 97
     sums = counts[picks.reshape(-1, people).astype(np.int64)].sum(axis=1)
-    low, high = np.percentile(sums / (seeds * people), [2.5, 97.5])
+    low, high = np.percentile(sums / (seeds * people), list(results["interval"]))
     per_seed = (a.sum(axis=1) - r.sum(axis=1)) / people
     gap = float(counts.sum() / (seeds * people))
     error = float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0
@@ -187,6 +190,7 @@ def _synthetic(rng: np.random.Generator) -> Results:
     return {
         "people": people,
         "draws": _draws(people, 400, int(rng.integers(1000))),
+        "interval": [float(rng.uniform(0, 10)), float(rng.uniform(90, 100))],
         "held_correct": {
             k: [
                 "".join(str(int(v)) for v in rng.random(people) < rng.uniform(0.3, 0.9))

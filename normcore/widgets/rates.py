@@ -51,7 +51,7 @@ def order_figures(
     normalised runs, computed as the chapter computes them (for a widget built outside it)."""
     data = R.subscribers()
     by = {(r.normalised, r.rate): r for r in rows}
-    nets = {f"run {k + 1}": by[(True, 0.05)].runs[k].net for k in range(2)}
+    nets = {f"run {k + 1}": by[(True, rates_model.ASKED_RATE)].runs[k].net for k in range(2)}
     spreads = {
         name: R.order_spread(net, data.x_test, data.y_test, orders=orders, seed=k)
         for k, (name, net) in enumerate(nets.items())

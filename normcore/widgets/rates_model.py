@@ -19,6 +19,7 @@ add the same whole numbers. Nothing is trained again.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,8 @@ ORDERS = (10, 25, 50, 100, 200)
 #: The largest loss limit the box takes.
 LIMIT = 1e6
 FAMILIES = ("plain", "normalised")
+#: The learning rate of the networks asked over orders (the chapter's: the sweep's smallest).
+ASKED_RATE = 0.05
 
 
 def rate_text(rate: float) -> str:
@@ -105,11 +108,22 @@ def results_data(
             "running": _count(spread.running, test_rows),
             "sorted": {k: _count(v, test_rows) for k, v in sorted_accuracies[name].items()},
         }
-    return {"families": families, "orders": orders, "rows": test_rows, "offered": list(ORDERS)}
+    return {
+        "families": families,
+        "orders": orders,
+        "rows": test_rows,
+        "offered": list(ORDERS),
+        "asked": {"rate": rate_text(ASKED_RATE), "batch": R.BATCH, "limit": _limit_default()},
+    }
+
+
+def _limit_default() -> str:
+    return rate_text(inspect.signature(R.stable_bracket).parameters["limit"].default)
 
 
 def initial() -> State:
-    return {"limit": "1", "run": 1, "orders": ORDERS[-1]}
+    """The opening view: the chapter's loss limit, the first run, every order."""
+    return {"limit": _limit_default(), "run": 1, "orders": ORDERS[-1]}
 
 
 def check(state: object) -> State:
@@ -223,7 +237,13 @@ def _synthetic(rng: np.random.Generator) -> Results:
         }
         for k in (1, 2)
     }
-    return {"families": families, "orders": orders, "rows": rows, "offered": list(ORDERS)}
+    return {
+        "families": families,
+        "orders": orders,
+        "rows": rows,
+        "offered": list(ORDERS),
+        "asked": {"rate": "0.05", "batch": 20, "limit": "1"},
+    }
 
 
 def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:

@@ -90,7 +90,8 @@ export function paired(results, key, at) {
     error = Math.sqrt(squares / (seeds - 1)) / Math.sqrt(seeds);
   }
   return {
-    gap, people_low: percentile(means, 2.5), people_high: percentile(means, 97.5),
+    gap, people_low: percentile(means, results.interval[0]),
+    people_high: percentile(means, results.interval[1]),
     seed_low: gap - 2 * error, seed_high: gap + 2 * error,
     worse: counts.filter((c) => c < 0).length, better: counts.filter((c) => c > 0).length,
   };

@@ -34,7 +34,7 @@ export function readout(f, labels, folds) {
 const signed = (v, digits) => (v >= 0 ? "+" : "") + v.toFixed(digits);
 
 /** The paired table: each arrangement ticked against the plain network, person by person. */
-export function pairedReadout(f, labels, people, draws) {
+export function pairedReadout(f, labels, people, draws, interval) {
   if (!f.paired.length) {
     return '<p class="nc-hint">Tick an arrangement besides plain to pair it with the plain ' +
       "network person by person.</p>";
@@ -52,7 +52,8 @@ export function pairedReadout(f, labels, people, draws) {
     "</tr>").join("");
   const seeds = f.seeds === 1 ? "1 seed" : `${f.seeds} seeds`;
   return `<table class="nc-table"><caption>against plain, person by person, over ${seeds}: ` +
-    `the interval over people resamples the ${people} people ${draws} times (95 %), the ` +
+    `the interval over people resamples the ${people} people ${draws} times ` +
+    `(${interval[0]} to ${interval[1]} per cent), the ` +
     "one over seeds is two standard errors of the per-seed gaps</caption>" +
     '<thead><tr><th scope="col">arrangement</th><th scope="col">gap in held-out accuracy</th>' +
     '<th scope="col">over people</th><th scope="col">over seeds</th>' +
@@ -114,7 +115,8 @@ function render({model, el}) {
     }
     message.textContent = "";
     out.innerHTML = readout(f, results.labels, results.folds) +
-      pairedReadout(f, results.labels, results.people, results.draws.length / results.people);
+      pairedReadout(f, results.labels, results.people, results.draws.length / results.people,
+        results.interval);
     showWhere(where, model, token, f,
       `Runs in this page: the chapter's ${runs} runs were trained when it was ` +
         "built; your browser averages them over the seeds you tick, no kernel needed.");

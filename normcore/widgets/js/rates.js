@@ -53,10 +53,11 @@ export function factorLine(f) {
     f.factor.toFixed(1))} times larger${range}.</p>`;
 }
 
-export function ordersReadout(state, f) {
+export function ordersReadout(state, f, asked) {
   const line = (label, key, text) => `<tr><th scope="row">${label}</th>` +
     `<td data-key="${key}" data-value="${f[key]}">${text}</td></tr>`;
-  return `<table class="nc-table"><caption>run ${state.run}, rate 0.05, batches of 20: ` +
+  return `<table class="nc-table"><caption>run ${state.run}, rate ${asked.rate}, ` +
+    `batches of ${asked.batch}: ` +
     `test accuracy</caption><tbody>` +
     line("by the running figures", "running", four(f.running)) +
     line("batch statistics, rows in their stored order", "in_order", four(f.in_order)) +
@@ -103,7 +104,8 @@ function render({model, el}) {
   ordersField.append(element("span", {class: "nc-label"}, "random orders"), slider, count);
   form.node.append(runs, ordersField);
   form.hint("A run is stable when both of its seeds end under the loss limit (the chapter's " +
-    "is 1). The orders are the chapter's own random orders of the test rows.");
+    `is ${results.asked.limit}). The orders are the chapter's own random orders of the test ` +
+    "rows.");
 
   const runsShown = () => runs.querySelectorAll("button").forEach((b) => {
     b.setAttribute("aria-pressed", String(Number(b.dataset.value) === model.get("state").run));
@@ -129,7 +131,8 @@ function render({model, el}) {
     message.textContent = "";
     out.innerHTML = '<p class="nc-head"><b>How much larger a rate</b></p>' +
       bracketTable(results, f) + factorLine(f) +
-      '<p class="nc-head"><b>Asking with batch statistics</b></p>' + ordersReadout(state, f);
+      '<p class="nc-head"><b>Asking with batch statistics</b></p>' +
+      ordersReadout(state, f, results.asked);
     showWhere(where, model, token, f,
       "Runs in this page: every run was trained when the chapter ran; your browser works " +
         "out the bracket and the spread over orders for each choice, no kernel needed.");
