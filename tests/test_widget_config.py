@@ -85,3 +85,24 @@ def test_a_constant_changed_in_python_changes_the_bundle(tmp_path: Path) -> None
     assert '"EPSILON": 0.000321' in changed
     assert '"EPSILON": 0.000321' not in bundle("playground.js")
     assert '"EPSILON": 1e-05' in bundle("playground.js")
+
+
+def test_every_notebook_stores_the_bundle_its_widget_builds_now() -> None:
+    """A saved notebook carries its widgets' JavaScript (the site loads it from there): after a
+    change to js/ or to a constant, the chapter must be re-executed, or its page runs old code."""
+    import glob
+    import importlib
+
+    stale = []
+    for path in sorted(glob.glob(str(Path(normcore.__file__).parents[1] / "book" / "*.ipynb"))):
+        notebook = json.loads(Path(path).read_text("utf-8"))
+        widgets = notebook.get("metadata", {}).get("widgets", {})
+        states = widgets.get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+        for value in states.values():
+            state = value.get("state", {})
+            if "_esm" in state and str(state.get("_anywidget_id", "")).startswith("normcore."):
+                module, name = state["_anywidget_id"].rsplit(".", 1)
+                cls = getattr(importlib.import_module(module), name)
+                if cls._esm != state["_esm"]:
+                    stale.append(f"{Path(path).name}: {name}")
+    assert not stale, f"re-execute these chapters, their stored widget code is stale: {stale}"
