@@ -26,6 +26,7 @@ from normcore.widgets.playground import playground
 from normcore.widgets.weightnorm import weightnorm_step_widget
 
 PM = playground_model
+pytestmark = pytest.mark.numeric  # the weight-norm lengths are compared with a tolerance
 
 
 @pytest.fixture(autouse=True)
