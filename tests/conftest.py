@@ -1,10 +1,12 @@
-"""The one way a test asks for an oracle (PyTorch, node or chromium): the `oracle` fixture.
+"""The one way a test asks for an oracle (PyTorch, Keras, Flax, node or chromium): the `oracle`
+fixture.
 
-``oracle("torch")`` returns the torch module, ``oracle("node")`` and ``oracle("chromium")`` the
-path of the program. Where the oracle is missing, the test skips on a developer's machine and
+``oracle("torch")`` returns the torch module (``"keras"``: Keras on the torch backend;
+``"flax"``: ``flax.linen``), ``oracle("node")`` and ``oracle("chromium")`` the path of the
+program. Where the oracle is missing, the test skips on a developer's machine and
 says what to install; in CI (``CI=true``, as `.ci/run` sets) it fails instead, so that no test
 that holds normcore to an oracle can go green there by skipping. `tools/ci_prepare.sh` installs
-all three.
+all of them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import pytest
 #: how to get each oracle, said when it is missing
 INSTALL = {
     "torch": "PyTorch is not installed (bash tools/ci_prepare.sh installs 2.13.0)",
+    "keras": "Keras is not installed (bash tools/ci_prepare.sh installs 3.15.1)",
+    "flax": "Flax is not installed (bash tools/ci_prepare.sh installs 0.12.8 with jax 0.10.2)",
     "node": "node is not installed (apt-get install nodejs)",
     "chromium": "chromium is not installed (apt-get install chromium, or set NORMCORE_CHROMIUM)",
 }
@@ -41,9 +45,12 @@ def missing(reason: str) -> None:
 def find_oracle(name: str) -> Any:
     """The oracle `name` ('torch': the module; 'node', 'chromium': the program's path), or None
     when it is not installed."""
-    if name == "torch":
+    modules = {"torch": "torch", "keras": "keras", "flax": "flax.linen"}
+    if name in modules:
+        if name == "keras":  # the backend is read once, at import; torch is the other oracle
+            os.environ.setdefault("KERAS_BACKEND", "torch")
         try:
-            return importlib.import_module("torch")
+            return importlib.import_module(modules[name])
         except ImportError:
             return None
     if name == "node":

@@ -7,6 +7,9 @@
 #                           tests/test_widget_*.py, tests/test_playground.py)
 #   playwright (pip)        the driver for chromium
 #   torch 2.13.0 (pip, CPU) tests/test_torch_agreement.py and the other PyTorch comparisons
+#   keras 3.15.1, flax 0.12.8 with jax 0.10.2 (pip)
+#                           tests/test_reference_frameworks.py: the reference chapter's Keras
+#                           and Flax rows held against the frameworks
 # These are oracles, so this script fails loudly (exit 1, saying what is missing) when it cannot
 # install one, and .ci/run stops there. A developer who runs `make test` without them sees those
 # tests skip, with the reason; under CI=true they fail instead.
@@ -51,8 +54,14 @@ if ! .venv/bin/python -c "import torch" >/dev/null 2>&1; then
     timeout 300 .venv/bin/pip install --quiet "torch==2.13.0" \
         || failed="$failed torch(pip install torch==2.13.0 failed)"
 fi
+# Keras (on the torch backend) and Flax, the versions the reference's framework rows were
+# checked against.
+if ! .venv/bin/python -c "import keras, flax.linen" >/dev/null 2>&1; then
+    timeout 300 .venv/bin/pip install --quiet "keras==3.15.1" "flax==0.12.8" "jax==0.10.2" \
+        "jaxlib==0.10.2" || failed="$failed keras/flax(pip install failed)"
+fi
 if [ -n "$failed" ]; then
     echo "ci_prepare: FAILED to install the tests' oracles:$failed" >&2
     exit 1
 fi
-echo "ci_prepare: chromium, poppler-utils, node, playwright and torch are ready"
+echo "ci_prepare: chromium, poppler-utils, node, playwright, torch, keras and flax are ready"
