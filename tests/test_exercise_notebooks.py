@@ -143,3 +143,19 @@ def test_runs_blank_then_right_with_the_worked_answers(ipynb: Path):
     for index, name in added:
         answer = reply(run.cells[index])
         assert answer == "right" or answer.startswith("right"), f"{name} filled: {answer!r}"
+
+
+def test_lab_copy_keeps_a_notebook_the_reader_edited(tmp_path: Path):
+    """``make lab`` (postBuild) writes lab/exercises with --lab: a notebook the reader has
+    answered in is kept when it runs again; one only opened is refreshed."""
+    chapter = teaching.BOOK / "02-worked-column.ipynb"
+    (written,) = exercise_notebooks.build([chapter], tmp_path, keep_edits=True)
+    nb = nbformat.read(written, as_version=4)
+    index, _ = checkers(nb)[0]
+    nb.cells[index].source = nb.cells[index].source.replace("= None", "= 1.0", 1)
+    nbformat.write(nb, written)
+    assert exercise_notebooks.build([chapter], tmp_path, keep_edits=True) == []
+    assert "= 1.0" in written.read_text()
+    written.unlink()
+    assert exercise_notebooks.build([chapter], tmp_path, keep_edits=True) == [written]
+    assert "answer = None" in written.read_text()

@@ -40,8 +40,14 @@ EXERCISE = re.compile(r"^\*\*Exercise (\d+)[.:]", re.MULTILINE)
 
 
 def version() -> str:
-    """The book's version, from pyproject.toml's ``[project] version``."""
-    with (ROOT / "pyproject.toml").open("rb") as handle:
+    """The book's version, from pyproject.toml's ``[project] version`` (or, in a copy of the
+    book without it, the installed package's, which pip took from that file)."""
+    pyproject = ROOT / "pyproject.toml"
+    if not pyproject.is_file():
+        from importlib.metadata import version as installed
+
+        return installed("normcore")
+    with pyproject.open("rb") as handle:
         return str(tomllib.load(handle)["project"]["version"])
 
 
