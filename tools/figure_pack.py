@@ -185,7 +185,13 @@ def build(notebooks: list[Path], into: Path, tree: Path | None = None) -> list[F
         found = stored_figures(ipynb)
         if not found:
             continue
+        began = time.perf_counter()
         drawn = redraw(ipynb, {index for index, _, _ in found}, shell)
+        print(
+            f"figure_pack: {ipynb.stem}: {len(found)} figure(s) redrawn in "
+            f"{time.perf_counter() - began:.1f} s",
+            flush=True,
+        )
         files: list[tuple[str, bytes]] = []
         for index, fig, png in found:
             again, svg = drawn[index]
