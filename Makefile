@@ -63,7 +63,11 @@ book: $(STAMP)
 # A release (tools/release.py): the site, the PDF, the figure pack, the exercise notebooks and the
 # solutions booklet of this version (pyproject.toml) in _build/release/normcore-VERSION/, with
 # CITATION.cff, CHANGELOG.md and SHA256SUMS; refused if a piece is missing or the versions differ.
-release: book
+# It builds from a clean _build, so that no page an older build left (a chapter's former name)
+# ships.
+release: $(STAMP)
+	$(MAKE) clean
+	$(MAKE) book
 	$(BIN)/python tools/release.py
 
 # The whole book as one PDF (_build/pdf/normcore.pdf, copied into the site, which links it):
