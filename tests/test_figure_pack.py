@@ -27,6 +27,10 @@ CHAPTER = ROOT / "book" / "02-worked-column.ipynb"  # one figure, a short run
 SVG = "{http://www.w3.org/2000/svg}svg"
 
 
+# Building the pack runs a chapter's cells (in this process): not part of make check.
+pytestmark = pytest.mark.notebook
+
+
 @pytest.fixture(scope="module")
 def two_builds(tmp_path_factory) -> tuple[Path, Path]:
     first = tmp_path_factory.mktemp("first")
