@@ -124,3 +124,21 @@ def test_booklet_holds_every_solution_and_stays_out_of_the_book():
     pdf = SITE / teaching.BOOKLET_PDF
     if pdf.exists():
         assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+@pytest.mark.parametrize("name", ["normcore.pdf", teaching.BOOKLET_PDF])
+def test_every_pdf_page_shows_the_version(name: str):
+    import shutil
+    import subprocess
+
+    pdf = ROOT / "_build" / "pdf" / name
+    if not pdf.is_file() or shutil.which("pdftotext") is None:
+        pytest.skip(f"no {pdf.name} (printed only with chromium) or no pdftotext (poppler-utils)")
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    pages = [p for p in text.split("\f") if p.strip()]
+    version = f"normcore {teaching.version()}"
+    assert len(pages) > 1
+    missing = [i + 1 for i, page in enumerate(pages) if version not in page]
+    assert not missing, f"{name}: pages without {version!r}: {missing[:10]}"
