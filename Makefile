@@ -10,7 +10,7 @@ LOCK   := constraints.txt
 .DELETE_ON_ERROR:
 
 .PHONY: install lock book site lab check test suite test-arith lint notebooks clean pdf \
-	claims claims-record fresh-seeds visible-cells ci
+	claims claims-record fresh-seeds visible-cells ci release
 
 # With REPORTS set (.ci/run sets REPORTS=_build/ci), every pytest run writes a JUnit XML report
 # there, which tools/ci_report.py sums up at the end of CI.
@@ -45,13 +45,30 @@ lock:
 # every page is rebuilt (--all: an unchanged page's warnings must fail the build too). _toc.yml is
 # only read (tests/test_build.py checks it against the chapters present).
 SITE_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib) \
-	tools/make_pdf.py tools/chromium.py tools/check_pairing.py \
+	tools/make_pdf.py tools/chromium.py tools/check_pairing.py pyproject.toml \
+	tools/teaching.py tools/figure_pack.py tools/exercise_notebooks.py tools/solutions_booklet.py \
 	$(shell find book/_vendor book/_site book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
+# Then, from the same stored runs, what the chapter pages link for teachers (tools/teaching.py
+# names them): the figure pack (SVG redrawn from the chapters' own cells in one process, held to
+# the stored PNGs byte for byte), the exercise notebooks, and the solutions booklet (page and PDF).
 book: $(STAMP)
 	$(BIN)/python tools/check_pairing.py
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
+	$(BIN)/python tools/figure_pack.py
+	$(BIN)/python tools/exercise_notebooks.py
 	$(BIN)/python tools/make_pdf.py --if-possible
+	$(BIN)/python tools/solutions_booklet.py
+
+# A release (tools/release.py): the site, the PDF, the figure pack, the exercise notebooks and the
+# solutions booklet of this version (pyproject.toml) in _build/release/normcore-VERSION/, with
+# CITATION.cff, CHANGELOG.md and SHA256SUMS; refused if a piece is missing or the versions differ.
+# It builds from a clean _build, so that no page an older build left (a chapter's former name)
+# ships.
+release: $(STAMP)
+	$(MAKE) clean
+	$(MAKE) book
+	$(BIN)/python tools/release.py
 
 # The whole book as one PDF (_build/pdf/normcore.pdf, copied into the site, which links it):
 # the single-page build, printed by the browser tests' chromium. `make book` ends with it.

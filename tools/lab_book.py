@@ -108,7 +108,7 @@ def page_title(book: Path, target: str) -> str:
             for line in path.read_text(encoding="utf-8").splitlines():
                 heading = re.match(r"#\s+(.+)", line.strip().strip('"'))
                 if heading:
-                    return heading.group(1).strip().rstrip("\\n").strip()
+                    return heading.group(1).strip().removesuffix("\\n").strip()
     return target
 
 

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import chromium  # beside this file: the chromium lookup and flags, whether a PDF can be printed
+import teaching  # beside this file: the book's version
 from static_server import serve  # beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,8 +60,10 @@ READY = """() => {
   return typeset && images && rendered;
 }"""
 
+# every page's footer: the book's version (pyproject.toml) and the page number
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
+    f"normcore {teaching.version()} · "
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
 

@@ -18,6 +18,12 @@ Registered in _config.yml (``sphinx.local_extensions``). It does four small thin
    chapter's name, so they do not collide).
 4. **Print style sheet.** ``book/_site/take-away.css`` (screen: hide the print-only lines; print:
    the article alone, widgets with their note, no buttons).
+5. **For teachers (html builder).** The download line also links the chapter's figures (SVG and
+   PNG, ``tools/figure_pack.py``) and its exercises alone (``tools/exercise_notebooks.py``),
+   where the chapter has them; the back matter's pages link the solutions booklet
+   (``tools/solutions_booklet.py``). ``make book`` writes those files after the pages; the names
+   come from ``tools/teaching.py``. Every page's footer, and the PDF's, shows the book's version
+   (pyproject.toml).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import chromium  # tools/chromium.py, on the build's path as a local extension (_config.yml)
+import nbformat
+import teaching  # tools/teaching.py: the teaching downloads' names and the version
 from docutils import nodes
 from myst_nb.core.render import sanitize_script_content
 from sphinx.application import Sphinx
@@ -95,11 +103,68 @@ def add_download_line(app: Sphinx, doctree: nodes.document, docname: str) -> Non
         f"this chapter's notebook, {notebook.name}</a> (executed, with its outputs; run it in "
         "JupyterLab with <code>normcore</code> installed)"
     )
+    nb = nbformat.read(notebook, as_version=4)
+    if teaching.has_exercises(nb):
+        exercises = posixpath.relpath(
+            posixpath.join(teaching.EXERCISES_DIR, teaching.exercise_notebook(notebook.stem)),
+            here or ".",
+        )
+        html += (
+            f' · <a class="nc-exercises-download" href="{exercises}" download>its exercises '
+            "alone</a> (no answers, no outputs)"
+        )
+    if teaching.has_figures(nb):
+        figures = posixpath.relpath(
+            posixpath.join(teaching.FIGURES_DIR, teaching.chapter_pack(notebook.stem)), here or "."
+        )
+        whole = posixpath.relpath(
+            posixpath.join(teaching.FIGURES_DIR, teaching.WHOLE_PACK), here or "."
+        )
+        html += (
+            f' · <a class="nc-figures-download" href="{figures}" download>its figures</a> '
+            f'(SVG and PNG, with captions; <a class="nc-figures-all" href="{whole}" download>'
+            "every chapter's</a>)"
+        )
     if can_print():
         html += f' · <a class="nc-pdf-download" href="{pdf}">the whole book as one PDF</a>'
     html += "</p>"
     section = title.parent
     section.insert(section.index(title) + 1, nodes.raw("", html, format="html"))
+
+
+def add_booklet_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """doctree-resolved (html builder only): on the back matter's pages (the documents without
+    a chapter number), a line linking the solutions booklet, which lives outside the book."""
+    if app.builder.name != "html" or paired_notebook(app, docname) is not None:
+        return
+    if docname in (app.config.root_doc, "genindex", "search"):
+        return
+    title = next(iter(doctree.findall(nodes.title)), None)
+    if title is None:
+        return
+    here = posixpath.dirname(docname)
+    page = posixpath.relpath(teaching.BOOKLET_HTML, here or ".")
+    pdf = posixpath.relpath(teaching.BOOKLET_PDF, here or ".")
+    html = (
+        '<p class="nc-booklet nc-screen-only">For teachers: <a class="nc-booklet-page" '
+        f'href="{page}">the worked solutions of every exercise</a>, on one page'
+    )
+    if can_print():
+        html += f' and <a class="nc-booklet-pdf" href="{pdf}">as a PDF</a>'
+    html += " (kept out of the book and its PDF, so the book can be handed out without them).</p>"
+    section = title.parent
+    section.insert(section.index(title) + 1, nodes.raw("", html, format="html"))
+
+
+def show_version(app: Sphinx, config: Any) -> None:
+    """config-inited: the version from pyproject.toml, as Sphinx's release and in every page's
+    footer."""
+    version = teaching.version()
+    config.version = config.release = version
+    options = dict(config.html_theme_options or {})
+    footer = options.get("extra_footer") or ""
+    options["extra_footer"] = f'<p class="nc-version">normcore {version}</p>{footer}'
+    config.html_theme_options = options
 
 
 def copy_notebooks(app: Sphinx, exception: Exception | None) -> None:
@@ -145,7 +210,9 @@ def merge_widget_state(app: Sphinx, pagename: str, *args: Any) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_css_file("take-away.css")
     app.connect("doctree-read", add_widget_notes)
+    app.connect("config-inited", show_version)
     app.connect("doctree-resolved", add_download_line)
+    app.connect("doctree-resolved", add_booklet_line)
     app.connect("build-finished", copy_notebooks)
     app.connect("html-page-context", merge_widget_state, priority=400)  # myst-nb: 500
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -31,4 +31,6 @@ def check_batch_of_ten(answer: Any) -> Verdict:
         net = R.train(R.RUN_SEEDS[0], 0.05, True).net
         return R.accuracy(R.predict(net, data.x_test, "batch", batch=10), data.y_test)
 
-    return verdict(answer, expected, tolerance=1e-6)
+    # the worked solution gives the accuracy to four decimals, and a reader who types what it
+    # shows is right (exercise 2 is checked the same way)
+    return verdict(answer, expected, tolerance=5e-5)

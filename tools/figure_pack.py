@@ -1,0 +1,251 @@
+"""The figure pack: every figure of the book as SVG and PNG, with its caption and alt text.
+
+For each chapter's stored run (``book/NN-name.ipynb``, the run the site renders), every code cell
+with a figure caption (``mystnb: figure: caption:``) gives one figure, named by chapter and label:
+``chNN-<label>.png`` and ``chNN-<label>.svg`` in ``chNN-name/``.
+
+* The PNG is the stored output itself, byte for byte: the image the site and the PDF show.
+* The SVG needs the figure object, which a stored run does not keep. So the chapter's own code
+  cells (the stored notebook's sources, in step with its .md) run once more, in this one process
+  (one fresh namespace per chapter, in ``book/``, ``PYTHONHASHSEED=0``), up to its last figure
+  cell; after each figure cell its figure is written as SVG (text as paths, so it draws the same
+  without the font; the book style's fixed ``svg.hashsalt`` and no date) and as PNG the way the
+  kernel's inline backend writes it. That PNG must equal the stored one byte for byte, or the
+  pack is not made: the SVG is then the same drawing as the page's picture, not a new run's.
+
+The index (``index.json`` and ``index.md``, one per chapter and one for the book) gives each
+figure's number as the site prints it ("Fig. 2.1"), label, files, caption (the prose's roles
+filled in from the stored run, as ``tools/lab_book.py`` fills them) and alt text (the cell's own,
+or the caption, as ``book/_ext/accessible.py`` gives the site's images).
+
+Zips (fixed entry times and order, so a rebuild gives the same bytes):
+``_build/html/figures/normcore-figures-chNN.zip`` per chapter with figures and
+``normcore-figures.zip`` for the book; the unzipped tree is kept in ``_build/figures/``.
+
+    python tools/figure_pack.py                # every chapter; into _build/html/figures
+    python tools/figure_pack.py --into DIR book/02-worked-column.ipynb
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import contextlib
+import io
+import json
+import os
+import pickle
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import lab_book  # beside this file
+import nbformat
+import teaching  # beside this file
+
+TREE = teaching.BUILD / "figures"
+SITE_DIR = teaching.SITE / teaching.FIGURES_DIR
+
+
+class PackError(RuntimeError):
+    """The pack cannot be made honestly (a figure redrawn differently from the stored one)."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of the pack and its index entry."""
+
+    chapter: str  # "02-worked-column"
+    number: str  # "Fig. 2.1", as the site numbers it
+    label: str  # the figure's name in the chapter, "fig-lag"
+    png: str  # path inside the pack
+    svg: str
+    caption: str  # markdown, roles filled in
+    alt: str
+
+
+def stored_figures(ipynb: Path) -> list[tuple[int, Figure, bytes]]:
+    """(cell index, index entry, stored PNG bytes) for every captioned figure of a chapter."""
+    nb = nbformat.read(ipynb, as_version=4)
+    glued = lab_book.glued_values(nb)
+    figs = lab_book.figures(nb, ipynb.stem)
+    tag = teaching.chapter_tag(ipynb.stem)
+    found = []
+    for label, (index, number, caption) in figs.items():
+        cell = nb.cells[index]
+        where = f"{ipynb.name} caption {number}"
+        text = lab_book.render_prose(caption, glued, figs, ipynb.parent, where)
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt")
+        alt = " ".join(alt.split()) if alt else text
+        images = [o for o in cell.get("outputs", []) if "image/png" in o.get("data", {})]
+        if len(images) != 1:
+            raise PackError(f"{where}: {len(images)} stored images, expected one")
+        png = base64.b64decode(images[0]["data"]["image/png"])
+        stem = f"{ipynb.stem}/{tag}-{label}"
+        entry = Figure(ipynb.stem, number, label, f"{stem}.png", f"{stem}.svg", text, alt)
+        found.append((index, entry, png))
+    return found
+
+
+def redraw(ipynb: Path, cells: set[int], shell) -> dict[int, tuple[bytes, bytes]]:
+    """Run the chapter's code cells up to the last of `cells`; for each of `cells`, its one
+    figure as (PNG as the inline backend writes it, SVG)."""
+    import matplotlib.pyplot as plt
+    from IPython.core.pylabtools import print_figure
+
+    from normcore.plots.style import PNG_METADATA, SVG_METADATA
+
+    nb = nbformat.read(ipynb, as_version=4)
+    last = max(cells)
+    shell.reset(new_session=False)
+    if not hasattr(shell.user_module, "__spec__"):
+        shell.user_module.__spec__ = None
+    drawn: dict[int, tuple[bytes, bytes]] = {}
+    here = os.getcwd()
+    os.chdir(ipynb.parent)
+    plt.ion()  # as in the kernel: pyplot's calls draw as they go, and the layout depends on it
+    try:
+        for index, cell in enumerate(nb.cells[: last + 1]):
+            if cell.cell_type != "code":
+                continue
+            sink = io.StringIO()
+            with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+                result = shell.run_cell(cell.source, store_history=False, silent=True)
+            error = result.error_before_exec or result.error_in_exec
+            if error is not None:
+                raise PackError(f"{ipynb.name} cell {index} failed to run again: {error!r}")
+            numbers = plt.get_fignums()
+            if index in cells:
+                if len(numbers) != 1:
+                    raise PackError(f"{ipynb.name} cell {index}: {len(numbers)} figures open")
+                # Each draw under constrained layout starts from where the last one left the
+                # axes, so a second draw can differ by a pixel: the PNG and the SVG are each the
+                # first draw of a copy of the figure as the cell left it.
+                state = pickle.dumps(plt.figure(numbers[0]))
+                # the inline backend's call (InlineBackend.print_figure_kwargs: bbox tight) with
+                # the metadata normcore.plots.style gives it
+                png = print_figure(
+                    pickle.loads(state), "png", bbox_inches="tight", metadata=dict(PNG_METADATA)
+                )
+                svg = print_figure(
+                    pickle.loads(state), "svg", bbox_inches="tight", metadata=dict(SVG_METADATA)
+                )
+                drawn[index] = (png, svg.encode("utf-8"))
+            plt.close("all")  # as the inline backend does after every cell
+    finally:
+        os.chdir(here)
+        plt.close("all")
+        plt.ioff()
+    return drawn
+
+
+def index_markdown(title: str, figures: list[Figure]) -> str:
+    lines = [f"# {title}", "", f"normcore {teaching.version()}. Each figure as SVG and PNG.", ""]
+    for fig in figures:
+        lines += [
+            f"## {fig.number} ({fig.label})",
+            "",
+            f"Files: `{fig.svg}`, `{fig.png}`",
+            "",
+            f"Caption: {fig.caption}",
+            "",
+            f"Alt text: {fig.alt}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def index_json(figures: list[Figure]) -> str:
+    body = {"version": teaching.version(), "figures": [asdict(f) for f in figures]}
+    return json.dumps(body, indent=1, ensure_ascii=False) + "\n"
+
+
+README = """normcore figure pack, version {version}
+
+Every figure of the book "normcore: normalisation layers, computed", drawn by the run the site
+shows: PNG (the page's own image) and SVG (vector; text drawn as paths, so it looks the same
+without the font). index.md and index.json give each figure's number, caption and alt text.
+Licence: as the book's (see its LICENSE).
+"""
+
+
+def build(notebooks: list[Path], into: Path, tree: Path | None = None) -> list[Figure]:
+    """Make the pack for `notebooks` into `into` (the zips); keep the unzipped tree in `tree`."""
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.environ["SOURCE_DATE_EPOCH"] = "0"
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    everything: list[Figure] = []
+    whole: list[tuple[str, bytes]] = []
+    into.mkdir(parents=True, exist_ok=True)
+    for ipynb in notebooks:
+        found = stored_figures(ipynb)
+        if not found:
+            continue
+        began = time.perf_counter()
+        drawn = redraw(ipynb, {index for index, _, _ in found}, shell)
+        print(
+            f"figure_pack: {ipynb.stem}: {len(found)} figure(s) redrawn in "
+            f"{time.perf_counter() - began:.1f} s",
+            flush=True,
+        )
+        files: list[tuple[str, bytes]] = []
+        for index, fig, png in found:
+            again, svg = drawn[index]
+            if again != png:
+                raise PackError(
+                    f"{ipynb.name} {fig.number}: redrawn, the figure is not the stored one "
+                    "(run tools/execute_notebooks.py on it, or the arithmetic differs here)"
+                )
+            files += [(fig.png, png), (fig.svg, svg)]
+        entries = [fig for _, fig, _ in found]
+        title = f"Figures of chapter {int(ipynb.stem[:2])}, {ipynb.stem}"
+        prefix = f"{ipynb.stem}/"
+        files += [
+            (prefix + "index.md", index_markdown(title, entries).encode()),
+            (prefix + "index.json", index_json(entries).encode()),
+        ]
+        readme = ("README.txt", README.format(version=teaching.version()).encode())
+        teaching.write_zip(into / teaching.chapter_pack(ipynb.stem), [*files, readme])
+        whole += files
+        everything += entries
+    title = "The figures of normcore"
+    whole += [
+        ("index.md", index_markdown(title, everything).encode()),
+        ("index.json", index_json(everything).encode()),
+        ("README.txt", README.format(version=teaching.version()).encode()),
+    ]
+    teaching.write_zip(into / teaching.WHOLE_PACK, whole)
+    (into / "index.json").write_text(index_json(everything), encoding="utf-8")
+    if tree is not None:
+        for name, data in whole:
+            path = tree / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    return everything
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="book/NN-*.ipynb (default: all)")
+    parser.add_argument("--into", type=Path, default=SITE_DIR, help="where the zips go")
+    parser.add_argument("--tree", type=Path, default=TREE, help="where the unzipped pack goes")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    notebooks = [p.resolve().with_suffix(".ipynb") for p in args.notebooks] or teaching.chapters()
+    try:
+        figures = build(notebooks, args.into, args.tree)
+    except (PackError, lab_book.RenderError) as error:
+        raise SystemExit(f"figure_pack: {error}") from None
+    print(
+        f"figure_pack: {len(figures)} figures from {len({f.chapter for f in figures})} chapters "
+        f"into {args.into} in {time.perf_counter() - start:.0f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
