@@ -116,6 +116,17 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
+#: field types that never hold an array (the rest are looked at by `Sealed`)
+_PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Purpose", "tuple[int, ...]"})
+
+
+@functools.lru_cache(maxsize=64)
+def _may_hold_arrays(cls: type) -> tuple[str, ...]:
+    """The fields of the dataclass `cls` that may hold an array or a dict: every field but those
+    typed as a number, a flag, a string or a tuple of whole numbers."""
+    return tuple(f.name for f in dataclasses.fields(cls) if str(f.type) not in _PLAIN_TYPES)
+
+
 class Remade:
     """Mixin of normcore's immutable values (layers, responses, gradients, statistics, losses):
     pickling or copying one (`pickle`, `copy.copy`, `copy.deepcopy`) makes it again through its
@@ -146,7 +157,8 @@ class Sealed(Remade):
 
     def __post_init__(self) -> None:
         state = self.__dict__  # the fields, just set by the dataclass constructor
-        for name, value in state.items():
+        for name in _may_hold_arrays(type(self)):
+            value = state[name]
             if type(value) is np.ndarray:
                 if value.base is None:  # it owns its memory: seal it where it is
                     value.setflags(write=False)

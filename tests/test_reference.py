@@ -7,6 +7,8 @@ of `normcore.reference`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -183,9 +185,9 @@ def test_framework_defaults_are_listed_once_each() -> None:
     assert all(set(r) == {"framework", "setting", "behaviour", "normcore"} for r in rows)
 
 
-def test_framework_defaults_hold_in_pytorch() -> None:
+def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:
     """The PyTorch lines of the reference's framework table, checked against PyTorch itself."""
-    torch = pytest.importorskip("torch")
+    torch = oracle("torch")
     nn = torch.nn
     inst = nn.InstanceNorm2d(3)
     assert inst.affine is False and inst.track_running_stats is False
