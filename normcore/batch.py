@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -130,7 +129,7 @@ class BatchNorm(Normaliser):
         """The deviation predicting divides by (read-only)."""
         if self.tracks == "deviation":
             return self.running_variance
-        known = self.__dict__.setdefault("_lined_up", {})
+        known = self._known()
         if "running deviation" not in known:
             with np.errstate(all="ignore"):
                 known["running deviation"] = sealed(np.sqrt(self.running_variance + self.epsilon))
@@ -152,7 +151,7 @@ class BatchNorm(Normaliser):
     def _given(self, x: np.ndarray) -> Given:
         """The running mean and deviation lined up with `x` (worked out once per rank and
         dtype: the layer cannot change)."""
-        known = self.__dict__.setdefault("_lined_up", {})
+        known = self._known()
         key = ("given", x.ndim, x.dtype)
         if key not in known:
             mean = self._in_view(self.running_mean, x, "running_mean")
@@ -194,7 +193,7 @@ class BatchNorm(Normaliser):
             moved["running_variance"] = sealed(
                 keep * self.running_variance + (1 - keep) * batch_spread
             )
-        return dataclasses.replace(self, **moved, _from_step=True)
+        return self._successor(moved)
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,7 +264,9 @@ class GhostBatchNorm(BatchNorm):
         self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
     ) -> int:
         """While predicting, the magnitude limit counts every row, as `BatchNorm`'s does."""
-        return x.shape[-2] if purpose == PREDICTING else view.shape[axes[0]]
+        if purpose == PREDICTING:
+            return x.shape[-2]
+        return super()._values_per_check(x, view, axes, purpose)
 
     def _view(self, x: np.ndarray) -> np.ndarray:
         """(..., groups, group_rows, features); one group of every row when the rows do not divide
