@@ -22,7 +22,7 @@ def pair(seed: int, stack: tuple[int, ...] = (), tracks: str = "variance"):
         scale=r.normal(size=(*stack, 4)),
         shift=r.normal(size=(*stack, 4)),
         running_mean=r.normal(size=(*stack, 4)) * 5,
-        running_variance=spread,
+        **{"running_variance" if tracks == "variance" else "running_deviation": spread},
         tracks=tracks,
     )
     return dense, batch, r.normal(size=(*stack, 9, 6)) * 3
