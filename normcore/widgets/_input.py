@@ -209,6 +209,6 @@ def real_block(block: object, name: str = "block") -> Any:
     arithmetic (`normcore._checks.as_block`, the layers' own check)."""
     import numpy as np
 
-    from normcore._checks import as_block
+    from normcore import as_block
 
     return np.asarray(as_block(block, name), dtype=np.float64)
