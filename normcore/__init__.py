@@ -15,6 +15,7 @@ numpy error state. Bad input gets a typed error (`NormcoreError` and its subclas
 arithmetic, including a block too large to answer (more than an eighth of this machine's memory).
 """
 
+from ._checks import as_block
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
 from .conv import Conv2d, StandardisedConv2d, fold_into_conv
@@ -89,6 +90,7 @@ __all__ = [
     "WeightNormDense",
     "ZeroDirectionError",
     "adain",
+    "as_block",
     "binary_cross_entropy",
     "check_slope",
     "finite_difference",

@@ -52,12 +52,36 @@ def own_error_state(call: F) -> F:
     ``np.seterr(all="raise")``.
     """
 
-    @functools.wraps(call)
-    def quiet(*args: Any, **kwargs: Any) -> Any:
-        with np.errstate(all="ignore"):
-            return call(*args, **kwargs)
+    if _ERROR_STATE is None:  # another numpy: its own errstate
 
-    return quiet  # type: ignore[return-value]
+        @functools.wraps(call)
+        def quiet(*args: Any, **kwargs: Any) -> Any:
+            with np.errstate(all="ignore"):
+                return call(*args, **kwargs)
+
+        return quiet  # type: ignore[return-value]
+
+    @functools.wraps(call)
+    def ignoring(*args: Any, **kwargs: Any) -> Any:
+        token = _ERROR_STATE.set(_IGNORED)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            _ERROR_STATE.reset(token)
+
+    return ignoring  # type: ignore[return-value]
+
+
+# numpy 2 keeps its error state in a context variable, which ``np.errstate`` sets and resets; a
+# public call sets it to the state ``np.errstate(all="ignore")`` makes, taken once here (entering
+# an ``np.errstate`` costs as much as a small ufunc, and every public call enters one)
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _ERROR_STATE
+
+    with np.errstate(all="ignore"):
+        _IGNORED = _ERROR_STATE.get()
+except ImportError:  # pragma: no cover - a numpy without it
+    _ERROR_STATE = None
 
 
 # -- read-only arrays -----------------------------------------------------------------------------
@@ -116,6 +140,17 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
+#: field types that never hold an array (the rest are looked at by `Sealed`)
+_PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Purpose", "tuple[int, ...]"})
+
+
+@functools.lru_cache(maxsize=64)
+def _may_hold_arrays(cls: type) -> tuple[str, ...]:
+    """The fields of the dataclass `cls` that may hold an array or a dict: every field but those
+    typed as a number, a flag, a string or a tuple of whole numbers."""
+    return tuple(f.name for f in dataclasses.fields(cls) if str(f.type) not in _PLAIN_TYPES)
+
+
 class Remade:
     """Mixin of normcore's immutable values (layers, responses, gradients, statistics, losses):
     pickling or copying one (`pickle`, `copy.copy`, `copy.deepcopy`) makes it again through its
@@ -146,7 +181,8 @@ class Sealed(Remade):
 
     def __post_init__(self) -> None:
         state = self.__dict__  # the fields, just set by the dataclass constructor
-        for name, value in state.items():
+        for name in _may_hold_arrays(type(self)):
+            value = state[name]
             if type(value) is np.ndarray:
                 if value.base is None:  # it owns its memory: seal it where it is
                     value.setflags(write=False)
@@ -358,6 +394,8 @@ def check_momentum(momentum: Any) -> float:
 
 
 def check_rate(rate: Any) -> float:
+    if type(rate) is float and math.isfinite(rate):  # the common case, as `number` answers it
+        return rate
     return number(rate, "rate", RateError, "a finite number")
 
 
@@ -375,18 +413,21 @@ def fits(p: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
     return p.astype(dtype)
 
 
-def check_finite_result(a: np.ndarray, what: str) -> np.ndarray:
+def check_finite_result(a: np.ndarray, what: str, owner: Any = None) -> np.ndarray:
     """Last guard against overflow inside the arithmetic: never hand back a silent NaN or inf
-    (MagnitudeError). Called inside a public call (`own_error_state`): a contiguous answer is
-    read once by one BLAS dot product of itself (a finite sum of squares means every entry is
-    finite), and read entry by entry only when that sum is not finite."""
+    (MagnitudeError, naming `what`, after ``type(owner).__name__`` and a dot when `owner` is
+    given, so that the name is put together only when it is needed). Called inside a public call
+    (`own_error_state`): a contiguous answer is read once by one BLAS dot product of itself (a
+    finite sum of squares means every entry is finite), and read entry by entry only when that
+    sum is not finite."""
     if a.flags.c_contiguous:
         flat = a.reshape(-1)
         if math.isfinite(float(np.dot(flat, flat))):
             return a
     if not _all_finite(a):
+        where = what if owner is None else f"{type(owner).__name__}.{what}"
         raise MagnitudeError(
-            f"{what}: expected results within the {a.dtype} range, got an overflow in the "
+            f"{where}: expected results within the {a.dtype} range, got an overflow in the "
             "arithmetic"
         )
     return a

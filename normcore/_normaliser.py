@@ -150,13 +150,8 @@ class Normaliser(Remade):
         """
         purpose = check_purpose(purpose)
         x = as_block(x, "x", finite=False)
-        self._prepare(x)
-        self._check_rows(x, purpose)
-        check_not_empty(x, "x")
-        check_epsilon_fits(self.epsilon, x.dtype)
-        view = self._view(x)
-        axes = self._stat_axes(view)
-        check_values(x, self._values_per_check(x, view, axes, purpose), "x")
+        view, axes, count = self._layout(x, purpose)
+        check_values(x, count, "x")
         scale, shift = self._parameters_for(x)
         given = self._given(x) if purpose == PREDICTING else None
         if given is None:
@@ -164,7 +159,7 @@ class Normaliser(Remade):
         else:
             st = standardise_by(view, given[0], given[1], axes)
         out = st.z if scale is None else st.z * scale + shift
-        check_finite_result(out, f"{type(self).__name__}.forward")
+        check_finite_result(out, "forward", self)
         return Response(
             output=out if out.shape == x.shape else _shaped(out, x.shape),
             layer=self,
@@ -196,14 +191,13 @@ class Normaliser(Remade):
             )
         check_values(d, st.count, "d_out")
         scale, _ = self._parameters_for(d)
-        what = f"{type(self).__name__}.backward"
         arriving = view if scale is None else view * scale  # the slope arriving at z
-        passed = check_finite_result(standardise_backward(st, arriving), what)
+        passed = check_finite_result(standardise_backward(st, arriving), "backward", self)
         slopes = {}
         if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
             # Both finite, with no scan: check_values bounds |d| by sqrt(largest / (8 n)), and
             # |z| <= sqrt(n), so no sum of fewer than 10**18 products can overflow
-            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
+            shared = self._shared_axes(scale)
             shape = self.scale.shape
             slopes["scale"] = np.add.reduce(view * st.z, axis=shared)
             slopes["shift"] = np.add.reduce(view, axis=shared)
@@ -231,9 +225,56 @@ class Normaliser(Remade):
             shares every array the step did not change (they are read-only).
         """
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        return dataclasses.replace(self, **self._moved(slopes, rate), _from_step=True)
+        return self._successor(self._moved(slopes, rate))
 
     # -- helpers -------------------------------------------------------------------------------
+    def _known(self) -> dict[Any, Any]:
+        """What this layer has worked out about the blocks it has read (their layout, its
+        parameters lined up with them): a layer cannot change, so each is worked out once."""
+        known = self.__dict__.setdefault("_lined_up", {})
+        if len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
+            known.clear()
+        return known
+
+    def _successor(self, moved: dict[str, np.ndarray]) -> Normaliser:
+        """The layer a step makes: this one with the `moved` arrays (checked and sealed as the
+        step made them), through the constructor (``dataclasses.replace``). It shares every
+        array the step did not change, and what this layer learnt about the layouts of the
+        blocks it read (a step changes no shape and no setting)."""
+        new = dataclasses.replace(self, **moved, _from_step=True)
+        new.__dict__["_layouts"] = self.__dict__.setdefault("_layouts", {})
+        return new
+
+    def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:
+        """Refuse a block this layer cannot read for `purpose` (ShapeError, EmptyBatchError, an
+        EpsilonError for a float type that cannot hold epsilon); else the statistics' view of
+        `x`, the axes they run along and the count `check_values` bounds magnitudes for. The
+        checks depend only on the block's shape and dtype (and the layer's settings, which a
+        step keeps), so each shape is checked once by a layer and the layers its steps make."""
+        known = self.__dict__.setdefault("_layouts", {})
+        if len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
+            known.clear()
+        key = (x.shape, x.dtype, purpose)
+        found = known.get(key)
+        if found is None:
+            self._prepare(x)
+            self._check_rows(x, purpose)
+            check_not_empty(x, "x")
+            check_epsilon_fits(self.epsilon, x.dtype)
+            view = self._view(x)
+            axes = self._stat_axes(view)
+            found = known[key] = (view.shape, axes, self._values_per_check(x, view, axes, purpose))
+        shape, axes, count = found
+        return (x if shape == x.shape else x.reshape(shape)), axes, count
+
+    def _shared_axes(self, scale: np.ndarray) -> tuple[int, ...]:
+        """The axes a lined-up parameter is shared along (size 1), which its slope sums over."""
+        known = self._known()
+        key = ("shared", scale.shape)
+        if key not in known:
+            known[key] = tuple(i for i, n in enumerate(scale.shape) if n == 1)
+        return known[key]
+
     def _check_rows(self, x: np.ndarray, purpose: str) -> None:
         """Refuse a block this purpose cannot read (ghost batch norm: rows that do not divide)."""
 
@@ -252,7 +293,7 @@ class Normaliser(Remade):
         when not affine). Worked out once per rank and dtype: the layer cannot change."""
         if not self.affine:
             return None, None
-        known = self.__dict__.setdefault("_lined_up", {})
+        known = self._known()
         key = (x.ndim, x.dtype)
         if key not in known:
             scale = self._in_view(self.scale, x, "scale")
@@ -270,7 +311,7 @@ class Normaliser(Remade):
         moved = {}
         for key, slope in slopes.items():
             value = getattr(self, key) - rate * slope
-            moved[key] = sealed(check_finite_result(value, f"{type(self).__name__}.step ({key})"))
+            moved[key] = sealed(check_finite_result(value, f"step ({key})", self))
         return moved
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
@@ -46,9 +45,14 @@ class BatchNorm(Normaliser):
       ``running = momentum * running + (1 - momentum) * batch`` with momentum 0.9 and the batch's
       *biased* variance. A forward pass never changes the layer: a training pass made for a look,
       never followed by a step, leaves prediction where it was.
+    - Running figures by name: ``running_mean``, ``running_variance`` (the running variance) and
+      ``running_deviation`` (the deviation predicting divides by, sqrt(running_variance +
+      epsilon), worked out by the constructor from the running variance: a value handed in with
+      it is worked out again, as `dataclasses.replace` hands in the old layer's).
     - With ``tracks='deviation'`` the running figures are the mean and the deviation
-      sqrt(variance + epsilon) instead (chapter 7's network), and predicting divides by the running
-      deviation as it stands.
+      sqrt(variance + epsilon) instead (chapter 7's network): the layer holds
+      ``running_deviation`` (starting at 1), folds the batch's deviation into it, and predicting
+      divides by it as it stands; it holds no running variance (``running_variance`` is None).
     - Backward (training): three routes (a value's own z, the column mean, the column variance;
       see `normcore.standardise`); the passed-down columns sum to zero. Backward (predicting):
       the running figures are constants, so the slope is d / deviation.
@@ -67,6 +71,7 @@ class BatchNorm(Normaliser):
     running_variance: Any = None
     momentum: float = 0.9
     tracks: Tracks = "variance"
+    running_deviation: Any = None
 
     name = "batch"
 
@@ -79,7 +84,20 @@ class BatchNorm(Normaliser):
         object.__setattr__(self, "momentum", check_momentum(self.momentum))
         if not isinstance(self.tracks, str) or self.tracks not in ("variance", "deviation"):
             raise SettingError(f"tracks: expected 'variance' or 'deviation', got {self.tracks!r}")
-        for field, start in (("running_mean", 0.0), ("running_variance", 1.0)):
+        spread = self.spread_field
+        if self.tracks == "deviation" and self.running_variance is not None:
+            raise SettingError(
+                "running_variance: expected None with tracks='deviation' (the layer tracks the "
+                "running deviation: give running_deviation)"
+            )
+        if self.tracks == "variance" and self.running_variance is None:
+            if self.running_deviation is not None:
+                raise SettingError(
+                    "running_deviation: expected None with tracks='variance' and no "
+                    "running_variance (the layer tracks the running variance: give "
+                    "running_variance, or tracks='deviation')"
+                )
+        for field, start in (("running_mean", 0.0), (spread, 1.0)):
             value = getattr(self, field)
             if value is None:
                 value = sealed(np.full(self.scale.shape, start))
@@ -90,11 +108,13 @@ class BatchNorm(Normaliser):
                     f"{field}: expected the scale's shape {self.scale.shape}, got {value.shape}"
                 )
             object.__setattr__(self, field, value)
-        smallest = float(np.minimum.reduce(self.running_variance, axis=None, initial=np.inf))
+        smallest = float(np.minimum.reduce(getattr(self, spread), axis=None, initial=np.inf))
         if self.tracks == "variance" and smallest < 0:
             raise SettingError("running_variance: expected values >= 0")
         if self.tracks == "deviation" and smallest <= 0:
-            raise SettingError("running_variance (a running deviation here): expected values > 0")
+            raise SettingError("running_deviation: expected values > 0")
+        if self.tracks == "variance":
+            object.__setattr__(self, "running_deviation", self._deviation(self.running_variance))
 
     @classmethod
     def create(
@@ -126,15 +146,15 @@ class BatchNorm(Normaliser):
         return int(self.scale.shape[-1])
 
     @property
-    def running_deviation(self) -> np.ndarray:
-        """The deviation predicting divides by (read-only)."""
-        if self.tracks == "deviation":
-            return self.running_variance
-        known = self.__dict__.setdefault("_lined_up", {})
-        if "running deviation" not in known:
-            with np.errstate(all="ignore"):
-                known["running deviation"] = sealed(np.sqrt(self.running_variance + self.epsilon))
-        return known["running deviation"]
+    def spread_field(self) -> str:
+        """The name of the running spread this layer holds and folds in: 'running_variance', or
+        'running_deviation' with ``tracks='deviation'``."""
+        return "running_variance" if self.tracks == "variance" else "running_deviation"
+
+    def _deviation(self, variance: np.ndarray) -> np.ndarray:
+        """sqrt(variance + epsilon), read-only: the deviation predicting divides by."""
+        with np.errstate(all="ignore"):  # finite: both are finite and >= 0
+            return sealed(np.sqrt(variance + self.epsilon))
 
     # -- where the statistics run --------------------------------------------------------------
     def _prepare(self, x: np.ndarray) -> None:
@@ -152,7 +172,7 @@ class BatchNorm(Normaliser):
     def _given(self, x: np.ndarray) -> Given:
         """The running mean and deviation lined up with `x` (worked out once per rank and
         dtype: the layer cannot change)."""
-        known = self.__dict__.setdefault("_lined_up", {})
+        known = self._known()
         key = ("given", x.ndim, x.dtype)
         if key not in known:
             mean = self._in_view(self.running_mean, x, "running_mean")
@@ -178,8 +198,8 @@ class BatchNorm(Normaliser):
 
         Returns:
             A new layer of the same shapes: ``running = momentum * running + (1 - momentum) *
-            batch`` for the mean and the (biased) variance, or the deviation when
-            ``tracks='deviation'``. This layer is unchanged.
+            batch`` for the mean and the (biased) variance (and the running deviation worked
+            out from it), or the deviation when ``tracks='deviation'``. This layer is unchanged.
         """
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
         moved = self._moved(slopes, rate)
@@ -188,13 +208,17 @@ class BatchNorm(Normaliser):
             if not gradient.made_by_backward:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
-            batch_spread = stats.variance if self.tracks == "variance" else stats.deviation
             # each a weighted average of two finite figures (keep in [0, 1)): finite too
             moved["running_mean"] = sealed(keep * self.running_mean + (1 - keep) * stats.mean)
-            moved["running_variance"] = sealed(
-                keep * self.running_variance + (1 - keep) * batch_spread
-            )
-        return dataclasses.replace(self, **moved, _from_step=True)
+            if self.tracks == "variance":
+                variance = sealed(keep * self.running_variance + (1 - keep) * stats.variance)
+                moved["running_variance"] = variance
+                moved["running_deviation"] = self._deviation(variance)
+            else:
+                moved["running_deviation"] = sealed(
+                    keep * self.running_deviation + (1 - keep) * stats.deviation
+                )
+        return self._successor(moved)
 
 
 @dataclass(frozen=True, eq=False)
@@ -265,7 +289,9 @@ class GhostBatchNorm(BatchNorm):
         self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
     ) -> int:
         """While predicting, the magnitude limit counts every row, as `BatchNorm`'s does."""
-        return x.shape[-2] if purpose == PREDICTING else view.shape[axes[0]]
+        if purpose == PREDICTING:
+            return x.shape[-2]
+        return super()._values_per_check(x, view, axes, purpose)
 
     def _view(self, x: np.ndarray) -> np.ndarray:
         """(..., groups, group_rows, features); one group of every row when the rows do not divide

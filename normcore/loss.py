@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from ._checks import Sealed, as_block, check_not_empty, own_error_state
 from .errors import LabelError, ShapeError
+from .standardise import statistic_count
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +53,7 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
             f"{z.shape}, got {stack_axes!r}"
         )
     axes = tuple(range(int(stack_axes), z.ndim))
-    count = math.prod([z.shape[a] for a in axes])
+    count = statistic_count(z.shape, axes)  # the values each loss is the mean of
     e = np.exp(-np.abs(z))  # shared by the loss and the sigmoid (exactly as `sigmoid` makes it)
     each = np.where(z >= 0, z * (1 - y), -z * y) + np.log1p(e)
     chance = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(z.dtype, copy=False)

@@ -85,6 +85,9 @@ def answered(gradient: Gradient) -> Gradient:
     return gradient
 
 
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _foreign(what: str, got: str) -> ForeignResponseError:
     return ForeignResponseError(f"{what}: expected {got}")
 
@@ -104,7 +107,7 @@ def check_response(layer: Any, response: Any) -> Response:
             "answered)"
         )
     output = response.output
-    if not isinstance(output, np.ndarray) or output.dtype not in (np.float32, np.float64):
+    if not isinstance(output, np.ndarray) or output.dtype not in _FLOATS:
         raise _foreign(
             "response.output", f"a float block from forward, got {type(output).__name__}"
         )

@@ -4,6 +4,7 @@ against one network at a time, the facts the chapter states, and typed errors fo
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
@@ -45,8 +46,8 @@ def test_softmax_cross_entropy_slope_is_the_oracle_s() -> None:
     assert np.all(np.isfinite(deepnet.softmax_cross_entropy(z * 1e6, y).value))
 
 
-def test_softmax_cross_entropy_agrees_with_pytorch() -> None:
-    torch = pytest.importorskip("torch")
+def test_softmax_cross_entropy_agrees_with_pytorch(oracle: Any) -> None:
+    torch = oracle("torch")
     rng = np.random.default_rng(1)
     z = rng.normal(size=(1, 7, 10))
     y = rng.integers(0, 10, size=7)
@@ -288,8 +289,8 @@ def test_prepost_backward_is_the_oracle_s(arrangement: str) -> None:
 
 
 @pytest.mark.parametrize("arrangement", prepost.ARRANGEMENTS)
-def test_prepost_agrees_with_pytorch(arrangement: str) -> None:
-    torch = pytest.importorskip("torch")
+def test_prepost_agrees_with_pytorch(arrangement: str, oracle: Any) -> None:
+    torch = oracle("torch")
     F = torch.nn.functional
     blocks = 4
     firsts, seconds, x, readout, targets = (torch.tensor(a[0]) for a in prepost._draw((1,), blocks))

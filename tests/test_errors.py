@@ -810,7 +810,7 @@ def test_no_warning_comes_before_a_typed_refusal() -> None:
             scale=np.ones(2),
             shift=np.zeros(2),
             running_mean=np.zeros(2),
-            running_variance=np.full(2, 1e-300),
+            running_deviation=np.full(2, 1e-300),
             tracks="deviation",
         )
         raises(nc.MagnitudeError, lambda: tiny.forward(np.full((3, 2), 1e10)), "range")

@@ -318,6 +318,7 @@ def parameters(layer: Any) -> dict[str, np.ndarray]:
         "shift",
         "running_mean",
         "running_variance",
+        "running_deviation",
         "weights",
         "direction",
         "bias",
@@ -572,8 +573,9 @@ def _statistics_layout(kind: str, x: np.ndarray, p: dict[str, Any]) -> tuple[np.
 def _running(kind: str, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The running mean and deviation of a batch layer, lined up with its block."""
     line = (lambda a: a[..., None, :]) if kind != "image" else (lambda a: a[:, None, None])
-    m, v = line(p["running_mean"]), line(p["running_variance"])
-    return m, v if p["tracks"] == "deviation" else np.sqrt(v + p["epsilon"])
+    if p["tracks"] == "deviation":
+        return line(p["running_mean"]), line(p["running_deviation"])
+    return line(p["running_mean"]), np.sqrt(line(p["running_variance"]) + p["epsilon"])
 
 
 def reference_forward(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str) -> np.ndarray:
@@ -658,11 +660,13 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
         "shift": rng.standard_normal(pshape),
     }
     if kind in ("batch", "ghost", "image"):
+        tracks = draw(st.sampled_from(["variance", "deviation"]))
+        held = "running_variance" if tracks == "variance" else "running_deviation"
         p.update(
+            {held: rng.random(pshape) + 0.5},
             running_mean=rng.standard_normal(pshape),
-            running_variance=rng.random(pshape) + 0.5,
             momentum=draw(st.sampled_from([0.9, 0.0, 0.5])),
-            tracks=draw(st.sampled_from(["variance", "deviation"])),
+            tracks=tracks,
         )
         if kind == "ghost":
             p["group_rows"] = g
@@ -752,9 +756,10 @@ def test_valid_normalisers_match_the_reference(case, cases: Cases) -> None:
         if kind == "ghost":  # the groups' statistics, averaged over the groups
             spread = spread.mean(axis=-2)
         keep = p["momentum"]
+        held = "running_deviation" if p["tracks"] == "deviation" else "running_variance"
         np.testing.assert_allclose(
-            moved.running_variance,
-            keep * p["running_variance"] + (1 - keep) * spread,
+            getattr(moved, held),
+            keep * p[held] + (1 - keep) * spread,
             rtol=1e-4 if f32 else 1e-9,
             atol=1e-6 if f32 else 1e-12,
         )

@@ -62,7 +62,7 @@ def per_group(layer: nc.GhostBatchNorm, x: np.ndarray, d: np.ndarray):
     groups = rows // g
     tiled = {
         name: np.broadcast_to(np.expand_dims(getattr(layer, name), -2), (*stack, groups, f))
-        for name in ("scale", "shift", "running_mean", "running_variance")
+        for name in ("scale", "shift", "running_mean", layer.spread_field)
     }
     twin = nc.BatchNorm(
         **tiled, epsilon=layer.epsilon, momentum=layer.momentum, tracks=layer.tracks
@@ -155,9 +155,10 @@ def test_one_group_is_batch_norm_exactly(stack, tracks) -> None:
     r = rng(11)
     rows, f = 6, 4
     scale, shift = params(r, (*stack, f))
+    spread = "running_variance" if tracks == "variance" else "running_deviation"
     running = {
         "running_mean": r.normal(size=(*stack, f)),
-        "running_variance": r.uniform(0.5, 2.0, size=(*stack, f)),
+        spread: r.uniform(0.5, 2.0, size=(*stack, f)),
     }
     plain = nc.BatchNorm(scale=scale, shift=shift, tracks=tracks, **running)
     ghost = nc.GhostBatchNorm(scale=scale, shift=shift, tracks=tracks, group_rows=rows, **running)
@@ -172,7 +173,7 @@ def test_one_group_is_batch_norm_exactly(stack, tracks) -> None:
     for name in ("mean", "variance", "deviation"):
         np.testing.assert_array_equal(getattr(gb.statistics, name), getattr(ga.statistics, name))
     sa, sb = plain.step(ga, 0.1), ghost.step(gb, 0.1)
-    for name in ("scale", "shift", "running_mean", "running_variance"):
+    for name in ("scale", "shift", "running_mean", "running_deviation"):
         np.testing.assert_array_equal(getattr(sb, name), getattr(sa, name))
 
 
@@ -232,7 +233,11 @@ def test_folds_into_the_dense_layer_before_it_as_batch_norm_does(tracks) -> None
         scale=scale,
         shift=shift,
         running_mean=r.normal(size=3),
-        running_variance=r.uniform(0.5, 2.0, size=3),
+        **{
+            "running_variance" if tracks == "variance" else "running_deviation": r.uniform(
+                0.5, 2.0, size=3
+            )
+        },
         tracks=tracks,
         group_rows=2,
     )
@@ -254,7 +259,7 @@ def test_step_folds_in_the_groups_averaged_statistics(stack, tracks) -> None:
         "scale": scale,
         "shift": shift,
         "running_mean": start_mean,
-        "running_variance": start_spread,
+        "running_variance" if tracks == "variance" else "running_deviation": start_spread,
         "momentum": 0.8,
         "tracks": tracks,
     }
@@ -267,12 +272,11 @@ def test_step_folds_in_the_groups_averaged_statistics(stack, tracks) -> None:
     mean, variance, deviation = group_statistics(ghost, x)
     spread = variance if tracks == "variance" else deviation
     np.testing.assert_allclose(moved.running_mean, 0.8 * start_mean + 0.2 * mean, rtol=1e-12)
-    np.testing.assert_allclose(
-        moved.running_variance, 0.8 * start_spread + 0.2 * spread, rtol=1e-12
-    )
+    held = getattr(moved, moved.spread_field)
+    np.testing.assert_allclose(held, 0.8 * start_spread + 0.2 * spread, rtol=1e-12)
     # the groups' average, not the whole block's statistics (the rows drift, so they differ)
     whole = x.var(axis=-2) if tracks == "variance" else np.sqrt(x.var(axis=-2) + EPS)
-    assert not np.allclose(moved.running_variance, 0.8 * start_spread + 0.2 * whole, rtol=1e-3)
+    assert not np.allclose(held, 0.8 * start_spread + 0.2 * whole, rtol=1e-3)
     # scale and shift move as BatchNorm's would by the same slopes
     expected = plain.step(dataclasses.replace(gradient, layer=plain), 0.25)
     for name in ("scale", "shift"):
@@ -451,7 +455,8 @@ def test_create_starts_as_batch_norm_starts() -> None:
     np.testing.assert_array_equal(layer.scale, np.ones((2, 3)))
     np.testing.assert_array_equal(layer.shift, np.zeros((2, 3)))
     np.testing.assert_array_equal(layer.running_mean, np.zeros((2, 3)))
-    np.testing.assert_array_equal(layer.running_variance, np.ones((2, 3)))
+    np.testing.assert_array_equal(layer.running_deviation, np.ones((2, 3)))
+    assert layer.running_variance is None  # a deviation-tracking layer holds no variance
     assert (layer.epsilon, layer.momentum, layer.tracks) == (1e-3, 0.5, "deviation")
 
 

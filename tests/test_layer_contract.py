@@ -1,7 +1,7 @@
 """The contract every layer keeps, tested once over every layer.
 
 For each layer in `LAYERS` (the normalisers, GhostBatchNorm included, the dense layers, the
-activations and a `Sequential`), in both purposes:
+convolutions, the activations and a `Sequential`), in both purposes:
 
 * **Read-only values.** Every array anywhere in what the three calls hand back (the response,
   its cache and statistics, the gradient and its slopes, the new layer, and every value inside
@@ -61,6 +61,9 @@ LAYERS: dict[str, tuple[Callable[[], Any], tuple[int, ...]]] = {
     "not affine": (lambda: nc.LayerNorm.create(4, affine=False), (3, 4)),
     "dense": (lambda: nc.Dense.create(4, 3, _rng(2)), (5, 4)),
     "weight norm": (lambda: nc.WeightNormDense.create(4, 3, _rng(3)), (5, 4)),
+    "conv": (lambda: nc.Conv2d.create(2, 3, 3, _rng(5), padding=1), (2, 2, 4, 4)),
+    "conv strided": (lambda: nc.Conv2d.create(2, 3, 2, _rng(6), stride=2), (2, 2, 5, 5)),
+    "standardised conv": (lambda: nc.StandardisedConv2d.create(2, 3, 3, _rng(7)), (2, 2, 4, 4)),
     "ReLU": (nc.ReLU, (3, 4)),
     "tanh": (nc.Tanh, (3, 4)),
     "sigmoid": (nc.Sigmoid, (3, 4)),
@@ -257,7 +260,7 @@ def test_bad_blocks_are_refused_with_typed_errors(name: str) -> None:
     _refused(lambda: layer.step(gradient, float("nan")), nc.RateError)
 
 
-@pytest.mark.parametrize("name", ["batch", "layer", "dense", "ReLU", "group"])
+@pytest.mark.parametrize("name", ["batch", "layer", "dense", "ReLU", "group", "conv"])
 def test_a_block_too_large_to_answer_is_refused_before_it_is_allocated(name: str) -> None:
     """A broadcast view of 2·10⁹ values takes no memory itself, but the layer's answer would:
     it is refused (ShapeError, naming the limit) before anything is allocated."""

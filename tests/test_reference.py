@@ -7,6 +7,8 @@ of `normcore.reference`.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -69,7 +71,6 @@ def table():
 
 def test_every_row_is_expected(table):
     assert set(table) == set(EXPECTED)
-    assert len(table) >= 25
 
 
 @pytest.mark.parametrize("key", sorted(EXPECTED))
@@ -183,9 +184,9 @@ def test_framework_defaults_are_listed_once_each() -> None:
     assert all(set(r) == {"framework", "setting", "behaviour", "normcore"} for r in rows)
 
 
-def test_framework_defaults_hold_in_pytorch() -> None:
+def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:
     """The PyTorch lines of the reference's framework table, checked against PyTorch itself."""
-    torch = pytest.importorskip("torch")
+    torch = oracle("torch")
     nn = torch.nn
     inst = nn.InstanceNorm2d(3)
     assert inst.affine is False and inst.track_running_stats is False

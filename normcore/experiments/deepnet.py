@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import as_block
+from .. import as_block
 from ..activations import ReLU
 from ..batch import BatchNorm
 from ..dense import Dense, starting_weights

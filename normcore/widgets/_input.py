@@ -206,9 +206,9 @@ def check_index(value: object, size: int, name: str) -> int:
 def real_block(block: object, name: str = "block") -> Any:
     """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
     a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
-    arithmetic (`normcore._checks.as_block`, the layers' own check)."""
+    arithmetic (`normcore.as_block`, the layers' own check)."""
     import numpy as np
 
-    from normcore._checks import as_block
+    from normcore import as_block
 
     return np.asarray(as_block(block, name), dtype=np.float64)

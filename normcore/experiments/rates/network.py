@@ -92,7 +92,7 @@ def _take(layer: Any, index: Any) -> Any:
     if isinstance(layer, Dense):
         return Dense(layer.weights[index], layer.bias[index])
     if isinstance(layer, BatchNorm):
-        fields = ("scale", "shift", "running_mean", "running_variance")
+        fields = ("scale", "shift", "running_mean", layer.spread_field)
         return dataclasses.replace(layer, **{f: getattr(layer, f)[index] for f in fields})
     return layer  # the ReLU holds nothing
 

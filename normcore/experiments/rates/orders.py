@@ -37,7 +37,7 @@ def repeated(net: SubscriberNet, copies: int) -> SubscriberNet:
                 np.repeat(layer.bias[None], copies, axis=0),
             )
         if isinstance(layer, BatchNorm):
-            fields = ("scale", "shift", "running_mean", "running_variance")
+            fields = ("scale", "shift", "running_mean", layer.spread_field)
             return dataclasses.replace(
                 layer, **{f: np.repeat(getattr(layer, f)[None], copies, axis=0) for f in fields}
             )

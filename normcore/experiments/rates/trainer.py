@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from ..._checks import sealed
 from ...errors import NormcoreError, SettingError
 from ...loss import Loss, binary_cross_entropy
 from ...purpose import TRAINING
@@ -93,6 +92,15 @@ class Run:
     refused: str | None = None
     refused_at: tuple[int, int] | None = None
     unclipped_losses: np.ndarray | None = None  # the same epochs' losses without the clip
+
+    def __post_init__(self) -> None:
+        """Keep a read-only copy of each loss array (the trainer's table goes on changing)."""
+        for name in ("epoch_losses", "unclipped_losses"):
+            value = getattr(self, name)
+            if value is not None:
+                kept = np.array(value, dtype=np.float64)
+                kept.setflags(write=False)
+                object.__setattr__(self, name, kept)
 
     @property
     def unclipped_loss(self) -> float:
@@ -232,7 +240,7 @@ def _train_stack(
                     k = alive[p]
                     done[k] = Run(
                         net=net.member(p),
-                        epoch_losses=sealed(losses[:epoch, k].copy()),
+                        epoch_losses=losses[:epoch, k],
                         rate=float(rates[k]),
                         seed=seeds[k],
                         refused=message,
@@ -252,10 +260,10 @@ def _train_stack(
     for p, k in enumerate(alive):
         done[k] = Run(
             net=net.member(p),
-            epoch_losses=sealed(losses[:, k].copy()),
+            epoch_losses=losses[:, k],
             rate=float(rates[k]),
             seed=seeds[k],
-            unclipped_losses=sealed(unclipped[:, k].copy()),
+            unclipped_losses=unclipped[:, k],
         )
     return [done[k] for k in range(len(seeds))]
 
