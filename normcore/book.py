@@ -27,7 +27,7 @@ from typing import Any
 
 from .tables import Table
 
-__all__ = ["GLUE_PREFIX", "below", "glue", "keep", "shown", "table"]
+__all__ = ["GLUE_PREFIX", "below", "bound", "glue", "keep", "shown", "table"]
 
 # myst-nb reads a glued figure from a display output whose mime types carry this prefix and whose
 # metadata names it ("scrapbook"), exactly what `myst_nb.glue(name, value, display=False)` emits.
@@ -81,9 +81,20 @@ def keep(name: str, value: float, digits: int = 9) -> None:
     glue(name, value, f".{digits}g")
 
 
+def bound(value: float, floor: float = 1e-16) -> float:
+    """The smallest power of ten at or above ``|value|``, and at least `floor`.
+
+    A gap at the level of rounding differs in its first digit from one machine's arithmetic to
+    another's (4e-16 here, 6e-16 there); shown as this bound with a `floor` above that level, it
+    reads the same everywhere: ``bound(4e-16, 1e-14) == bound(6e-16, 1e-14) == 1e-14``.
+    """
+    return 10.0 ** math.ceil(math.log10(max(abs(float(value)), floor)))
+
+
 def below(name: str, value: float, floor: float = 1e-16) -> None:
-    """Glue the power of ten just above `value` (at least `floor`) under `name`."""
-    _emit(name, 10.0 ** math.ceil(math.log10(max(float(value), floor))))
+    """Glue :func:`bound` of `value` (the power of ten just above it, at least `floor`) under
+    `name`."""
+    _emit(name, bound(value, floor))
 
 
 def table(

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import normcore.book
-from normcore.book import below, glue, keep, shown, table
+from normcore.book import below, bound, glue, keep, shown, table
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
@@ -91,6 +91,15 @@ def test_keep_is_the_same_rule_in_significant_digits(glued: dict[str, object]) -
 def test_below_gives_the_power_of_ten_just_above(glued, value, floor, want) -> None:
     below("gap", value, floor)
     assert glued["gap"] == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("value", [4e-16, 6e-16, -9e-16, 1e-14, 0.0])
+def test_bound_shows_rounding_level_gaps_alike_above_the_floor(value) -> None:
+    assert f"{bound(value, 1e-14):.0e}" == "1e-14"
+
+
+def test_bound_keeps_the_power_of_ten_of_a_gap_above_the_floor() -> None:
+    assert f"{bound(2.5e-9, 1e-12):.0e}" == "1e-08"
 
 
 def test_table_formats_each_column_by_its_spec() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import sys
 import textwrap
@@ -220,3 +221,13 @@ def test_the_visible_cells_must_run_alone(tmp_path, capsys):
     assert "cell 3 (visible): NameError: name 'x' is not defined" in out
     fixed = _chapter(tmp_path, [("", "import numpy as np\n"), ("", "x = np.ones(3)\n")])
     assert fresh_seeds.main(["--visible", str(fixed)]) == 0
+
+
+def test_the_seed_shift_leaves_the_callers_environment_alone(tmp_path, capsys, monkeypatch):
+    # It once set MPLBACKEND=Agg in the process that called it; a JupyterLab the same pytest
+    # worker started afterwards passed it to every kernel, and no chapter drew a figure.
+    monkeypatch.delenv("MPLBACKEND", raising=False)
+    before = dict(os.environ)
+    path = _chapter(tmp_path, [("", "import numpy as np\n")])
+    assert fresh_seeds.main(["--offset", "1", str(path)]) == 0
+    assert dict(os.environ) == before

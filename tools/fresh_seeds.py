@@ -239,8 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("chapters", nargs="*", help="book/NN-*.md files (default: all)")
     args = parser.parse_args(argv)
 
-    os.environ.setdefault("MPLBACKEND", "Agg")
-    os.environ.setdefault("PYTHONHASHSEED", "0")
+    import matplotlib
+
+    # The cells run in this process: draw without showing, and leave the environment alone
+    # (a test calling main() once set MPLBACKEND here, and the JupyterLab it started later drew
+    # no figure).
+    matplotlib.use("Agg")
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()

@@ -22,11 +22,9 @@ def _row_answer(answer: Any) -> np.ndarray | None:
     return given.reshape(1, 3) if given.size == 3 else None
 
 
-def check_layer_row(answer: Any) -> Verdict:
-    """Exercise 1: ROW through a fresh layer norm (epsilon 1e-5), to eight decimals; three
-    numbers, flat or 1 x 3. Names the usual mistakes: epsilon left out, the unbiased variance,
-    epsilon outside the root, RMS instead of layer norm."""
-    expected = LayerNorm.create(3).forward(ROW).output
+def _judge_row(answer: Any, expected: np.ndarray, mistakes: dict[str, np.ndarray]) -> Verdict:
+    """The verdict on a reader's row against `expected` (eight decimals): right, one of the
+    named `mistakes` (reply: its key), right to about four decimals only, or wrong."""
     if answer is None:
         return verdict(None, expected)
     given = _row_answer(answer)
@@ -34,6 +32,20 @@ def check_layer_row(answer: Any) -> Verdict:
         return Verdict("not yet: the answer should be three numbers, one per entry of the row")
     if np.allclose(given, expected, rtol=0, atol=2e-8):
         return Verdict("right")
+    for said, wrong in mistakes.items():
+        if np.allclose(given, wrong, rtol=0, atol=2e-8):
+            return Verdict("not yet: " + said)
+    if np.allclose(given, expected, rtol=0, atol=5e-5):
+        return Verdict(
+            "close: right to about four decimals; this one needs eight, where epsilon shows"
+        )
+    return verdict(given, expected, tolerance=2e-8)
+
+
+def check_layer_row(answer: Any) -> Verdict:
+    """Exercise 1: ROW through a fresh layer norm (epsilon 1e-5), to eight decimals; three
+    numbers, flat or 1 x 3. Names the usual mistakes: epsilon left out, the unbiased variance,
+    epsilon outside the root, RMS instead of layer norm."""
     centred = ROW - ROW.mean()
     mistakes = {
         "that is the row without epsilon; it sits under the root, sqrt(26/3 + 1e-5)": centred
@@ -48,28 +60,13 @@ def check_layer_row(answer: Any) -> Verdict:
         .forward(ROW)
         .output,
     }
-    for said, wrong in mistakes.items():
-        if np.allclose(given, wrong, rtol=0, atol=2e-8):
-            return Verdict("not yet: " + said)
-    if np.allclose(given, expected, rtol=0, atol=5e-5):
-        return Verdict(
-            "close: right to about four decimals; this one needs eight, where epsilon shows"
-        )
-    return verdict(given, expected, tolerance=2e-8)
+    return _judge_row(answer, LayerNorm.create(3).forward(ROW).output, mistakes)
 
 
 def check_rms_row(answer: Any) -> Verdict:
     """Exercise 2: ROW through a fresh RMS norm (epsilon 1e-5), to eight decimals; three numbers,
     flat or 1 x 3. Names the usual mistakes: epsilon left out or outside the root, the sum of
     squares instead of their mean, layer norm's answer."""
-    expected = RMSNorm.create(3).forward(ROW).output
-    if answer is None:
-        return verdict(None, expected)
-    given = _row_answer(answer)
-    if given is None:
-        return Verdict("not yet: the answer should be three numbers, one per entry of the row")
-    if np.allclose(given, expected, rtol=0, atol=2e-8):
-        return Verdict("right")
     square = np.mean(ROW**2)
     mistakes = {
         "that is the row without epsilon; it sits under the root": ROW / np.sqrt(square),
@@ -81,14 +78,7 @@ def check_rms_row(answer: Any) -> Verdict:
         .forward(ROW)
         .output,
     }
-    for said, wrong in mistakes.items():
-        if np.allclose(given, wrong, rtol=0, atol=2e-8):
-            return Verdict("not yet: " + said)
-    if np.allclose(given, expected, rtol=0, atol=5e-5):
-        return Verdict(
-            "close: right to about four decimals; this one needs eight, where epsilon shows"
-        )
-    return verdict(given, expected, tolerance=2e-8)
+    return _judge_row(answer, RMSNorm.create(3).forward(ROW).output, mistakes)
 
 
 def check_statistics_shape(answer: Any) -> Verdict:

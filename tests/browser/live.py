@@ -96,6 +96,9 @@ def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
         target.write_text(json.dumps(values), encoding="utf-8")
     token, port = secrets.token_hex(16), free_port()
     log = (work / "lab.log").open("wb")
+    # A reader's JupyterLab draws with the inline backend: a backend some earlier test set in
+    # this process's environment (MPLBACKEND=Agg) would reach every kernel and draw nothing.
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     proc = subprocess.Popen(
         [
             str(jupyter),
@@ -116,6 +119,7 @@ def start_lab(jupyter: Path, book: Path, work: Path) -> Iterator[Lab]:
         ],
         stdout=log,
         stderr=subprocess.STDOUT,
+        env=env,
     )
     lab = Lab(f"http://127.0.0.1:{port}", token, root)
     try:

@@ -19,10 +19,14 @@ SEEDS = fresh(20)
 FRESH = "fresh seeds 1000-1019"
 
 
+def held_on_every_seed(name: str, ok: int, setting: str = FRESH) -> None:
+    """Record claim `name` as held on `ok` of the fresh seeds, and hold it to "every"."""
+    assert record("ch04", name, held=int(ok), of=len(SEEDS), setting=setting).every
+
+
 def test_trailing_axes_are_the_per_row_form():
     ok = sum(axes.trailing_shape((2, 3, 4, 5), (4, 5), seed=s).row_gap < 1e-12 for s in SEEDS)
-    h = record("ch04", "trailing_rows", held=int(ok), of=len(SEEDS), setting=FRESH)
-    assert h.every
+    held_on_every_seed("trailing_rows", int(ok), FRESH)
 
 
 def test_image_layers_agree_with_the_oracle_and_their_sums_vanish():
@@ -31,14 +35,7 @@ def test_image_layers_agree_with_the_oracle_and_their_sums_vanish():
         images = axes.image_batch((2, 4, 3, 3), seed=s)
         checks = [axes.image_check(name, images, groups=2) for name in axes.IMAGE_AXES]
         ok += all(c.true_gap < 1e-7 and c.largest_sum < 1e-12 for c in checks)
-    h = record(
-        "ch04",
-        "image_oracle",
-        held=ok,
-        of=len(SEEDS),
-        setting="image batches (2, 4, 3, 3), " + FRESH,
-    )
-    assert h.every
+    held_on_every_seed("image_oracle", ok, "image batches (2, 4, 3, 3), " + FRESH)
 
 
 def test_group_norm_ends_and_one_image():
@@ -54,14 +51,7 @@ def test_group_norm_ends_and_one_image():
             and np.max(np.abs(per - inst)) < 1e-12
             and axes.one_image_gap(x) < 1e-12
         )
-    h = record(
-        "ch04",
-        "group_ends_one_image",
-        held=ok,
-        of=len(SEEDS),
-        setting="image batches (3, 4, 3, 3), " + FRESH,
-    )
-    assert h.every
+    held_on_every_seed("group_ends_one_image", ok, "image batches (3, 4, 3, 3), " + FRESH)
 
 
 def test_second_structural_check_for_layer_and_rms_rows():
@@ -79,14 +69,7 @@ def test_second_structural_check_for_layer_and_rms_rows():
             and np.allclose(rms.true_dots, shrink_rms * rms.naive_dots, rtol=1e-6, atol=1e-13)
             and np.max(np.abs(layer.true_sums)) < 1e-12
         )
-    h = record(
-        "ch04",
-        "row_structural_checks",
-        held=ok,
-        of=len(SEEDS),
-        setting="random blocks (4, 5), " + FRESH,
-    )
-    assert h.every
+    held_on_every_seed("row_structural_checks", ok, "random blocks (4, 5), " + FRESH)
 
 
 def test_the_invariance_table_is_ba_et_al_s_on_every_draw():
@@ -95,14 +78,7 @@ def test_the_invariance_table_is_ba_et_al_s_on_every_draw():
     for s in SEEDS:
         table = axes.invariance_table(seed=s)
         ok += all(table[k] == v for k, v in axes.BA_TABLE.items()) and table == first
-    h = record(
-        "ch04",
-        "invariance_table",
-        held=ok,
-        of=len(SEEDS),
-        setting="eight cases, five inputs, six units, " + FRESH,
-    )
-    assert h.every
+    held_on_every_seed("invariance_table", ok, "eight cases, five inputs, six units, " + FRESH)
 
 
 def test_the_axis_traps_show_on_every_draw():
@@ -111,8 +87,7 @@ def test_the_axis_traps_show_on_every_draw():
         trap = axes.sequence_trap((4, 6, 6), seed=s)
         last = axes.channels_last((2, 3, 3, 4), seed=s)
         ok += bool(trap.right_gap < 1e-12 and trap.wrong_gap > 0.5 and last.gap > 0.1)
-    h = record("ch04", "axis_traps", held=ok, of=len(SEEDS), setting=FRESH)
-    assert h.every
+    held_on_every_seed("axis_traps", ok, FRESH)
 
 
 def test_group_norm_with_one_group_parts_from_layer_norm_after_a_step():
@@ -129,11 +104,8 @@ def test_group_norm_with_one_group_parts_from_layer_norm_after_a_step():
         fresh_gap = np.max(np.abs(outs[0][0] - outs[1][0]))
         step_gap = np.max(np.abs(outs[0][1] - outs[1][1]))
         ok += bool(fresh_gap < 1e-12 and step_gap > 0.01)
-    h = record(
-        "ch04",
+    held_on_every_seed(
         "group_layer_part_after_a_step",
-        held=ok,
-        of=len(SEEDS),
-        setting="image batches (2, 4, 3, 3), one step at rate 0.1, " + FRESH,
+        ok,
+        "image batches (2, 4, 3, 3), one step at rate 0.1, " + FRESH,
     )
-    assert h.every
