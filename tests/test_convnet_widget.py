@@ -22,6 +22,8 @@ from normcore.widgets import convnet_model as cm
 from normcore.widgets._esm import JS, bundle
 from normcore.widgets._input import NotANumberError, friendly
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 pytest.importorskip("anywidget", reason="the widgets need anywidget (the book extra)")
 
 BAD = ["abc", "1e400", "nan", "", "  ", "inf", "2.5", "0", "65", "-2", "1_000", "0x10", "9" * 50]

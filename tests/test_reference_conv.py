@@ -14,6 +14,8 @@ from normcore.errors import FoldError
 from normcore.image import GroupNorm
 from normcore.reference_conv import CONV_LAYERS, conv_statements, example, fold_refused
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 @pytest.fixture(scope="module")
 def rows() -> dict[tuple[str, str], dict[str, str]]:

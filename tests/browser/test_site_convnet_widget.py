@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_convnet_widget import make_case  # tests/ is on the path of the browser package
 
-from normcore.experiments import convnet
 from normcore.widgets import convnet_model as cm
 from normcore.widgets._esm import bundle, source
 
@@ -72,21 +72,11 @@ widget.render({{model, el: document.getElementById("widget")}});
 """
 
 
-def make_case() -> dict[str, Any]:
-    """A case from an untrained stack of the chapter's network, accuracies drawn at random."""
-    rng = np.random.default_rng(10)
-    accuracy = {
-        "batch": {b: rng.uniform(0.5, 1, 3) for b in convnet.SIZES},
-        **{k: rng.uniform(0.5, 1, 3) for k in ("layer", "instance", "group")},
-    }
-    return cm.case_data(convnet.build("batch"), convnet.digits_images()[0], accuracy)
-
-
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, Any]]]:
     """The bare page (and its case), served from 127.0.0.1."""
     where = tmp_path_factory.mktemp("convnet-widget")
-    case = make_case()
+    case, _, _ = make_case(10)  # tests/test_convnet_widget.py's: an untrained stack
     (where / "convnet.js").write_text(bundle("convnet.js"), encoding="utf-8")
     page = HARNESS.format(
         css=source("widgets.css"), state=json.dumps(cm.initial()), case=json.dumps(case)
