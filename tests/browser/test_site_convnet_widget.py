@@ -183,3 +183,31 @@ def test_the_widget_answers_on_the_kernel_too(browser: Any, lab: Lab) -> None:
                 field = page.locator(f"{ROOT} .nc-form [data-key='per_device']")
                 field.fill("8")
                 field.press("Enter")
+
+
+def test_the_widget_passes_an_accessibility_scan(browser: Any, harness: tuple) -> None:
+    """axe-core (tests/browser/test_axe.py's local copy) finds nothing serious or critical in
+    the widget, opening and showing an error sentence."""
+    from .test_axe import BLOCKING, axe_script
+
+    script = axe_script()
+    if script is None:
+        pytest.skip("axe-playwright-python is not installed (it carries axe-core's axe.min.js)")
+    url, _ = harness
+    with Watched(browser, url) as page:
+        page.wait_for_selector(f"{ROOT} .nc-readout td[data-key]", timeout=30_000)
+        page.add_script_tag(path=str(script))
+        for where in ("opening", "an error shown"):
+            result = page.evaluate(
+                "root => axe.run(document.querySelector(root), {resultTypes: ['violations']})",
+                ROOT,
+            )
+            serious = [
+                f"{v['impact']} {v['id']}: {v['help']}"
+                for v in result["violations"]
+                if v.get("impact") in BLOCKING
+            ]
+            assert not serious, f"{where}: {serious}"
+            box = page.locator(f"{ROOT} .nc-form [data-key='per_device']")
+            box.fill("abc")
+            box.press("Enter")
