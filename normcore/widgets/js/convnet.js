@@ -4,7 +4,7 @@
 // accuracy the chapter's runs reached, computed in the page (convnet-model.js).
 
 import * as cm from "./convnet-model.js";
-import {computingView} from "./view.js";
+import {computingView, figure} from "./view.js";
 
 const NAMES = {batch: "batch norm (per channel)", layer: "layer norm",
   instance: "instance norm", group: "group norm"};
@@ -35,13 +35,15 @@ export function readout(state, f, c) {
     const [m, lo, hi] = f.accuracy;
     rows.push(row("held-out accuracy in the chapter's runs: mean of the seeds",
       cell("accuracy:0", m, m.toFixed(3))),
-    row("lowest and highest seed", cell("accuracy:1", lo, lo.toFixed(3)),
-      cell("accuracy:2", hi, hi.toFixed(3))));
+    row("the seeds' range", `<td>${figure("accuracy:1", lo, lo.toFixed(3))} to ` +
+      `${figure("accuracy:2", hi, hi.toFixed(3))}</td>`));
   }
   const notes = [];
   if (f.ratio_mean === undefined) {
-    notes.push(`${NAMES[state.normaliser]} reads each image alone: its statistics are the ` +
-      "same whoever shares the device, so nothing strays from device to device.");
+    const name = NAMES[state.normaliser];
+    notes.push(`${name[0].toUpperCase()}${name.slice(1)} reads each image alone: its ` +
+      "statistics are the same whoever shares the device, so nothing strays from device to " +
+      "device.");
   }
   if (f.accuracy === undefined) {
     const sizes = Object.keys(c.accuracy.batch).map(Number).sort((a, b) => a - b);
