@@ -359,3 +359,28 @@ def test_widget_says_where_it_runs_and_uses_no_stride():
     assert "stride" not in js.lower()
     widget = Path(comparison.__file__).parents[1] / "widgets" / "comparison.py"
     assert "stride" not in widget.read_text().lower()
+
+
+@pytest.mark.parametrize("seeds", [(0, 1, 2, 3, 4), (0, 3), (2,)])
+def test_widget_pairs_people_as_the_chapter_does(short_runs, seeds):
+    """The widget's paired table, over the seeds ticked, is `comparison.paired_people` over
+    those seeds' verdicts (the chapter's bootstrap draws, the same generator)."""
+    import dataclasses
+
+    from normcore.widgets.comparison import comparison_widget
+
+    w = comparison_widget(short_runs, seeds=seeds)
+    f = w.answer()
+    assert f["paired"] == ["batch", "layer", "rms", "weight"]
+    at = [comparison.SEEDS.index(s) for s in seeds]
+    subset = {
+        k: dataclasses.replace(s, held_correct=s.held_correct[at]) for k, s in short_runs.items()
+    }
+    for i, key in enumerate(f["paired"]):
+        p = comparison.paired_people(subset, key)
+        assert f["paired_gap"][i] == pytest.approx(p.difference, rel=1e-12, abs=1e-15)
+        assert f["paired_people_low"][i] == pytest.approx(p.people_interval[0], abs=1e-12)
+        assert f["paired_people_high"][i] == pytest.approx(p.people_interval[1], abs=1e-12)
+        assert f["paired_seed_low"][i] == pytest.approx(p.seed_interval[0], abs=1e-12)
+        assert f["paired_seed_high"][i] == pytest.approx(p.seed_interval[1], abs=1e-12)
+        assert (f["paired_worse"][i], f["paired_better"][i]) == (p.worse, p.better)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
-from normcore.errors import SettingError
+from normcore.errors import NormcoreError, SettingError
 from normcore.widgets.epsilon import HIGH, LOW, epsilon_at, epsilon_slider, figures
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
@@ -43,7 +43,7 @@ def test_a_stop_off_the_slider_is_refused(exponent):
 
 @pytest.mark.parametrize("block", [[1.0, 2.0], [[1.0, float("nan")]], [[]]])
 def test_a_bad_block_is_refused(block):
-    with pytest.raises(SettingError, match="block"):
+    with pytest.raises(NormcoreError, match="block"):
         epsilon_slider(block)
 
 

@@ -10,18 +10,17 @@ the page itself to normcore on the built site).
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import warnings
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from js.node import run
 
 from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError
 from normcore.widgets import playground_model as pm
-from normcore.widgets._esm import JS, bundle
+from normcore.widgets._esm import bundle
 from normcore.widgets._input import NotANumberError, friendly, parse_number
 from normcore.widgets.playground import Playground, playground
 from normcore.worked import FOUR_ROWS
@@ -311,19 +310,16 @@ JS_NAMES = {
     "set_parameter": "setParameter",
 }
 DRIVER = """
-import * as pm from "./playground-model.js";
-const runs = JSON.parse(await new Promise(r => { let s = ""; process.stdin.on("data", d => s += d);
-  process.stdin.on("end", () => r(s)); }));
-const out = runs.map(actions => {
+const out = input.map(actions => {
   let state = actions.shift()[1];
   const seen = [];
   for (const [name, ...args] of actions) {
-    state = pm[name](state, ...args);
-    seen.push({state, figures: pm.figures(state), errors: pm.errors(state)});
+    state = m[name](state, ...args);
+    seen.push({state, figures: m.figures(state), errors: m.errors(state)});
   }
   return seen;
 });
-process.stdout.write(JSON.stringify(out));
+answer(out);
 """
 
 
@@ -342,10 +338,13 @@ def _fit(state: pm.State, action: tuple) -> tuple:
     return action
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(st.lists(st.lists(ACTIONS, min_size=1, max_size=30), min_size=10, max_size=10))
-def test_the_javascript_model_is_the_python_model(runs: list[list[tuple]]) -> None:
+def test_the_javascript_model_is_the_python_model(oracle, runs: list[list[tuple]]) -> None:
     plans, wants = [], []
     for actions in runs:
         state = pm.initial()
@@ -358,15 +357,8 @@ def test_the_javascript_model_is_the_python_model(runs: list[list[tuple]]) -> No
             want.append((state, pm.figures(state), pm.errors(state)))
         plans.append(plan)
         wants.append(want)
-    got = subprocess.run(
-        ["node", "--input-type=module", "-e", DRIVER],
-        cwd=JS,
-        input=json.dumps(plans),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    for seen, want in zip(json.loads(got.stdout), wants, strict=True):
+    got = run(oracle("node"), "playground-model.js", DRIVER, plans)
+    for seen, want in zip(got, wants, strict=True):
         for n, (page, (state, figures, errors)) in enumerate(zip(seen, want, strict=True)):
             assert page["errors"] == errors, n
             for key in ("texts", "active", "kind", "purpose", "steps", "note"):
@@ -396,8 +388,7 @@ def test_bundle_is_cached_and_names_its_files() -> None:
     assert bundle("playground.js") is bundle("playground.js")
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_the_javascript_reader_refuses_what_python_refuses_in_the_same_words() -> None:
+def test_the_javascript_reader_refuses_what_python_refuses_in_the_same_words(oracle) -> None:
     texts = BAD_TEXTS + [
         "3",
         " -2.5 ",
@@ -422,16 +413,5 @@ def test_the_javascript_reader_refuses_what_python_refuses_in_the_same_words() -
             want.append({"value": parse_number(text, "box", pm.LIMIT)})
         except NormcoreError as error:
             want.append({"error": str(error)})
-    script = (
-        'import {parseNumber} from "./input.js";'
-        f"const texts = {json.dumps(texts)};"
-        "process.stdout.write(JSON.stringify(texts.map(t => parseNumber(t, 'box', 1e9))));"
-    )
-    got = subprocess.run(
-        ["node", "--input-type=module", "-e", script],
-        cwd=JS,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(got.stdout) == want
+    script = "answer(input.map(t => m.parseNumber(t, 'box', 1e9)));"
+    assert run(oracle("node"), "input.js", script, texts) == want

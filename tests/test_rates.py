@@ -8,8 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from normcore.exercises import PROMPT
 from normcore.experiments import rates as R
@@ -240,61 +238,97 @@ def test_predict_by_batch_puts_rows_back():
     assert np.array_equal(a[order], b)
 
 
-def test_widget_offers_exactly_the_sweeps_runs(rows):
-    from normcore.widgets import rates_model
+@pytest.fixture(scope="module")
+def explorer(rows):
     from normcore.widgets.rates import rate_explorer
 
-    w = rate_explorer(rows)
-    assert w.rates == ["0.05", "5", "20", "60"]
-    assert len(w.results) == 16 and w.state == {"rate": "20", "normalised": True, "run": 1}
+    brackets = [
+        R.stable_bracket([10.0, 12.5], normalised=False),
+        R.stable_bracket([25.0, 30.0, 35.0], normalised=True),
+    ]
+    return rate_explorer(rows, brackets), brackets
+
+
+def test_widget_opens_on_the_chapters_bracket_and_order_spread(rows, explorer):
+    """At the chapter's loss limit of 1 and all 200 orders the widget shows the chapter's figures,
+    computed here with the experiment's own functions."""
+    w, (plain, norm) = explorer
+    assert w.state == {"limit": "1", "run": 1, "orders": 200}
+    f = w.answer()
+    assert (f["plain_last"], f["plain_first"]) == (
+        f"{plain.last_stable:g}",
+        f"{plain.first_unstable:g}",
+    )
+    assert (f["normalised_last"], f["normalised_first"]) == (
+        f"{norm.last_stable:g}",
+        f"{norm.first_unstable:g}",
+    )
+    assert f["factor"] == pytest.approx(norm.last_stable / plain.last_stable, rel=1e-12)
+    assert f["factor_low"] == pytest.approx(norm.last_stable / plain.first_unstable, rel=1e-12)
+    data = R.subscribers()
     by = {(r.normalised, r.rate): r for r in rows}
-    for state in rates_model.choices(rows):
-        w.choose(rate=float(state["rate"]), normalised=state["normalised"], run=state["run"])
-        got = w.answer()
-        assert got == w.results[rates_model.key(state)]
-        row = by[(state["normalised"], float(state["rate"]))]
-        run = row.runs[state["run"] - 1]
-        if run.refused:
-            assert got == {
-                "refused_epoch": str(run.refused_at[0] + 1),
-                "refused_batch": str(run.refused_at[1] + 1),
-            }
-            continue
-        assert got["dead"] == f"{R.dead_units(run.net)}/16"
-        if row.sensitive:
-            assert got["loss"] == got["accuracy"] == R.CHAOTIC
-            continue
-        assert abs(float(got["loss"]) - run.loss) <= 5e-5 + 1e-12
-        assert abs(float(got["accuracy"]) - row.test[state["run"] - 1]) <= 5e-5 + 1e-12
-    assert "refused_epoch" in w.results["plain 60 run 2"]
-    assert w.results["normalised 60 run 1"]["loss"] == R.CHAOTIC
+    for run in (1, 2):
+        w.choose(run=run)
+        f = w.answer()
+        net = by[(True, 0.05)].runs[run - 1].net
+        spread = R.order_spread(net, data.x_test, data.y_test, orders=200, seed=run - 1)
+        assert f["mean"] == pytest.approx(spread.mean, rel=1e-12)
+        assert f["sd"] == pytest.approx(spread.sd, rel=1e-12)
+        assert f["percentile"] == pytest.approx(spread.percentile_of_in_order, rel=1e-12)
+        assert f["running"] == spread.running and f["in_order"] == spread.in_order
+        order = R.sorted_orders(data.x_test, data.y_test)["label, ones last"]
+        p = R.batch_probabilities(net, data.x_test, order[None])[0]
+        assert f["sorted_last"] == R.accuracy(p, data.y_test)
+    w.choose(run=1)
 
 
-def test_widget_refuses_what_the_sweep_does_not_hold(rows):
+def test_widget_bracket_follows_the_loss_limit(explorer):
+    w, _ = explorer
+    fam = w.results["families"]
+    for text in ("0.3", "1", "2.5", "100"):
+        f = w.answer({**w.state, "limit": text})
+        for family in ("plain", "normalised"):
+            stable = [
+                all(v is not None and v < float(text) for v in losses)
+                for losses in fam[family]["losses"]
+            ]
+            assert f[f"{family}_stable"] == stable
+            first_bad = stable.index(False) if False in stable else len(stable)
+            want = fam[family]["rates"][first_bad - 1] if first_bad else None
+            assert f[f"{family}_last"] == want
+    # a larger limit never makes a rate unstable
+    low, high = w.answer({**w.state, "limit": "0.5"}), w.answer({**w.state, "limit": "2"})
+    assert all(h or not lo for lo, h in zip(low["plain_stable"], high["plain_stable"], strict=True))
+
+
+@pytest.mark.parametrize("text", ["abc", "1e400", "nan", "", "0", "-1"])
+def test_widget_refuses_a_limit_it_cannot_use(explorer, text):
+    w, _ = explorer
+    answer = w.answer({**w.state, "limit": text})
+    assert answer["error"].startswith("Loss limit") and answer["error"].endswith(".")
+
+
+def test_widget_refuses_choices_it_does_not_offer(explorer):
     from normcore.errors import SettingError
-    from normcore.widgets.rates import rate_explorer
 
-    w = rate_explorer(rows, rate=5.0, normalised=False, run=2)
+    w, _ = explorer
     before = dict(w.state)
-    for bad in ({"rate": 7.0}, {"rate": "abc"}, {"run": 3}, {"stride": 1}):
+    for bad in ({"run": 3}, {"orders": 7}, {"orders": 10**400}, {"run": True}, {"stride": 1}):
         with pytest.raises(SettingError):
             w.choose(**bad)
         assert w.state == before
-    answer = w.answer({"rate": "7", "normalised": True, "run": 1})
-    assert answer["error"].startswith("Choice: the sweep holds no run")
-    assert answer["error"].endswith(".")
-    assert "Error" not in answer["error"]  # a sentence, not an exception's name
 
 
-def test_widget_kernel_answers_the_page_when_asked(rows):
-    from normcore.widgets.rates import rate_explorer
+def test_widget_kernel_answers_the_page_when_asked(explorer):
+    from normcore.widgets.rates import RateExplorer
 
-    w = rate_explorer(rows)
-    assert w.kernel == {}  # nothing but the state is stored before a page asks
-    w.request = "token"
-    w.choose(rate=0.05)
-    assert w.kernel["state"] == w.state
-    assert w.kernel["figures"] == w.results["normalised 0.05 run 1"]
+    w, _ = explorer
+    fresh = RateExplorer(state=dict(w.state), results=w.results)
+    assert fresh.kernel == {}  # nothing but the state is stored before a page asks
+    fresh.request = "token"
+    fresh.choose(orders=10)
+    assert fresh.kernel["state"] == fresh.state
+    assert fresh.kernel["figures"] == fresh.answer()
 
 
 def test_exercise_checks_say_right_to_right_answers():
@@ -307,35 +341,3 @@ def test_exercise_checks_say_right_to_right_answers():
     assert ch07.check_rate_ten(ten) == "right" and ch07.check_rate_ten(ten + 0.01) != "right"
     for check in (ch07.check_clip_loss, ch07.check_rate_ten, ch07.check_batch_of_ten):
         assert check(None) == PROMPT
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    moves=st.lists(
-        st.one_of(
-            st.tuples(st.just("rate"), st.sampled_from([0.05, 5, 20.0, 60, "5", 7.0, "abc", -1])),
-            st.tuples(st.just("normalised"), st.booleans()),
-            st.tuples(st.just("run"), st.sampled_from([1, 2, 0, 3])),
-        ),
-        max_size=12,
-    )
-)
-def test_widget_random_choices_keep_a_run_of_the_sweep_on_show(moves):
-    from normcore.errors import SettingError
-    from normcore.widgets import rates_model
-    from normcore.widgets.rates import rate_explorer
-
-    rows = R.sweep()  # the runs are shared: nothing is trained again
-    w = rate_explorer(rows)
-    for name, value in moves:
-        before = dict(w.state)
-        offered = {"rate": ["0.05", "5", "20", "60"], "normalised": [False, True], "run": [1, 2]}
-        text = f"{value:g}" if name == "rate" and isinstance(value, (int, float)) else value
-        if text in offered[name]:
-            w.choose(**{name: value})
-            assert w.state == {**before, name: text}
-        else:
-            with pytest.raises(SettingError):
-                w.choose(**{name: value})
-            assert w.state == before
-        assert w.answer() == w.results[rates_model.key(w.state)]

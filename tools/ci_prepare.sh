@@ -3,7 +3,8 @@
 #   chromium (Debian)       the browser tests (tests/browser/) and the PDF; playwright drives it,
 #                           and no browser is ever downloaded by playwright
 #   poppler-utils (Debian)  pdftotext/pdfinfo/pdfimages read the PDF (tests/test_take_away.py)
-#   nodejs (Debian)         the widgets' JavaScript models run under node (tests/test_playground.py)
+#   nodejs (Debian)         the widgets' JavaScript under node, version 18 or later (tests/js/,
+#                           tests/test_widget_*.py, tests/test_playground.py)
 #   playwright (pip)        the driver for chromium
 #   torch 2.13.0 (pip, CPU) tests/test_torch_agreement.py and the other PyTorch comparisons
 # These are oracles, so this script fails loudly (exit 1, saying what is missing) when it cannot
@@ -30,6 +31,11 @@ apt_install() {
 [ -x /usr/bin/chromium ] || apt_install chromium chromium
 apt_install pdftotext poppler-utils
 apt_install node nodejs
+# the widget bundles are ES modules using Array.from, padStart and top-level await: node 18+
+if command -v node >/dev/null 2>&1; then
+    node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+    [ "$node_major" -ge 18 ] 2>/dev/null || failed="$failed node(version $node_major, need 18+)"
+fi
 
 if [ ! -x .venv/bin/pip ]; then
     echo "ci_prepare: FAILED: no .venv (run make install first)" >&2

@@ -33,6 +33,8 @@ WORKED_BLOCK = FOUR_ROWS
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
 AXES = ("batch", "layer", "rms")
+#: A true slope within this share of the block's scale has no sign (`BlockComparison.wrong_sign`)
+SIGN_FLOOR = 1e-8
 
 
 def counting_slope(shape: tuple[int, ...]) -> np.ndarray:
@@ -125,9 +127,10 @@ class BlockComparison:
     @property
     def wrong_sign(self) -> np.ndarray:
         """Cells where the naive block and the true block point opposite ways (a true slope
-        within rounding of zero, 1e-8 of the block's scale, has no sign to disagree with)."""
+        within rounding of zero, `SIGN_FLOOR` of the block's scale, has no sign to disagree
+        with)."""
         scale = max(1.0, float(np.max(np.abs(self.naive))))
-        signed = np.abs(self.true) > 1e-8 * scale
+        signed = np.abs(self.true) > SIGN_FLOOR * scale
         return signed & (np.sign(self.naive) * np.sign(self.true) < 0)
 
 

@@ -1,10 +1,13 @@
 """What a reader types into a widget, read one way for every widget: typed errors, then a sentence.
 
-A number is read only if it looks like one: an optional sign, digits with an optional decimal
-point, and an optional exponent (``12``, ``-0.5``, ``.5``, ``1e-3``). Nothing is evaluated, and
-words that Python's float() would take (``nan``, ``inf``, ``1_000``) are not numbers here. The
-JavaScript twin (``js/input.js``) applies the same pattern, so the site and JupyterLab refuse the
-same texts with the same sentences.
+A number is read only if it looks like one: an optional sign, ASCII digits with an optional
+decimal point, and an optional exponent (``12``, ``-0.5``, ``.5``, ``1e-3``), with spaces or tabs
+around it. Nothing is evaluated, and words that Python's float() would take (``nan``, ``inf``,
+``1_000``, full-width ``５``) are not numbers here. A block is rows of such numbers. The grammar
+(patterns, limits, how a sentence quotes a text) is written down once, below; the bundler writes
+the same values into every widget's JavaScript (``CONFIG.input``, see `normcore.widgets._config`),
+where ``js/input.js`` compiles the same patterns, so the site and JupyterLab read every text
+alike, sentence included (``tests/test_widget_grammar.py`` holds the two to that under node).
 
 Errors are typed (subclasses of `normcore.errors.NormcoreError`); a widget catches
 `NormcoreError` and nothing else, and shows `friendly(error)`.
@@ -14,13 +17,71 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
-from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError
+from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError, SettingError, ShapeError
 
-#: A number as a reader types it (after surrounding spaces are dropped).
-NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-#: The longest text a box accepts.
+# The grammar of a reader's text, written down once: Python compiles these patterns here, and
+# the bundler hands the same strings to js/input.js (CONFIG.input), which compiles them there.
+# Every character class is spelled out in ASCII, so the two regex engines read them alike
+# (no \d or \s, whose Unicode meanings differ between Python and JavaScript).
+#: The spaces dropped around a number: ASCII space and tab, nothing else.
+SPACE = "[ \t]"
+#: A number: optional sign, ASCII digits with an optional point, optional exponent.
+NUMBER_PATTERN = "[+-]?(?:[0-9]+[.]?[0-9]*|[.][0-9]+)(?:[eE][+-]?[0-9]+)?"
+#: What ends a row of a block: a line break (\n or \r) or a semicolon.
+ROW_BREAK = "[\n\r;]"
+#: What separates the numbers of a row: commas, spaces and tabs.
+CELL_BREAK = "[ \t,]+"
+#: The longest text a number box accepts, and a block box, in characters (code points).
 LONGEST = 40
+BLOCK_LONGEST = 2000
+#: How many characters of a refused text its sentence quotes.
+QUOTED = 12
+
+NUMBER = re.compile(NUMBER_PATTERN)
+_EDGES = re.compile(f"^{SPACE}+|{SPACE}+$")
+
+
+def grammar() -> dict[str, object]:
+    """The grammar as the bundler writes it into every bundle (``CONFIG.input``)."""
+    return {
+        "SPACE": SPACE,
+        "NUMBER": NUMBER_PATTERN,
+        "ROW_BREAK": ROW_BREAK,
+        "CELL_BREAK": CELL_BREAK,
+        "LONGEST": LONGEST,
+        "BLOCK_LONGEST": BLOCK_LONGEST,
+        "QUOTED": QUOTED,
+    }
+
+
+def strip(text: str) -> str:
+    """`text` without the spaces and tabs around it (only those: see `SPACE`)."""
+    return _EDGES.sub("", text)
+
+
+def quoted(text: str) -> str:
+    """The first `QUOTED` characters of `text` between single quotes, as a sentence shows them:
+    a backslash and a quote escaped, every character outside printable ASCII written as its
+    code (``\\u00a0``), and ``…`` when the text goes on."""
+    out = []
+    for c in text[:QUOTED]:
+        code = ord(c)
+        if c in "\\'":
+            out.append("\\" + c)
+        elif 0x20 <= code <= 0x7E:
+            out.append(c)
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "'" + "".join(out) + ("…" if len(text) > QUOTED else "") + "'"
+
+
+def grouped(limit: float) -> str:
+    """A limit as the sentences write it: a whole number with commas (1,000,000)."""
+    return f"{limit:,.0f}"
 
 
 class NotANumberError(NormcoreError):
@@ -35,23 +96,119 @@ def parse_number(text: object, name: str, limit: float = math.inf) -> float:
     """
     if not isinstance(text, str):
         raise NotANumberError(f"{name} is not text")
-    shown = text if len(text) <= 12 else text[:12] + "…"
     if len(text) > LONGEST:
-        raise NotANumberError(f"{name}: {shown!r} is longer than {LONGEST} characters")
-    stripped = text.strip()
+        raise NotANumberError(f"{name}: {quoted(text)} is longer than {LONGEST} characters")
+    stripped = strip(text)
     if not stripped:
         raise NotANumberError(f"{name} is empty")
     if not NUMBER.fullmatch(stripped):
-        raise NotANumberError(f"{name}: {shown!r} is not a number")
+        raise NotANumberError(f"{name}: {quoted(text)} is not a number")
     value = float(stripped)
     if not math.isfinite(value):
-        raise NonFiniteError(f"{name}: {shown!r} is too large to be a number here")
+        raise NonFiniteError(f"{name}: {quoted(text)} is too large to be a number here")
     if abs(value) > limit:
-        raise MagnitudeError(f"{name}: {shown!r} is beyond ±{limit:,.0f}")
+        raise MagnitudeError(f"{name}: {quoted(text)} is beyond ±{grouped(limit)}")
     return value
+
+
+def parse_block(
+    text: object, name: str, limit: float, max_rows: int, max_columns: int
+) -> list[list[float]]:
+    """The rows of numbers typed into a block box: rows end at a line break or ';' (`ROW_BREAK`),
+    numbers are split by commas, spaces or tabs (`CELL_BREAK`), blank rows are skipped, and each
+    number is read by `parse_number` (named "<name>, row k"). Typed errors: NotANumberError (not
+    text, too long, no row, a number that is not one), ShapeError (ragged or too large)."""
+    if not isinstance(text, str):
+        raise NotANumberError(f"{name} is not text")
+    if len(text) > BLOCK_LONGEST:
+        raise NotANumberError(f"{name} is longer than {BLOCK_LONGEST} characters")
+    rows: list[list[float]] = []
+    for line in re.split(ROW_BREAK, text):
+        cells = [c for c in re.split(CELL_BREAK, line) if c]
+        if cells:
+            rows.append([parse_number(c, f"{name}, row {len(rows) + 1}", limit) for c in cells])
+    if not rows:
+        raise NotANumberError(f"{name}: type at least one row of numbers")
+    widths = sorted({len(r) for r in rows})
+    if len(widths) != 1:
+        raise ShapeError(f"{name}: every row needs the same number of entries, got {widths}")
+    if len(rows) > max_rows or widths[0] > max_columns:
+        raise ShapeError(
+            f"{name}: at most {max_rows} rows and {max_columns} columns, "
+            f"got {len(rows)} x {widths[0]}"
+        )
+    return rows
 
 
 def friendly(error: NormcoreError | str) -> str:
     """An error's message as a sentence for the reader (capital first, full stop)."""
     text = str(error)
     return text[:1].upper() + text[1:] + "."
+
+
+class StateError(SettingError):
+    """A widget state (or an argument of a widget's action) of the wrong kind or shape."""
+
+
+def check_state(state: object, spec: dict[str, Any], name: str = "state") -> dict[str, Any]:
+    """`state` itself when it is a dictionary holding every key of `spec` with a value of the kind
+    `spec` names; otherwise a StateError naming the first key that is wrong.
+
+    A kind is a type (``str``, ``bool``, ``int``, ``float``: an int or a float, not a bool;
+    ``object``: anything), a one-item list ``[kind]`` (a list of that kind, any length), or a
+    tuple of kinds (any one of them; ``None`` for None). Extra keys are allowed.
+    """
+    if not isinstance(state, dict):
+        raise StateError(f"{name}: expected a dictionary, got {type(state).__name__}")
+    for key, kind in spec.items():
+        if key not in state:
+            raise StateError(f"{name}: expected a value for {key!r}, found none")
+        _check_kind(state[key], kind, f"{name}[{key!r}]")
+    return state
+
+
+def _check_kind(value: object, kind: Any, where: str) -> None:
+    if isinstance(kind, tuple):
+        for option in kind:
+            try:
+                _check_kind(value, option, where)
+                return
+            except StateError:
+                continue
+        raise StateError(f"{where}: got {type(value).__name__}, which it cannot be")
+    if kind is None:
+        if value is not None:
+            raise StateError(f"{where}: expected None, got {type(value).__name__}")
+    elif isinstance(kind, list):
+        if not isinstance(value, list):
+            raise StateError(f"{where}: expected a list, got {type(value).__name__}")
+        for i, item in enumerate(value):
+            _check_kind(item, kind[0], f"{where}[{i}]")
+    elif kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise StateError(f"{where}: expected a number, got {type(value).__name__}")
+        if not math.isfinite(value):
+            raise NonFiniteError(f"{where}: expected a finite number, got {value!r}")
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise StateError(f"{where}: expected a whole number, got {type(value).__name__}")
+    elif kind is not object and not isinstance(value, kind):
+        raise StateError(f"{where}: expected {kind.__name__}, got {type(value).__name__}")
+
+
+def check_index(value: object, size: int, name: str) -> int:
+    """`value` when it is a whole number from 0 to `size` - 1; a StateError otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
+        raise StateError(f"{name}: expected a whole number from 0 to {size - 1}, got {value!r}")
+    return value
+
+
+def real_block(block: object, name: str = "block") -> Any:
+    """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
+    a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
+    arithmetic (`normcore._checks.as_block`, the layers' own check)."""
+    import numpy as np
+
+    from normcore._checks import as_block
+
+    return np.asarray(as_block(block, name), dtype=np.float64)

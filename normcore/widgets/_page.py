@@ -42,7 +42,7 @@ class PageWidget(anywidget.AnyWidget):
         """normcore's figures for `state` (default: the state on show), or ``{"error": sentence}``
         when the reader's input cannot be used."""
         try:
-            return type(self).compute(self.state if state is None else state)
+            return self.compute(self.state if state is None else state)
         except NormcoreError as error:
             return {"error": friendly(error)}
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from normcore.errors import SettingError
 from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
-from normcore.widgets._input import parse_number
+from normcore.widgets._input import StateError, check_state, parse_number, strip
 
 State = dict[str, Any]
 IMAGE_SHAPE = (2, 4, 3, 3)
@@ -43,30 +43,70 @@ def groups(state: State) -> int:
     if value != int(value) or value < 1 or channels % int(value):
         raise SettingError(
             f"groups: expected a whole number >= 1 that divides the {channels} "
-            f"channels, got {state['groups'].strip()}"
+            f"channels, got {strip(state['groups'])}"
         )
     return int(value)
+
+
+def check(state: object) -> State:
+    """`state` when it is an axes state (data, axis and groups as text, a data set and an axis
+    the explorer offers); else a typed error."""
+    s = check_state(state, {"data": str, "axis": str, "groups": str})
+    if s["data"] not in ("block", "images") or s["axis"] not in AXES:
+        raise StateError(f"state: data {s['data']!r} or axis {s['axis']!r} is not offered")
+    return s
 
 
 def figures(state: State, values: dict[str, list]) -> dict[str, Any]:
     """The statistics' shape and count, the output on show, and the passed-down block against
     the oracle (chapter 4's `image_check`). Raises a NormcoreError for what cannot be computed."""
+    check(state)
     x = np.array(values[state["data"]], dtype=np.float64)
     count = groups(state) if state["axis"] == "group" else 2
-    check = image_check(state["axis"], x, count)
-    shown = check.output if x.ndim == 2 else check.output[0, 0]
+    found = image_check(state["axis"], x, count)
+    shown = found.output if x.ndim == 2 else found.output[0, 0]
     return {
         "output": shown.tolist(),
-        "statistics_shape": list(check.statistics_shape),
-        "count": check.count,
-        "true_gap": check.true_gap,
-        "largest_true": check.largest_true,
-        "largest_sum": check.largest_sum,
-        "centred": check.centred,
+        "statistics_shape": list(found.statistics_shape),
+        "count": found.count,
+        "true_gap": found.true_gap,
+        "largest_true": found.largest_true,
+        "largest_sum": found.largest_sum,
+        "centred": found.centred,
     }
 
 
 def choose(state: State, key: str, value: str) -> State:
-    if key not in state:
-        raise KeyError(key)
-    return {**state, key: value}
+    if key not in ("data", "axis", "groups"):
+        raise StateError(f"control: expected data, axis or groups, got {key!r}")
+    return check({**check(state), key: value})
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    from normcore.widgets._node import TEXTS, pick
+
+    context = data_values()
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            key = pick(rng, ["data", "axis", "axis", "groups"])
+            value = {
+                "data": pick(rng, ["block", "images"]),
+                "axis": pick(rng, AXES),
+            }.get(key, pick(rng, ["1", "2", "4", "3", *TEXTS[:4]]))
+            actions.append(["choose", key, value])
+        plans.append({"context": context, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    # the passed-down block's gap to the oracle is a finite difference's rounding error
+    loose = dict.fromkeys(("true_gap",), 1e-8)
+    return NodeModel("axes-model.js", figures, _plans, loose, {"choose": choose})
+
+
+NODE = _node()

@@ -17,8 +17,9 @@ import numpy as np
 import traitlets
 
 from normcore.batch import BatchNorm
-from normcore.errors import SettingError
+from normcore.errors import SettingError, ShapeError
 from normcore.widgets._esm import bundle
+from normcore.widgets._input import check_state, real_block
 from normcore.widgets._page import PageWidget
 
 LOW, HIGH = -8, 3  # the slider's stops: epsilon from 1e-08 to 1e+03
@@ -29,16 +30,24 @@ def epsilon_at(exponent: int) -> float:
     return float(f"1e{int(exponent)}")
 
 
+def _block(block: Any) -> np.ndarray:
+    rows = real_block(block)
+    if rows.ndim != 2 or min(rows.shape) < 1:
+        raise ShapeError(f"block: expected a 2-D block with rows and features, got {rows.shape}")
+    return rows
+
+
 def figures(state: dict[str, Any]) -> dict[str, float]:
     """The batch layer's answer (scale 1, shift 0, training) for the last row's first entry of
     ``state["block"]`` at epsilon 1e<``state["exponent"]``>."""
+    check_state(state, {"exponent": object, "block": object})
     exponent = state["exponent"]
     whole = isinstance(exponent, (int, np.integer)) and not isinstance(exponent, bool)
     if not whole or not LOW <= exponent <= HIGH:
         raise SettingError(
             f"exponent: expected a whole number from {LOW} to {HIGH}, got {exponent!r}"
         )
-    block = np.asarray(state["block"], dtype=np.float64)
+    block = _block(state["block"])
     layer = BatchNorm.create(block.shape[1], epsilon=epsilon_at(exponent))
     return {"entry": float(layer.forward(block, "training").output[-1, 0])}
 
@@ -57,10 +66,30 @@ class EpsilonSlider(PageWidget):
 
 def epsilon_slider(block: Any, exponent: int = -5) -> EpsilonSlider:
     """The preface's slider over `block` (rows x features), starting at epsilon 1e<exponent>."""
-    rows = np.asarray(block, dtype=np.float64)
-    if rows.ndim != 2 or min(rows.shape) < 1 or not np.all(np.isfinite(rows)):
-        raise SettingError(f"block: expected a finite 2-D block, got shape {rows.shape}")
+    rows = _block(block)
     state = {"exponent": exponent, "block": rows.tolist()}
     figures(state)  # refuses a bad exponent before anything is shown
     state["exponent"] = int(exponent)  # a numpy integer, stored as JSON
     return EpsilonSlider(state=state)
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    plans = []
+    for _ in range(6):
+        rows, features = int(rng.integers(2, 6)), int(rng.integers(1, 4))
+        block = np.round(rng.normal(0, 10, (rows, features)), 3).tolist()
+        actions = [["setExponent", int(rng.integers(LOW, HIGH + 1))] for _ in range(12)]
+        plans.append(
+            {"context": None, "start": {"exponent": -5, "block": block}, "actions": actions}
+        )
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    return NodeModel("epsilon.js", lambda s, _c: figures(s), _plans)
+
+
+NODE = _node()

@@ -26,12 +26,18 @@ from typing import Any
 import numpy as np
 
 from normcore.batch import BatchNorm
-from normcore.errors import NormcoreError
+from normcore.errors import MagnitudeError, NormcoreError, PurposeError, SettingError, ShapeError
 from normcore.experiments.shift import fold_in
 from normcore.layer import LayerNorm, RMSNorm
 from normcore.purpose import PREDICTING, TRAINING
 from normcore.standardise import standardise
-from normcore.widgets._input import parse_number
+from normcore.widgets._input import (
+    StateError,
+    check_index,
+    check_state,
+    parse_number,
+    real_block,
+)
 from normcore.worked import FOUR_ROWS
 
 State = dict[str, Any]
@@ -60,22 +66,20 @@ def _cell_text(value: float) -> str:
 
 def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> State:
     """A fresh layer over `block` (default: the four worked rows), every row switched on."""
-    values = np.array(FOUR_ROWS if block is None else block, dtype=np.float64)
+    values = real_block(FOUR_ROWS if block is None else block)
     if (
         values.ndim != 2
         or not (1 <= values.shape[0] <= MAX_ROWS)
         or not (1 <= values.shape[1] <= MAX_FEATURES)
     ):
-        raise ValueError(
+        raise ShapeError(
             f"block: expected 1 to {MAX_ROWS} rows of 1 to {MAX_FEATURES} numbers, "
             f"got shape {values.shape}"
         )
-    if not np.all(np.isfinite(values)) or np.max(np.abs(values)) > LIMIT:
-        raise ValueError(f"block: expected finite numbers within ±{LIMIT:.0e}")
-    if kind not in KINDS:
-        raise ValueError(f"kind: expected one of 'batch', 'layer', 'rms', got {kind!r}")
-    if purpose not in PURPOSES:
-        raise ValueError(f"purpose: expected 'training' or 'predicting', got {purpose!r}")
+    if np.max(np.abs(values)) > LIMIT:
+        raise MagnitudeError(f"block: expected numbers within ±{LIMIT:.0e}")
+    _check_kind(kind)
+    _check_purpose(purpose)
     rows, features = values.shape
     return {
         "texts": [[_cell_text(v) for v in row] for row in values],
@@ -93,8 +97,55 @@ def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> 
 
 
 # ----------------------------------------------------------------------------- reading a state
+SPEC = {
+    "texts": [[str]],
+    "values": [[float]],
+    "active": [bool],
+    "kind": str,
+    "purpose": str,
+    "scale": [float],
+    "shift": [float],
+    "running_mean": [float],
+    "running_variance": [float],
+    "steps": int,
+    "note": (str, None),
+}
+
+
+def _check_kind(kind: object) -> None:
+    if kind not in KINDS:
+        raise SettingError(f"kind: expected one of 'batch', 'layer', 'rms', got {kind!r}")
+
+
+def _check_purpose(purpose: object) -> None:
+    if purpose not in PURPOSES:
+        raise PurposeError(f"purpose: expected 'training' or 'predicting', got {purpose!r}")
+
+
+def check(state: object) -> State:
+    """`state` when it is a playground state (the keys above, of those kinds, one shape: rows x
+    features with 1 to MAX_ROWS rows and 1 to MAX_FEATURES features); else a typed error."""
+    s = check_state(state, SPEC)
+    rows, features = len(s["texts"]), len(s["scale"])
+    if not (1 <= rows <= MAX_ROWS and 1 <= features <= MAX_FEATURES):
+        raise ShapeError(f"state: expected 1 to {MAX_ROWS} rows of 1 to {MAX_FEATURES} cells")
+    if (
+        len(s["values"]) != rows
+        or len(s["active"]) != rows
+        or any(len(r) != features for r in s["texts"] + s["values"])
+        or any(len(s[k]) != features for k in ("shift", "running_mean", "running_variance"))
+    ):
+        raise ShapeError("state: texts, values, active and the per-feature lists disagree in shape")
+    if min(s["running_variance"]) < 0:
+        raise StateError("state: a running variance below zero")
+    _check_kind(s["kind"])
+    _check_purpose(s["purpose"])
+    return s
+
+
 def block(state: State) -> np.ndarray:
     """The rows switched on: the block the layer answers (possibly with no rows)."""
+    check(state)
     values = np.array(state["values"], dtype=np.float64).reshape(len(state["values"]), -1)
     return values[np.array(state["active"], dtype=bool)]
 
@@ -118,7 +169,7 @@ def layer(state: State) -> BatchNorm | LayerNorm | RMSNorm:
 def errors(state: State) -> list[str]:
     """Why each cell whose text is not a usable number was set aside, one sentence each."""
     found = []
-    for i, row in enumerate(state["texts"]):
+    for i, row in enumerate(check(state)["texts"]):
         for j, text in enumerate(row):
             try:
                 parse_cell(text, i, j)
@@ -175,7 +226,7 @@ def figures(state: State) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------- actions
 def _new(state: State, note: str | None = None) -> State:
-    fresh = copy.deepcopy(state)
+    fresh = copy.deepcopy(check(state))
     fresh["note"] = note
     return fresh
 
@@ -183,6 +234,10 @@ def _new(state: State, note: str | None = None) -> State:
 def set_cell(state: State, i: int, j: int, text: str) -> State:
     """Type `text` into cell (i, j): shown as typed; used only if it is a number we can use."""
     new = _new(state)
+    check_index(i, len(new["texts"]), "row")
+    check_index(j, len(new["scale"]), "feature")
+    if not isinstance(text, str):
+        raise StateError(f"{cell_name(i, j)}: expected text, got {type(text).__name__}")
     new["texts"][i][j] = text
     try:
         new["values"][i][j] = parse_cell(text, i, j)
@@ -193,21 +248,22 @@ def set_cell(state: State, i: int, j: int, text: str) -> State:
 
 def set_active(state: State, i: int, on: bool) -> State:
     new = _new(state)
-    new["active"][i] = bool(on)
+    check_index(i, len(new["active"]), "row")
+    if not isinstance(on, bool):
+        raise StateError(f"on: expected True or False, got {on!r}")
+    new["active"][i] = on
     return new
 
 
 def set_kind(state: State, kind: str) -> State:
-    if kind not in KINDS:
-        raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+    _check_kind(kind)
     new = _new(state)
     new["kind"] = kind
     return new
 
 
 def set_purpose(state: State, purpose: str) -> State:
-    if purpose not in PURPOSES:
-        raise ValueError(f"purpose: expected one of {PURPOSES}, got {purpose!r}")
+    _check_purpose(purpose)
     new = _new(state)
     new["purpose"] = purpose
     return new
@@ -216,8 +272,10 @@ def set_purpose(state: State, purpose: str) -> State:
 def set_parameter(state: State, which: str, j: int, value: float) -> State:
     """Move feature j's scale or shift slider to `value`."""
     if which not in ("scale", "shift"):
-        raise ValueError(f"which: expected 'scale' or 'shift', got {which!r}")
+        raise SettingError(f"which: expected 'scale' or 'shift', got {which!r}")
     new = _new(state)
+    check_index(j, len(new["scale"]), "feature")
+    check_state({which: value}, {which: float})
     new[which][j] = float(value)
     return new
 
@@ -271,6 +329,11 @@ def fresh(state: State) -> State:
 
 def resize(state: State, rows: int = 0, features: int = 0) -> State:
     """Add (+1) or drop (-1) the last row or feature; new cells are 0, a new feature fresh."""
+    check(state)
+    if rows not in (-1, 0, 1) or features not in (-1, 0, 1) or isinstance(rows, bool):
+        raise StateError(
+            f"resize: expected rows and features of -1, 0 or 1, got {rows}, {features}"
+        )
     n_rows, n_features = len(state["texts"]) + rows, len(state["scale"]) + features
     if not (1 <= n_rows <= MAX_ROWS and 1 <= n_features <= MAX_FEATURES):
         return _new(state, "size-limits")
@@ -300,3 +363,51 @@ def resize(state: State, rows: int = 0, features: int = 0) -> State:
         for key in ("scale", "shift", "running_mean", "running_variance"):
             new[key].pop()
     return new
+
+
+# ------------------------------------------------------------------ the node differential test
+JS_NAMES = {
+    "set_cell": "setCell",
+    "set_active": "setActive",
+    "set_kind": "setKind",
+    "set_purpose": "setPurpose",
+    "set_parameter": "setParameter",
+}
+
+
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Random action sequences, each index fitted to the block's shape at that point."""
+    from normcore.widgets._node import TEXTS, pick
+
+    plans = []
+    for _ in range(8):
+        state = start = initial()
+        actions = []
+        for _ in range(30):
+            rows, features = len(state["texts"]), len(state["scale"])
+            name = pick(rng, list(JS_NAMES) + ["undo", "step", "fresh", "resize"])
+            i, j = int(rng.integers(rows)), int(rng.integers(features))
+            args: tuple = {
+                "set_cell": (i, j, pick(rng, [*TEXTS, f"{rng.normal(0, 30):.4g}"])),
+                "set_active": (i, bool(rng.integers(2))),
+                "set_kind": (pick(rng, KINDS),),
+                "set_purpose": (pick(rng, PURPOSES),),
+                "set_parameter": (pick(rng, ["scale", "shift"]), j, float(rng.uniform(-10, 10))),
+                "resize": pick(rng, [(1, 0), (-1, 0), (0, 1), (0, -1)]),
+            }.get(name, ())
+            state = globals()[name](state, *args)
+            actions.append([JS_NAMES.get(name, name), *args])
+        plans.append({"context": None, "start": start, "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    python = {
+        JS_NAMES.get(n, n): globals()[n] for n in [*JS_NAMES, "undo", "step", "fresh", "resize"]
+    }
+    return NodeModel("playground-model.js", lambda s, _c: figures(s), _plans, actions=python)
+
+
+NODE = _node()

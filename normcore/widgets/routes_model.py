@@ -20,13 +20,23 @@ import numpy as np
 
 from normcore.errors import ShapeError
 from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_slope
-from normcore.widgets._input import NotANumberError, parse_number
+from normcore.widgets import _input
+from normcore.widgets._input import (
+    NotANumberError,
+    StateError,
+    check_state,
+    parse_number,
+    quoted,
+    strip,
+)
 
 State = dict[str, Any]
 
 #: The largest block the widget will take (the oracle runs two forward passes per cell).
 MAX_ROWS, MAX_COLUMNS = 12, 6
 LIMIT = 1e6
+#: The largest seed the random block takes.
+SEED_HIGH = 10**6
 
 
 def initial() -> State:
@@ -58,38 +68,40 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     value = parse_number(text, name)
     if value != int(value) or not low <= value <= high:
         raise NotANumberError(
-            f"{name}: expected a whole number from {low} to {high}, got {text.strip()!r}"
+            f"{name}: expected a whole number from {low} to {high}, got {quoted(strip(text))}"
         )
     return int(value)
 
 
-def parse_block(text: str, name: str = "block") -> np.ndarray:
-    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces."""
-    rows = []
-    for line in text.replace(";", "\n").splitlines():
-        cells = line.replace(",", " ").split()
-        if cells:
-            rows.append([parse_number(c, f"{name}, row {len(rows) + 1}", LIMIT) for c in cells])
-    if not rows:
-        raise NotANumberError(f"{name}: type at least one row of numbers")
-    widths = sorted({len(r) for r in rows})
-    if len(widths) != 1:
-        raise ShapeError(f"{name}: every row needs the same number of entries, got {widths}")
-    if len(rows) > MAX_ROWS or widths[0] > MAX_COLUMNS:
-        raise ShapeError(
-            f"{name}: at most {MAX_ROWS} rows and {MAX_COLUMNS} columns, "
-            f"got {len(rows)} x {widths[0]}"
+def parse_block(text: object, name: str = "block") -> np.ndarray:
+    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+    one grammar of `normcore.widgets._input.parse_block`, within this explorer's limits."""
+    return np.array(_input.parse_block(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
+
+
+SPEC = {key: str for key in initial()}
+SOURCES, SLOPES = ("worked", "random", "typed"), ("counting", "ones", "random", "typed")
+
+
+def check(state: object) -> State:
+    """`state` when it is a routes state (every key of `initial`, as text, a source and a slope
+    the explorer offers); else a typed error."""
+    s = check_state(state, SPEC)
+    if s["source"] not in SOURCES or s["slope"] not in SLOPES:
+        raise StateError(
+            f"state: source {quoted(s['source'])} or slope {quoted(s['slope'])} is not offered"
         )
-    return np.array(rows, dtype=np.float64)
+    return s
 
 
 def block(state: State) -> np.ndarray:
+    check(state)
     if state["source"] == "worked":
         return WORKED_BLOCK.copy()
     if state["source"] == "random":
         rows = whole(state["rows"], "rows", 1, MAX_ROWS)
         columns = whole(state["columns"], "columns", 1, MAX_COLUMNS)
-        seed = whole(state["seed"], "seed", 0, 10**6)
+        seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed, rows * columns, 500, 1000).reshape(rows, columns)
     return parse_block(state["typed"])
 
@@ -100,7 +112,7 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
     if state["slope"] == "ones":
         return np.ones(shape)
     if state["slope"] == "random":
-        seed = whole(state["seed"], "seed", 0, 10**6)
+        seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
     slope = parse_block(state["typed_slope"], "slope")
     if slope.shape != shape:
@@ -114,7 +126,7 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
 def figures(state: State) -> dict[str, Any]:
     """normcore's comparison for the state (batch layer, training): the collected, oracle and
     naive blocks, and the figures under them. Raises a NormcoreError for unusable input."""
-    x = block(state)
+    x = block(check(state))
     c = compare_blocks(x, arriving(state, x.shape), "batch")
     return {
         "true": c.true.tolist(),
@@ -132,6 +144,45 @@ def figures(state: State) -> dict[str, Any]:
 
 def choose(state: State, key: str, value: str) -> State:
     """The reader sets one control."""
-    if key not in state:
-        raise KeyError(key)
+    if key not in SPEC:
+        raise StateError(f"control: expected one of {', '.join(SPEC)}, got {key!r}")
+    check_state(state, SPEC)
     return {**state, key: value}
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    from normcore.widgets._node import TEXTS, pick
+
+    def typed() -> str:
+        rows, columns = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        return "\n".join(
+            ", ".join(f"{v:.3g}" for v in rng.normal(0, 5, columns)) for _ in range(rows)
+        )
+
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            key = pick(rng, list(SPEC))
+            value = {
+                "source": pick(rng, [*SOURCES, "elsewhere"]),
+                "slope": pick(rng, SLOPES),
+                "typed": pick(rng, [typed(), typed(), *TEXTS[:4], "1 2\n3"]),
+                "typed_slope": pick(rng, [typed(), typed(), "1, 2\n3, 4\n5, 6\n7, 8"]),
+            }.get(key, pick(rng, ["1", "2", "3", "4", "0", "13", "2.5", *TEXTS[:3]]))
+            actions.append(["choose", key, value])
+        plans.append({"context": None, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    # The oracle column and the gaps against it are finite differences: (up - down) / 2h with
+    # h = 1e-6 turns a last-bit difference between two forward passes into ~1e-10 of the scale.
+    loose = dict.fromkeys(("oracle", "true_gap", "naive_error"), 1e-8)
+    return NodeModel("routes-model.js", lambda s, _c: figures(s), _plans, loose, {"choose": choose})
+
+
+NODE = _node()

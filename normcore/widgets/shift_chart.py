@@ -18,9 +18,11 @@ from typing import Any
 
 import traitlets
 
+from normcore.errors import SettingError
 from normcore.experiments.shift import CrowdShift, crowd_shift
 from normcore.plots.ch01 import crowd_shift_figure, png_bytes
 from normcore.widgets._esm import bundle
+from normcore.widgets._input import check_state
 from normcore.widgets._page import PageWidget
 
 LABELS = {"none": "plain", "batch": "batch layer"}
@@ -62,15 +64,15 @@ class ShiftChart(PageWidget):
         super().__init__(state={"arrangement": "none"}, results=results, **kwargs)
 
     def compute(self, state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        check_state(state, {"arrangement": str})
+        if state["arrangement"] not in self.shifts:
+            raise SettingError(f"arrangement: expected one of {sorted(self.shifts)}")
         return describe(self.shifts[state["arrangement"]])
-
-    def answer(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.compute(self.state if state is None else state)
 
     def select(self, arrangement: str) -> None:
         """Show `arrangement` ('none' or 'batch')."""
         if arrangement not in self.shifts:
-            raise ValueError(
+            raise SettingError(
                 f"arrangement: expected one of {sorted(self.shifts)}, got {arrangement!r}"
             )
         self.state = {"arrangement": arrangement}

@@ -39,7 +39,7 @@ class WeightNormStep(PageWidget):
         learning_rate: float = weightnorm.LEARNING_RATE,
         **kwargs: Any,
     ) -> None:
-        state = {"lengths": [f"{v:g}" for v in lengths], "learning_rate": f"{learning_rate:g}"}
+        state = weightnorm_model.initial(lengths, learning_rate)
         super().__init__(state=state, case=weightnorm_model.case_data(), **kwargs)
 
     def __repr__(self) -> str:

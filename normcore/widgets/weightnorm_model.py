@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from normcore.dense import Dense, WeightNormDense, direction_length
-from normcore.errors import ZeroDirectionError
+from normcore.errors import ShapeError, ZeroDirectionError
 from normcore.experiments import weightnorm
-from normcore.widgets._input import parse_number
+from normcore.widgets._input import check_index, check_state, parse_number, real_block
 
 State = dict[str, Any]
 LIMIT = 1000.0  # the largest length or learning rate the widget takes
@@ -43,15 +43,34 @@ def case_data() -> dict[str, list]:
     }
 
 
-def initial() -> State:
-    return {
-        "lengths": [f"{v:g}" for v in weightnorm.LENGTHS],
-        "learning_rate": f"{weightnorm.LEARNING_RATE:g}",
-    }
+def number_text(value: float) -> str:
+    """A number as the widget's box shows it: every digit Python needs to read it back exactly
+    (``2.5``, ``1``, ``0.30000000000000004``), so the widget computes with the number given."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+
+
+def initial(
+    lengths: Any = weightnorm.LENGTHS, learning_rate: Any = weightnorm.LEARNING_RATE
+) -> State:
+    """The state for three direction `lengths` and a `learning_rate`; a typed error for anything
+    else (two or four lengths, NaN, complex, text, a length the widget would refuse)."""
+    given = real_block(lengths, "lengths")
+    if given.shape != (3,):
+        raise ShapeError(f"lengths: expected three lengths, got shape {given.shape}")
+    rate = real_block(learning_rate, "learning rate")
+    if rate.shape != ():
+        raise ShapeError(f"learning rate: expected one number, got shape {rate.shape}")
+    state = {"lengths": [number_text(v) for v in given], "learning_rate": number_text(rate)}
+    parse(state)  # refuses a zero length or a number beyond LIMIT before anything is shown
+    return state
 
 
 def parse(state: State) -> tuple[np.ndarray, float]:
     """The lengths and learning rate typed; a typed NormcoreError for what cannot be used."""
+    check_state(state, {"lengths": [str], "learning_rate": str})
+    if len(state["lengths"]) != 3:
+        raise ShapeError(f"lengths: expected three lengths, got {len(state['lengths'])}")
     lengths = np.array(
         [parse_number(t, f"length {i + 1}", LIMIT) for i, t in enumerate(state["lengths"])]
     )
@@ -85,10 +104,42 @@ def figures(state: State, case: dict[str, list]) -> dict[str, Any]:
 
 
 def set_length(state: State, i: int, text: str) -> State:
+    check_state(state, {"lengths": [str]})
+    check_index(i, len(state["lengths"]), "length")
+    check_state({"text": text}, {"text": str})
     lengths = list(state["lengths"])
     lengths[i] = text
     return {**state, "lengths": lengths}
 
 
 def set_learning_rate(state: State, text: str) -> State:
+    check_state({"text": text}, {"text": str})
     return {**state, "learning_rate": text}
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    from normcore.widgets._node import TEXTS, pick
+
+    context = case_data()
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            text = f"{rng.uniform(0.1, 5):.4g}" if rng.integers(5) else pick(rng, TEXTS)
+            if rng.integers(4):
+                actions.append(["setLength", int(rng.integers(3)), text])
+            else:
+                actions.append(["setLearningRate", text])
+        plans.append({"context": context, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    python = {"setLength": set_length, "setLearningRate": set_learning_rate}
+    return NodeModel("weightnorm-model.js", figures, _plans, actions=python)
+
+
+NODE = _node()

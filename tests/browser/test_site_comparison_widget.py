@@ -2,18 +2,22 @@
 numbers.
 
 The widget holds the chapter's per-seed results and averages them over the seeds ticked, in the
-page. This test serves _build/html from 127.0.0.1 with no kernel, ticks and unticks its boxes
-through seeded random reader actions (an opening that reaches both of its refusals: no seed and
-no arrangement), and after each action holds every figure on show to normcore's answer worked
-out here in Python: the chapter's runs trained again (`comparison.run_all`), averaged with
-numpy over the same seeds. Each ``data-value`` is held to 1e-10 relative (the widget stores 12
-significant figures), each number as shown to the digits it is shown with. Every control is
-found by its accessible name, the ticks on show must be the reader's, axe-core finds no
-violation inside the widget, and no console error or off-machine request is allowed.
+page, and pairs each arrangement with the plain network person by person (bootstrap over
+people, the chapter's draws). This test serves _build/html from 127.0.0.1 with no kernel, ticks
+and unticks its boxes through seeded random reader actions (an opening that reaches both of its
+refusals: no seed and no arrangement), and after each action holds every figure on show to
+normcore's answer worked out here in Python: the chapter's runs trained again
+(`comparison.run_all`), averaged with numpy over the same seeds, and paired by
+`comparison.paired_people` on those seeds' verdicts. Each ``data-value`` is held to 1e-10
+relative (the widget stores 12 significant figures), each number as shown to the digits it is
+shown with. Every control is found by its accessible name, the ticks on show must be the
+reader's, axe-core finds no violation inside the widget, and no console error or off-machine
+request is allowed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -37,7 +41,15 @@ SHOWN = {
     "held_high": 2,
     "train_loss": 4,
     "held_loss": 3,
+    "paired_gap": 3,
+    "paired_people_low": 2,
+    "paired_people_high": 2,
+    "paired_seed_low": 2,
+    "paired_seed_high": 2,
+    "paired_worse": 0,
+    "paired_better": 0,
 }
+PAIRED = ("gap", "people_low", "people_high", "seed_low", "seed_high", "worse", "better")
 READ = """root => {
   const box = document.querySelector(root);
   const error = box.querySelector('.nc-message .nc-error');
@@ -71,6 +83,14 @@ def expected(state: cm.State, scores: dict[str, comparison.Scores]) -> dict[str,
             out[f"{key}:{field}"] = float(np.mean(getattr(s, field)[at]))
         out[f"{key}:held_low"] = float(np.min(s.held_accuracy[at]))
         out[f"{key}:held_high"] = float(np.max(s.held_accuracy[at]))
+    # the paired table: each arrangement ticked but plain against plain, over the seeds ticked,
+    # by the chapter's own function on those seeds' verdicts
+    subset = {k: dataclasses.replace(v, held_correct=v.held_correct[at]) for k, v in scores.items()}
+    for key in (k for k in scores if k in state["arrangements"] and k != "none"):
+        p = comparison.paired_people(subset, key)
+        values = (p.difference, *p.people_interval, *p.seed_interval, p.worse, p.better)
+        for name, value in zip(PAIRED, values, strict=True):
+            out[f"{key}:paired_{name}"] = float(value)
     return out
 
 
@@ -89,19 +109,23 @@ def check(
     assert sorted(got["figures"]) == sorted(want), f"{where}: the page shows other figures"
     for key, value in want.items():
         page_value, text = got["figures"][key]
-        assert abs(page_value - value) <= 1e-10 * max(abs(value), 1e-3), (
+        assert abs(page_value - value) <= 1e-10 * max(abs(value), 1e-3) + 1e-14, (
             f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
         )
         if key == "seeds":
             assert text == f"{int(value)} seed{'s' if value != 1 else ''}", where
             continue
         digits = SHOWN[key.split(":")[1]]
+        if digits == 0:
+            assert text == str(int(value)), f"{where}: {key} shows {text!r}"
+            continue
         assert len(text.split(".")[1]) == digits, f"{where}: {key} shows {text!r}"
         assert abs(float(text) - value) <= 0.5 * 10.0**-digits + 1e-9, (
             f"{where}: {key} shows {text!r}, normcore {value!r}"
         )
-    shown = {key.split(":")[0] for key in want if ":" in key}
-    assert got["rows"] == [label for k, label in cm.LABELS.items() if k in shown], where
+    shown = [label for k, label in cm.LABELS.items() if f"{k}:held_accuracy" in want]
+    paired = [label for k, label in cm.LABELS.items() if f"{k}:paired_gap" in want]
+    assert got["rows"] == shown + paired, where
     ticked = [f"arrangement:{k}" for k in cm.LABELS if k in state["arrangements"]]
     ticked += [f"seed:{s}" for s in comparison.SEEDS if s in state["seeds"]]
     assert got["ticked"] == ticked, f"{where}: the boxes ticked are not the reader's"

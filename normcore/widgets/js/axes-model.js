@@ -5,17 +5,17 @@
 // or one whole image), standardised along that row, and scattered back.
 
 import {standardise, standardiseBackward} from "./standardise.js";
-import {InputError, readNumber} from "./input.js";
+import {InputError, readNumber, strip} from "./input.js";
+import {CONFIG} from "./config.js";
 
-const EPSILON = 1e-5;
-const STEP = 1e-6;
-const CHANNELS = 4;
+// Python's constants (the layers' default ε, experiments/axes.py's step, the image shape)
+const {EPSILON, STEP, CHANNELS} = CONFIG.axes;
 
 export function groups(state) {
   const value = readNumber(state.groups, "groups");
   if (!Number.isInteger(value) || value < 1 || CHANNELS % value) {
     throw new InputError(`groups: expected a whole number >= 1 that divides the ${CHANNELS} ` +
-      `channels, got ${state.groups.trim()}`);
+      `channels, got ${strip(state.groups)}`);
   }
   return value;
 }
@@ -100,4 +100,9 @@ export function figures(state, values) {
     largest_sum: Math.max(...truthRows.map((r) => Math.abs(r.reduce((a, b) => a + b, 0)))),
     centred: centre,
   };
+}
+
+/** The reader sets one control (what the view's form does for each field). */
+export function choose(state, key, value) {
+  return {...state, [key]: value};
 }

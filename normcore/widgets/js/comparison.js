@@ -1,6 +1,8 @@
 // Chapter 6's widget, one view for JupyterLab and the static site (anywidget): tick
-// arrangements and seeds; the table averages the chapter's own runs over the seeds ticked, in
-// the page (comparison-model.js). Nothing is trained again, so no kernel is needed.
+// arrangements and seeds; the first table averages the chapter's own runs over the seeds
+// ticked, the second pairs each arrangement with the plain network person by person with a
+// bootstrap over people, both in the page (comparison-model.js). Nothing is trained again, so
+// no kernel is needed.
 
 import * as cm from "./comparison-model.js";
 import {InputError, friendly} from "./input.js";
@@ -26,6 +28,36 @@ export function readout(f, labels, folds) {
     '<thead><tr><th scope="col">arrangement</th><th scope="col">training accuracy</th>' +
     '<th scope="col">held-out accuracy</th><th scope="col">held-out range over seeds</th>' +
     '<th scope="col">training loss</th><th scope="col">held-out loss</th></tr></thead>' +
+    `<tbody>${rows}</tbody></table>`;
+}
+
+const signed = (v, digits) => (v >= 0 ? "+" : "") + v.toFixed(digits);
+
+/** The paired table: each arrangement ticked against the plain network, person by person. */
+export function pairedReadout(f, labels, people, draws, interval) {
+  if (!f.paired.length) {
+    return '<p class="nc-hint">Tick an arrangement besides plain to pair it with the plain ' +
+      "network person by person.</p>";
+  }
+  const value = (key, field, i, digits, sign = true) => {
+    const v = f[`paired_${field}`][i];
+    return `<span data-key="${key}:paired_${field}" data-value="${v}">` +
+      `${sign ? signed(v, digits) : String(v)}</span>`;
+  };
+  const rows = f.paired.map((key, i) => `<tr><th scope="row">${escape(labels[key])}</th>` +
+    `<td>${value(key, "gap", i, 3)}</td>` +
+    `<td>${value(key, "people_low", i, 2)} to ${value(key, "people_high", i, 2)}</td>` +
+    `<td>${value(key, "seed_low", i, 2)} to ${value(key, "seed_high", i, 2)}</td>` +
+    `<td>${value(key, "worse", i, 0, false)}</td><td>${value(key, "better", i, 0, false)}</td>` +
+    "</tr>").join("");
+  const seeds = f.seeds === 1 ? "1 seed" : `${f.seeds} seeds`;
+  return `<table class="nc-table"><caption>against plain, person by person, over ${seeds}: ` +
+    `the interval over people resamples the ${people} people ${draws} times ` +
+    `(${interval[0]} to ${interval[1]} per cent), the ` +
+    "one over seeds is two standard errors of the per-seed gaps</caption>" +
+    '<thead><tr><th scope="col">arrangement</th><th scope="col">gap in held-out accuracy</th>' +
+    '<th scope="col">over people</th><th scope="col">over seeds</th>' +
+    '<th scope="col">people worse</th><th scope="col">people better</th></tr></thead>' +
     `<tbody>${rows}</tbody></table>`;
 }
 
@@ -64,7 +96,8 @@ function render({model, el}) {
     () => model.get("state").seeds.includes(s), (state, on) => cm.toggleSeed(state, s, on)])));
   controls.append(element("p", {class: "nc-hint"},
     `Every run was trained when the chapter ran: learning rate ${results.rate}, ` +
-    `${results.epochs} epochs, ${results.folds} folds per seed. Ticking a box re-averages them.`));
+    `${results.epochs} epochs, ${results.folds} folds per seed. Ticking a box works both ` +
+    "tables out again over the seeds ticked."));
 
   const runs = results.order.length * results.seeds.length * results.folds;
 
@@ -81,7 +114,9 @@ function render({model, el}) {
       return;
     }
     message.textContent = "";
-    out.innerHTML = readout(f, results.labels, results.folds);
+    out.innerHTML = readout(f, results.labels, results.folds) +
+      pairedReadout(f, results.labels, results.people, results.draws.length / results.people,
+        results.interval);
     showWhere(where, model, token, f,
       `Runs in this page: the chapter's ${runs} runs were trained when it was ` +
         "built; your browser averages them over the seeds you tick, no kernel needed.");

@@ -18,6 +18,11 @@ export function figures(state) {
   return {entry: st.z[state.block.length - 1][0]};
 }
 
+/** Move the slider to a stop (the one action of this widget). */
+export function setExponent(state, exponent) {
+  return {...state, exponent};
+}
+
 /** Epsilon as the readout writes it (Python's format(eps, ".0e")). */
 export function shown(exponent) {
   const sign = exponent < 0 ? "-" : "+";
@@ -38,7 +43,7 @@ function render({model, el}) {
   root.append(where, line, out);
   el.append(root);
   slider.addEventListener("input", () => {
-    model.set("state", {...model.get("state"), exponent: Number(slider.value)});
+    model.set("state", setExponent(model.get("state"), Number(slider.value)));
     model.save_changes();
   });
 

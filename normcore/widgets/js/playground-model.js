@@ -6,12 +6,14 @@
 
 import {affine, foldIn, standardise, standardiseBy} from "./standardise.js";
 import {parseNumber} from "./input.js";
+import {CONFIG} from "./config.js";
 
-export const MAX_ROWS = 8;
-export const MAX_FEATURES = 4;
-export const LIMIT = 1e9;
-export const EPSILON = 1e-5;
-export const MOMENTUM = 0.9;
+// Python's constants (playground_model), written in by the bundler
+export const MAX_ROWS = CONFIG.playground.MAX_ROWS;
+export const MAX_FEATURES = CONFIG.playground.MAX_FEATURES;
+export const LIMIT = CONFIG.playground.LIMIT;
+export const EPSILON = CONFIG.playground.EPSILON;
+export const MOMENTUM = CONFIG.playground.MOMENTUM;
 
 export function cellName(i, j) {
   return `row ${i + 1}, feature ${j + 1}`;

@@ -25,8 +25,9 @@ const NOTES = {
   "step-needs-rows": "Step needs at least one row switched on.",
   "step-not-batch": "Stepped with a zero slope: nothing moved. Layer and RMS normalisation " +
     "keep no running figures.",
-  "step": "Step {steps}: the batch's mean and biased variance folded a tenth of the way into " +
-    "the running figures (momentum 0.9); scale and shift unchanged.",
+  "step": "Step {steps}: the batch's mean and biased variance folded into the running figures " +
+    `with weight ${Number((1 - pm.MOMENTUM).toPrecision(12))} (momentum ${pm.MOMENTUM}); ` +
+    "scale and shift unchanged.",
   "fresh": "A fresh layer: scale 1, shift 0, running mean 0, running variance 1.",
   "size-limits": `The block holds 1 to ${pm.MAX_ROWS} rows and 1 to ${pm.MAX_FEATURES} features.`,
 };
@@ -55,7 +56,7 @@ function table(caption, header, rows) {
 export function readout(state, f) {
   const names = {batch: "Batch", layer: "Layer", rms: "RMS"};
   const head = `<p class="nc-head"><b>${names[state.kind]} normalisation</b>, ${state.purpose}, ` +
-    `${f.rows_on.length} of ${state.texts.length} rows switched on, ε = 1e-5</p>`;
+    `${f.rows_on.length} of ${state.texts.length} rows switched on, ε = ${pm.EPSILON.toExponential()}</p>`;
   if (f.answer === null) {
     return head + "<p><b>No rows are switched on.</b> A normalising layer needs at least one " +
       "row to answer; tick a row's box to bring it back.</p>";

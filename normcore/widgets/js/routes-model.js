@@ -3,14 +3,15 @@
 // routes, the finite-difference oracle, the naive d / s) for the block and slope chosen.
 
 import {affine, naiveBackward, standardise, standardiseBackward} from "./standardise.js";
-import {InputError, readNumber} from "./input.js";
+import {InputError, quoted, readBlock, readNumber, strip} from "./input.js";
+import {CONFIG} from "./config.js";
 
-export const MAX_ROWS = 12;
-export const MAX_COLUMNS = 6;
-const LIMIT = 1e6;
-const EPSILON = 1e-5;
-const STEP = 1e-6;   // the oracle's step, as compare_blocks takes it
-const WORKED = [[1, 7], [1, 9], [7, 1], [23, 7]];
+// Python's constants (routes_model, experiments/routes.py), written in by the bundler
+export const MAX_ROWS = CONFIG.routes.MAX_ROWS;
+export const MAX_COLUMNS = CONFIG.routes.MAX_COLUMNS;
+const {LIMIT, EPSILON, SEED_HIGH, SIGN_FLOOR, WORKED} = CONFIG.routes;
+const STEP = CONFIG.routes.STEP;
+const {SOURCES, SLOPES} = CONFIG.routes;   // the oracle's step, as compare_blocks takes it
 
 /** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
 export function seeded(seed, count, low, high) {
@@ -27,7 +28,7 @@ function whole(text, name, low, high) {
   const value = readNumber(text, name);
   if (!Number.isInteger(value) || value < low || value > high) {
     throw new InputError(`${name}: expected a whole number from ${low} to ${high}, ` +
-      `got '${text.trim()}'`);
+      `got ${quoted(strip(text))}`);
   }
   return value;
 }
@@ -38,26 +39,10 @@ function rowsOf(values, columns) {
   return out;
 }
 
-/** A block typed as rows on lines (or split by ';'), numbers split by commas or spaces. */
+/** A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+ * one grammar of input.js, within this explorer's limits (as routes_model.parse_block). */
 export function parseBlock(text, name = "block") {
-  const rows = [];
-  for (const line of text.replace(/;/g, "\n").split(/\r\n|\r|\n/)) {
-    const cells = line.replace(/,/g, " ").split(/\s+/).filter((c) => c !== "");
-    if (cells.length) {
-      rows.push(cells.map((c) => readNumber(c, `${name}, row ${rows.length + 1}`, LIMIT)));
-    }
-  }
-  if (!rows.length) throw new InputError(`${name}: type at least one row of numbers`);
-  const widths = [...new Set(rows.map((r) => r.length))].sort((a, b) => a - b);
-  if (widths.length !== 1) {
-    throw new InputError(`${name}: every row needs the same number of entries, ` +
-      `got [${widths.join(", ")}]`);
-  }
-  if (rows.length > MAX_ROWS || widths[0] > MAX_COLUMNS) {
-    throw new InputError(`${name}: at most ${MAX_ROWS} rows and ${MAX_COLUMNS} columns, ` +
-      `got ${rows.length} x ${widths[0]}`);
-  }
-  return rows;
+  return readBlock(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS);
 }
 
 export function block(state) {
@@ -65,7 +50,7 @@ export function block(state) {
   if (state.source === "random") {
     const rows = whole(state.rows, "rows", 1, MAX_ROWS);
     const columns = whole(state.columns, "columns", 1, MAX_COLUMNS);
-    const seed = whole(state.seed, "seed", 0, 1e6);
+    const seed = whole(state.seed, "seed", 0, SEED_HIGH);
     return rowsOf(seeded(seed, rows * columns, 500, 1000), columns);
   }
   return parseBlock(state.typed);
@@ -75,7 +60,7 @@ export function arriving(state, rows, columns) {
   if (state.slope === "counting") return rowsOf([...Array(rows * columns).keys()].map((k) => k + 1), columns);
   if (state.slope === "ones") return rowsOf(Array(rows * columns).fill(1), columns);
   if (state.slope === "random") {
-    return rowsOf(seeded(whole(state.seed, "seed", 0, 1e6) + 1, rows * columns, 100, 100), columns);
+    return rowsOf(seeded(whole(state.seed, "seed", 0, SEED_HIGH) + 1, rows * columns, 100, 100), columns);
   }
   const slope = parseBlock(state.typed_slope, "slope");
   if (slope.length !== rows || slope[0].length !== columns) {
@@ -109,6 +94,10 @@ const columnSums = (x) => x[0].map((_, j) => x.reduce((sum, row) => sum + row[j]
 
 /** The page's figures for the state; throws InputError for input that cannot be used. */
 export function figures(state) {
+  if (!SOURCES.includes(state.source) || !SLOPES.includes(state.slope)) {
+    throw new InputError(`state: source ${quoted(state.source)} or slope ` +
+      `${quoted(state.slope)} is not offered`);
+  }
   const x = block(state);
   const d = arriving(state, x.length, x[0].length);
   const st = standardise(x, 0, EPSILON);
@@ -119,11 +108,16 @@ export function figures(state) {
   const scale = Math.max(1, largest(naive));
   let wrong = 0;
   truth.forEach((row, i) => row.forEach((t, j) => {
-    if (Math.abs(t) > 1e-8 * scale && Math.sign(naive[i][j]) * Math.sign(t) < 0) wrong += 1;
+    if (Math.abs(t) > SIGN_FLOOR * scale && Math.sign(naive[i][j]) * Math.sign(t) < 0) wrong += 1;
   }));
   return {
     true: truth, oracle, naive, true_gap: gap(truth), naive_error: gap(naive),
     largest_true: largest(truth), wrong_sign: wrong, cells: x.length * x[0].length,
     true_sums: columnSums(truth), naive_sums: columnSums(naive),
   };
+}
+
+/** The reader sets one control (what the view's form does for each field). */
+export function choose(state, key, value) {
+  return {...state, [key]: value};
 }

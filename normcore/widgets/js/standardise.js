@@ -109,7 +109,7 @@ export function naiveBackward(st, d) {
  *     running = momentum * running + (1 - momentum) * batch
  * for one array of figures (one per feature), with the batch's biased variance.
  */
-export function foldIn(running, batch, momentum = 0.9) {
+export function foldIn(running, batch, momentum) {
   return running.map((r, j) => momentum * r + (1 - momentum) * batch[j]);
 }
 

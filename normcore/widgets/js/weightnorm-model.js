@@ -5,8 +5,9 @@
 // scored by binary cross-entropy (summed over the people).
 
 import {InputError, readNumber} from "./input.js";
+import {CONFIG} from "./config.js";
 
-const LIMIT = 1000;
+const LIMIT = CONFIG.weightnorm.LIMIT;   // Python's weightnorm_model.LIMIT
 
 /** The lengths and learning rate typed (as weightnorm_model.parse). */
 export function parse(state) {

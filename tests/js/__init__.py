@@ -1,0 +1,1 @@
+"""Node tests of the widgets' JavaScript: each bundle run outside a browser, held to Python."""
