@@ -8,18 +8,17 @@ random: the widget only looks them up.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
 from typing import Any
 
 import numpy as np
 import pytest
+from js.node import run  # tests/js/node.py: the bundle under node, as the page runs it
 
 from normcore.errors import NonFiniteError, NormcoreError, SettingError
 from normcore.experiments import convnet
 from normcore.widgets import convnet_model as cm
-from normcore.widgets._esm import JS, bundle
+from normcore.widgets._esm import bundle
 from normcore.widgets._input import NotANumberError, friendly
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
@@ -129,19 +128,15 @@ def test_the_bundle_is_one_module() -> None:
 
 # ------------------------------------------------------------------ the JavaScript model in node
 DRIVER = """
-import * as cm from "./convnet-model.js";
-const text = await new Promise(r => { let s = ""; process.stdin.on("data", d => s += d);
-  process.stdin.on("end", () => r(s)); });
-const {c, runs} = JSON.parse(text);
-const out = runs.map(actions => {
+const out = input.runs.map(actions => {
   let state = {normaliser: "batch", per_device: "2", groups: "2"};
   return actions.map(([key, value]) => {
-    state = cm.choose(state, key, value);
-    try { return {state, figures: cm.figures(state, c)}; }
+    state = m.choose(state, key, value);
+    try { return {state, figures: m.figures(state, input.c)}; }
     catch (e) { return {state, error: e.message}; }
   });
 });
-process.stdout.write(JSON.stringify(out));
+answer(out);
 """
 
 
@@ -188,15 +183,7 @@ def test_the_javascript_model_is_the_python_model(built: tuple) -> None:
     runs = [random_actions(rng, 30) for _ in range(20)]
     runs.append([("per_device", t) for t in BAD] + [("normaliser", "group")])
     runs[-1] += [("groups", t) for t in BAD]
-    got = subprocess.run(
-        ["node", "--input-type=module", "-e", DRIVER],
-        cwd=JS,
-        input=json.dumps({"c": case, "runs": runs}),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    answers = json.loads(got.stdout)
+    answers = run(shutil.which("node"), "convnet-model.js", DRIVER, {"c": case, "runs": runs})
     errors = 0
     for r, (actions, seen) in enumerate(zip(runs, answers, strict=True)):
         state = cm.initial()

@@ -169,3 +169,39 @@ def choose(state: State, key: str, value: str) -> State:
     if key not in state:
         raise KeyError(key)
     return {**state, key: value}
+
+
+# ------------------------------------------------------------------ the node differential test
+def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
+    """Seeded random sequences of the reader's choices, on a case from an untrained stack of
+    the chapter's network (the arithmetic is the trained one's) with accuracies drawn here."""
+    from normcore.widgets._node import TEXTS, pick
+
+    accuracy = {
+        "batch": {b: rng.uniform(0.5, 1, 2) for b in convnet.SIZES},
+        **{k: rng.uniform(0.5, 1, 2) for k in ("layer", "instance", "group")},
+    }
+    context = case_data(convnet.build("batch", seeds=(0, 1)), convnet.digits_images()[0], accuracy)
+    plans = []
+    for _ in range(6):
+        actions = []
+        for _ in range(12):
+            key = pick(rng, ["normaliser", "per_device", "per_device", "groups"])
+            if key == "normaliser":
+                value = pick(rng, list(NORMALISERS))
+            elif rng.integers(4):
+                value = str(int(rng.integers(1, 65 if key == "per_device" else 9)))
+            else:
+                value = pick(rng, TEXTS)
+            actions.append(["choose", key, value])
+        plans.append({"context": context, "start": initial(), "actions": actions})
+    return plans
+
+
+def _node() -> Any:
+    from normcore.widgets._node import NodeModel
+
+    return NodeModel("convnet-model.js", figures, _plans, actions={"choose": choose})
+
+
+NODE = _node()
