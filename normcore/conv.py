@@ -33,13 +33,13 @@ from ._checks import (
     whole_numbers,
 )
 from .batch import BatchNorm
+from .dense import _Affine
 from .errors import FoldError, ForeignResponseError, SettingError, ShapeError
 from .purpose import PREDICTING, check_purpose
 from .responses import (
     Gradient,
     Response,
     check_d_out,
-    check_gradient,
     check_response,
 )
 from .standardise import standardise, standardise_backward
@@ -337,11 +337,11 @@ class Conv2d(Remade):
         Returns:
             A new layer of the same shapes, stride and padding; this one is unchanged.
         """
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        moved = {k: getattr(self, k) - rate * s for k, s in slopes.items()}
-        for key, value in moved.items():
-            check_finite_result(value, f"{type(self).__name__}.step ({key})")
-        return self._renewed(moved)
+        return self._renewed(self._moved(gradient, rate))
+
+    #: the dense layer's step, shared: the gradient checked against this layer and `_learned`,
+    #: each parameter moved by ``-rate * slope``, checked finite and sealed
+    _moved = _Affine._moved
 
     def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
         return dataclasses.replace(self, **moved)

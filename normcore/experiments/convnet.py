@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from ..errors import SettingError
 from ..image import GroupNorm
 from ..purpose import PREDICTING, TRAINING
 from .deepnet import softmax_cross_entropy
+from .descent import batches, descend
 
 VERSIONS = ("none", "batch", "layer", "instance", "group", "ws-group")
 CHANNELS = 8
@@ -269,20 +271,13 @@ def train(
     """Mini-batch gradient descent, BATCH images a step, for `steps` steps on ``data =
     (x_train, y_train, x_held, y_held)``. The images are taken in the order of one shuffle from
     ``np.random.default_rng(order_seed)`` (a fresh shuffle each time the training images run
-    out), the same batches for every stacked network."""
+    out; `descent.batches`, as the deep digits network reads its batches), the same batches for
+    every stacked network."""
     x, y, x_held, y_held = data
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise SettingError(f"steps: expected a whole number >= 1, got {steps!r}")
-    rng = np.random.default_rng(order_seed)
-    per_epoch = len(y) // BATCH
-    orders = [rng.permutation(len(y)) for _ in range(-(-steps // per_epoch))]
-    losses = []
-    for k in range(steps):
-        order = orders[k // per_epoch]
-        rows = order[(k % per_epoch) * BATCH : (k % per_epoch + 1) * BATCH]
-        loss, grads = gradients(net, x[rows], y[rows])
-        losses.append(loss)
-        net = step(net, grads, rate)
+    rows = islice(batches(len(y), BATCH, np.random.default_rng(order_seed)), steps)
+    net, losses = descend(net, x, y, rows, gradients, lambda n, g, _loss: step(n, g, rate))
     return Training(net=net, loss=np.array(losses), accuracy=accuracy(net, x_held, y_held))
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ from ..dense import Dense, starting_weights
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
 from ..purpose import PREDICTING, TRAINING
+from .descent import batches, descend
 
 VERSIONS = ("plain", "batch", "layer", "rms")
 DEPTH = 8
@@ -306,8 +308,9 @@ def train(
     """Mini-batch gradient descent on ``data = (x_train, y_train, x_held, y_held)``.
 
     Every stacked network sees the same batches in the same order (one shuffle per epoch, from
-    ``order_seed``); a partial last batch is dropped. `rates` is one rate or one per stacked
-    network. A network whose loss passes DIVERGED (or is not finite) stops moving from that step.
+    ``order_seed``; `descent.batches`); a partial last batch is dropped. `rates` is one rate or
+    one per stacked network. A network whose loss passes DIVERGED (or is not finite) stops
+    moving from that step.
     """
     x, y, x_held, y_held = data
     rates = np.broadcast_to(np.asarray(rates, dtype=np.float64), (net.size,)).copy()
@@ -315,16 +318,16 @@ def train(
         raise SettingError("rates: expected finite rates >= 0")
     if isinstance(batch, bool) or not isinstance(batch, int) or not 2 <= batch <= len(y):
         raise SettingError(f"batch: expected a whole number from 2 to {len(y)}, got {batch!r}")
-    rng = np.random.default_rng(order_seed)
+    rows = batches(len(y), batch, np.random.default_rng(order_seed))
     losses, accs = [], [accuracy(net, x_held, y_held)]
     diverged = np.zeros(net.size, dtype=bool)
+
+    def moved(net: DeepNet, grads: list, loss: np.ndarray) -> DeepNet:
+        diverged[:] |= ~np.isfinite(loss) | (loss > DIVERGED)
+        return step(net, grads, np.where(diverged, 0.0, rates))
+
     for _ in range(epochs):
-        order = rng.permutation(len(y))
-        for start in range(0, len(y) - batch + 1, batch):
-            rows = order[start : start + batch]
-            loss, grads = gradients(net, x[rows], y[rows])
-            losses.append(loss)
-            diverged |= ~np.isfinite(loss) | (loss > DIVERGED)
-            net = step(net, grads, np.where(diverged, 0.0, rates))
+        net, epoch = descend(net, x, y, islice(rows, len(y) // batch), gradients, moved)
+        losses.extend(epoch)
         accs.append(accuracy(net, x_held, y_held))
     return Training(net=net, loss=np.array(losses), accuracy=np.array(accs), diverged=diverged)
