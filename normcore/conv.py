@@ -33,7 +33,7 @@ from ._checks import (
     whole_numbers,
 )
 from .batch import BatchNorm
-from .dense import _Affine
+from .dense import moved_parameters
 from .errors import FoldError, ForeignResponseError, SettingError, ShapeError
 from .purpose import PREDICTING, check_purpose
 from .responses import (
@@ -337,11 +337,7 @@ class Conv2d(Remade):
         Returns:
             A new layer of the same shapes, stride and padding; this one is unchanged.
         """
-        return self._renewed(self._moved(gradient, rate))
-
-    #: the dense layer's step, shared: the gradient checked against this layer and `_learned`,
-    #: each parameter moved by ``-rate * slope``, checked finite and sealed
-    _moved = _Affine._moved
+        return self._renewed(moved_parameters(self, gradient, rate, self._learned()))
 
     def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
         return dataclasses.replace(self, **moved)

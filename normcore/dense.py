@@ -129,12 +129,25 @@ class _Affine(Remade):
         return {name: getattr(self, name) for name in self.slope_names}
 
     def _moved(self, gradient: Gradient, rate: Any) -> dict[str, np.ndarray]:
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        moved = {}
-        for key, slope in slopes.items():
-            value = getattr(self, key) - rate * slope
-            moved[key] = sealed(check_finite_result(value, f"{type(self).__name__}.step ({key})"))
-        return moved
+        return moved_parameters(self, gradient, rate, self._learned())
+
+
+def moved_parameters(
+    layer: Any, gradient: Gradient, rate: Any, learned: dict[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """The step of a layer with learned arrays `learned` (name: array): `gradient` checked
+    against `layer` and `rate` checked, then each array moved by ``-rate * slope``, checked
+    finite and sealed. Shared by the dense layers and the convolution.
+
+    Returns:
+        name: the moved array, read-only, for each name of `learned`.
+    """
+    rate, slopes = check_gradient(layer, gradient, rate, learned)
+    moved = {}
+    for key, slope in slopes.items():
+        value = learned[key] - rate * slope
+        moved[key] = sealed(check_finite_result(value, f"{type(layer).__name__}.step ({key})"))
+    return moved
 
 
 @dataclass(frozen=True, eq=False)

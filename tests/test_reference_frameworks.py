@@ -13,6 +13,8 @@ import pytest
 
 from normcore import reference as ref
 
+pytestmark = pytest.mark.numeric
+
 COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]], dtype="float32")  # mean 5, biased variance 9
 
 

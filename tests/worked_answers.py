@@ -147,6 +147,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
                 "p.norm[0, -1] / p.norm[0, 0]",
             ],
         },
+        "check_qk_bound": {"fill": "answer = 8", "shown": ["at most $\\sqrt d$ = 8"]},
     },
     "10-convnets": {
         "check_shapes": {
