@@ -302,13 +302,7 @@ ACTIONS = st.one_of(
     st.tuples(st.just("fresh")),
     st.tuples(st.just("resize"), st.sampled_from([(1, 0), (-1, 0), (0, 1), (0, -1)])),
 )
-JS_NAMES = {
-    "set_cell": "setCell",
-    "set_active": "setActive",
-    "set_kind": "setKind",
-    "set_purpose": "setPurpose",
-    "set_parameter": "setParameter",
-}
+JS_NAMES = pm.JS_NAMES  # the model's Python action names and the page's
 DRIVER = """
 const out = input.map(actions => {
   let state = actions.shift()[1];

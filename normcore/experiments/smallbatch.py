@@ -61,6 +61,16 @@ def unghost(net: deepnet.DeepNet) -> deepnet.DeepNet:
     return replace(net, norms=tuple(BatchNorm(**_batch_fields(n)) for n in net.norms))
 
 
+def _check_sizes(sizes: Sequence[int], seeds: Sequence[int]) -> None:
+    """Refuse group sizes that are not whole numbers dividing the step's rows, or no seeds."""
+    batch = digits_rates.BATCH
+    for b in sizes:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1 or batch % b:
+            raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+
+
 def by_group_size(
     data: tuple[np.ndarray, ...],
     rate: float,
@@ -72,12 +82,7 @@ def by_group_size(
     Each B trains the seeds as one stack, from the starting weights and in the row order of
     `digits_rates.sweep`; the sizes train in turn in this process.
     """
-    batch = digits_rates.BATCH
-    for b in sizes:
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1 or batch % b:
-            raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
-    if not seeds:
-        raise SettingError("seeds: expected at least one seed")
+    _check_sizes(sizes, seeds)
     seeds = tuple(seeds)
     return np.array([_group_size_run(int(b), data, rate, seeds) for b in sizes])
 
@@ -134,12 +139,7 @@ def group_sizes(
 ) -> GroupSizes:
     """`by_group_size`, keeping the trained networks and scoring them also with recomputed
     ("precise") statistics. The sizes train in turn in this process."""
-    batch = digits_rates.BATCH
-    for b in sizes:
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1 or batch % b:
-            raise SettingError(f"sizes: expected whole numbers that divide {batch}, got {b!r}")
-    if not seeds:
-        raise SettingError("seeds: expected at least one seed")
+    _check_sizes(sizes, seeds)
     x, _, x_held, y_held = data
     runs = [_group_size_net(int(b), data, rate, tuple(seeds)) for b in sizes]
     nets = tuple(unghost(net) for net, _ in runs)
