@@ -89,14 +89,17 @@ EVENTS = st.one_of(
         st.floats(-10, 10),
     ),
 )
-NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits only, and only spaces and tabs around them: the grammar the page and Python share
+# (normcore.widgets._input). Python's own \d and str.strip() would also take '５' or '٣' and
+# other Unicode spaces, which both readers refuse.
+NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def usable(text: str) -> float | None:
     """Our own reading of a cell: a plain decimal number, finite, within ±1e9, else None."""
-    if len(text) > 40 or not NUMBER.fullmatch(text.strip()):
+    if len(text) > 40 or not NUMBER.fullmatch(text.strip(" \t")):
         return None
-    value = float(text.strip())
+    value = float(text.strip(" \t"))
     return value if np.isfinite(value) and abs(value) <= 1e9 else None
 
 
