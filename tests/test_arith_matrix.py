@@ -135,3 +135,29 @@ def test_this_processor_gets_at_least_four_distinct_configurations_when_it_has_a
     assert am.too_few(cpu, len(matrix)) is None
     for config in matrix:
         assert set(config.disable) <= cpu.present
+
+
+def test_the_reference_arithmetic_is_the_avx2_level_on_every_x86_that_has_it():
+    """make notebooks stores its runs under it and the figure pack redraws under it: an AVX-512
+    processor and an AVX2 laptop must run the same kernel and the same loops."""
+    big, laptop = am.reference(EPYC_AVX512), am.reference(LAPTOP_AVX2)
+    assert big is not None and laptop is not None
+    assert big.kernel == laptop.kernel == "Haswell"
+    # what each leaves switched on is the same: numpy's loops up to X86_V3
+    assert EPYC_AVX512.present - set(big.disable) == LAPTOP_AVX2.present - set(laptop.disable)
+    assert big.env()["OPENBLAS_NUM_THREADS"] == "1"
+    # and it is one of the matrix's configurations, so the matrix checks it too
+    assert big in am.configurations(EPYC_AVX512) and laptop in am.configurations(LAPTOP_AVX2)
+    assert am.reference(OLD_SSE) is None
+    assert am.reference(x86(f"{SSE} avx avx2", ("X86_V3",))) is None  # no FMA
+
+
+def test_using_the_reference_sets_only_the_given_environment():
+    environ = {"NPY_ENABLE_CPU_FEATURES": "X86_V4", "OPENBLAS_CORETYPE": "Zen", "HOME": "/x"}
+    said = am.use_reference(environ)
+    config = am.reference(am.this_cpu())
+    if config is None:
+        assert "own arithmetic" in said and environ["OPENBLAS_CORETYPE"] == "Zen"
+    else:
+        assert config.name in said
+        assert environ == {"HOME": "/x", **config.env()}

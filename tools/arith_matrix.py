@@ -31,6 +31,11 @@ with and without its dispatched targets) and says so.
     python tools/arith_matrix.py --list       # the configurations, and what each one runs here
     python tools/arith_matrix.py haswell/all  # some of them
     python tools/arith_matrix.py --chapters book/02-*.ipynb --tests tests/test_oracle.py
+    env $(python tools/arith_matrix.py --reference-env) COMMAND   # COMMAND under the reference
+
+The book's reference arithmetic (``reference``) is the AVX2 level's configuration: the chapters'
+stored runs (``make notebooks``), the figure pack and the claims suite's stored frequencies are
+made under it, so they repeat bit for bit on any x86-64 processor with AVX2 and FMA.
 
 The numeric tests are the test modules marked ``numeric`` (``pytestmark = pytest.mark.numeric``,
 registered in pyproject.toml); ``pytest --collect-only -m numeric tests`` finds them. Exit status
@@ -195,6 +200,33 @@ def configurations(cpu: Cpu) -> list[Config]:
         matrix.append(config(top, bottom, f"{top.kernel} BLAS kernels with {bottom.name} loops"))
         matrix.append(config(bottom, top, f"{bottom.kernel} BLAS kernels with {top.name} loops"))
     return matrix
+
+
+def reference(cpu: Cpu) -> Config | None:
+    """The book's reference arithmetic: the AVX2 level (Haswell's BLAS kernels, numpy's loops up
+    to AVX2, one BLAS thread), the one the stored runs are made under (``make notebooks``) and
+    the figure pack redraws under, so that both give the same bits on any x86-64 processor with
+    AVX2 and FMA, with or without AVX-512. It is the matrix's own configuration for that level.
+    None where the processor cannot run it (ARM, an x86-64 without AVX2 and FMA): there the
+    stored runs' last bits are this processor's own."""
+    if not cpu.is_x86:
+        return None
+    # the levels come first in the matrix, so the first Haswell entry is the AVX2 level's own
+    return next((c for c in configurations(cpu) if c.kernel == AVX2_KERNEL), None)
+
+
+def use_reference(environ: dict[str, str] | None = None) -> str:
+    """Put the reference arithmetic's variables into ``environ`` (default: ``os.environ``),
+    for the processes started after this call, and say which arithmetic that is. Call it
+    before numpy is imported when the caller computes in its own process."""
+    environ = os.environ if environ is None else environ
+    cpu = this_cpu()
+    config = reference(cpu)
+    if config is None:
+        return f"{platform_note(cpu)}: this processor's own arithmetic (no AVX2 here)"
+    environ.pop("NPY_ENABLE_CPU_FEATURES", None)
+    environ.update(config.env())
+    return f"the book's reference arithmetic, {config.name} ({config.why})"
 
 
 def parse_cpuinfo(text: str) -> frozenset[str]:
@@ -400,7 +432,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chapters", nargs="*", help="notebooks (default: book/NN-*.ipynb)")
     parser.add_argument("--tests", nargs="*", help="test files (default: the numeric tests)")
     parser.add_argument("--summary", type=Path, help="write what ran, as JSON, to this file")
+    parser.add_argument(
+        "--reference-env",
+        action="store_true",
+        help="print the reference arithmetic's variables as NAME=VALUE words for env(1); run "
+        "nothing (nothing is printed where the processor cannot run it)",
+    )
     args = parser.parse_args(argv)
+    if args.reference_env:
+        config = reference(this_cpu())
+        if config is not None:
+            # numpy reads a comma-separated list too: one word each for env(1)
+            words = {k: v.replace(" ", ",") for k, v in config.env().items() if v}
+            print(" ".join(f"{k}={v}" for k, v in words.items()))
+        return 0
     cpu = this_cpu()
     matrix = configurations(cpu)
     chosen = [c for c in matrix if not args.names or c.name in args.names]

@@ -7,8 +7,10 @@ and nbval re-executes it and compares. The .md is the source. For every ``book/*
 
 1. read it with jupytext;
 2. run it top to bottom with nbclient in a fresh ``python3`` kernel started in ``book/``, with
-   ``PYTHONHASHSEED=0`` and ``SOURCE_DATE_EPOCH=0`` so that runs repeat; widget state is stored
-   so the site and JupyterLab show each widget's first view;
+   ``PYTHONHASHSEED=0`` and ``SOURCE_DATE_EPOCH=0`` so that runs repeat, under the book's
+   reference arithmetic (``arith_matrix.reference``: Haswell's BLAS kernels and numpy's loops up
+   to AVX2, one BLAS thread), so the stored bits are the same on any x86-64 with AVX2; widget
+   state is stored so the site and JupyterLab show each widget's first view;
 3. make the file repeatable: cell ids derived from the cells' contents, no timing metadata,
    widget model ids renumbered in order of appearance;
 4. refuse outputs that print a memory address (``at 0x7f...``), which would differ every run;
@@ -32,6 +34,7 @@ import re
 import sys
 from pathlib import Path
 
+import arith_matrix  # beside this file, as lab_book
 import jupytext
 import lab_book  # beside this file (tools/ is the script's folder, first on its path)
 import nbformat
@@ -158,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ["PYTHONHASHSEED"] = "0"  # inherited by each kernel
     os.environ["SOURCE_DATE_EPOCH"] = "0"
+    # The same bits on any x86-64 with AVX2: the figure pack redraws under it too.
+    print(f"execute_notebooks: {arith_matrix.use_reference()}", flush=True)
     paths = [p.resolve() for p in args.paths] or book_notebooks()
     for md in paths:
         if md.suffix == ".ipynb":
