@@ -125,8 +125,12 @@ suite: $(STAMP) _build/html/index.html
 
 # The same notebooks and the numeric tests under several CPU arithmetic settings (BLAS kernels,
 # numpy's SIMD loops), with the stored outputs unchanged: `tools/arith_matrix.py --list` says which.
+# ARITH_FLAGS=--suite-ran-reference (.ci/run, whose make test runs under the reference
+# arithmetic) leaves that configuration to the suite; the slow numeric tests run under the
+# reference and the configuration furthest from it (see tools/arith_matrix.py).
+ARITH_FLAGS ?=
 test-arith: $(STAMP)
-	$(BIN)/python tools/arith_matrix.py $(if $(REPORTS),--summary $(REPORTS)/arith.json)
+	$(BIN)/python tools/arith_matrix.py $(ARITH_FLAGS) $(if $(REPORTS),--summary $(REPORTS)/arith.json)
 
 # The claims suite alone (tests/claims/: each conclusion re-run on fresh seeds; `make test` runs
 # it too), and the same storing the frequencies it measures (then `make notebooks`).

@@ -8,6 +8,8 @@ AVX2 gets at least four configurations that really differ.
 
 from __future__ import annotations
 
+import json
+
 import arith_matrix as am
 import pytest
 
@@ -161,3 +163,45 @@ def test_using_the_reference_sets_only_the_given_environment():
     else:
         assert config.name in said
         assert environ == {"HOME": "/x", **config.env()}
+
+
+def test_the_furthest_configuration_is_the_slowest_level_with_its_own_kernel():
+    assert am.furthest(EPYC_AVX512).name == "nehalem/sse"
+    assert am.furthest(LAPTOP_AVX2).name == "nehalem/sse"
+    assert am.furthest(OLD_SSE).name == "nehalem/all"
+
+
+def test_the_matrix_leaves_the_reference_to_the_suite_and_runs_slow_tests_twice(
+    monkeypatch, tmp_path
+):
+    """With --suite-ran-reference (.ci/run), the reference is not run again; the slow numeric
+    tests run only under the furthest configuration; the summary says which was left."""
+    calls: dict[str, str | None] = {}
+
+    def probe(config):  # every configuration runs its own arithmetic
+        return am.Ran((("openblas", config.kernel, 1),), config.disable)
+
+    def run(config, targets, workers, junit=None, marks=None):
+        calls[config.name] = marks
+        return True, 1.0, ["1 passed"]
+
+    monkeypatch.setattr(am, "this_cpu", lambda: EPYC_AVX512)
+    monkeypatch.setattr(am, "probe", probe)
+    monkeypatch.setattr(am, "run", run)
+    monkeypatch.setattr(am, "numeric_tests", lambda: ["tests/test_x.py"])
+    monkeypatch.setattr(am, "book_chapters", lambda: ["book/00-x.ipynb"])
+    summary = tmp_path / "arith.json"
+    assert am.main(["--suite-ran-reference", "--summary", str(summary)]) == 0
+    assert calls == {
+        "skylakex/all": "not slow",
+        "nehalem/sse": None,
+        "skylakex/sse": "not slow",
+        "nehalem/all": "not slow",
+    }
+    data = {c["name"]: c for c in json.loads(summary.read_text())["configurations"]}
+    assert data["haswell/no-avx512"]["by_suite"] is True
+    assert data["haswell/no-avx512"]["passed"] is None
+    assert not any(c["by_suite"] for name, c in data.items() if name != "haswell/no-avx512")
+    calls.clear()
+    assert am.main([]) == 0  # without it, the reference runs with every test
+    assert calls["haswell/no-avx512"] is None and len(calls) == 5

@@ -108,3 +108,20 @@ def test_an_empty_claims_suite_fails(tmp_path):
         encoding="utf-8",
     )
     assert "the claims suite ran no test" in ci_report.report(folder, ci=True)[1]
+
+
+def test_the_reference_left_to_the_suite_counts_only_when_the_suite_passed(tmp_path):
+    folder = ci_folder(tmp_path)
+    data = json.loads((folder / "arith.json").read_text(encoding="utf-8"))
+    data["configurations"][0].update(passed=None, seconds=0.0, by_suite=True)
+    (folder / "arith.json").write_text(json.dumps(data), encoding="utf-8")
+    lines, problems = ci_report.report(folder, ci=True)
+    assert problems == []
+    assert any(
+        "haswell/all: the reference arithmetic, left to make test's suite" in line for line in lines
+    )
+    assert "2 distinct configuration(s)" in "\n".join(lines)
+    steps = (folder / "steps.tsv").read_text(encoding="utf-8").replace("test\t0", "test\t2", 1)
+    (folder / "steps.tsv").write_text(steps, encoding="utf-8")
+    problems = ci_report.report(folder, ci=True)[1]
+    assert "arithmetic haswell/all: make test's suite did not pass" in problems

@@ -229,6 +229,15 @@ def use_reference(environ: dict[str, str] | None = None) -> str:
     return f"the book's reference arithmetic, {config.name} ({config.why})"
 
 
+def furthest(cpu: Cpu) -> Config:
+    """The configuration furthest from the reference: the slowest level with its own kernel
+    (on x86-64 an SSE-era kernel with SSE loops). The numeric tests marked ``slow`` (long
+    re-runs: the public-call fuzz, the rate sweeps, the digits experiments) run there and under
+    the reference; the other configurations run the chapters and the rest of the numeric
+    tests."""
+    return configurations(cpu)[len(levels(cpu)) - 1]
+
+
 def parse_cpuinfo(text: str) -> frozenset[str]:
     """The feature flags of the first processor in a /proc/cpuinfo text (x86 ``flags``, ARM
     ``Features``), lower case; empty when there is none."""
@@ -357,6 +366,7 @@ class Outcome:
     passed: bool | None = None
     seconds: float = 0.0
     tail: list[str] = field(default_factory=list)
+    by_suite: bool = False  # not run here: make test's suite ran everything under it
 
 
 def numeric_tests() -> list[str]:
@@ -390,10 +400,15 @@ def book_chapters() -> list[str]:
 
 
 def run(
-    config: Config, targets: list[str], workers: int, junit: Path | None = None
+    config: Config,
+    targets: list[str],
+    workers: int,
+    junit: Path | None = None,
+    marks: str | None = None,
 ) -> tuple[bool, float, list[str]]:
     """nbval over the chapters and the numeric tests under ``config``; (passed, s, tail). With
-    ``junit``, pytest writes its JUnit XML report there."""
+    ``junit``, pytest writes its JUnit XML report there; with ``marks``, only the tests that
+    marker expression selects run (the chapters' cells carry no marker)."""
     command = [
         sys.executable,
         "-m",
@@ -408,6 +423,7 @@ def run(
         "--dist",
         "loadfile",
         *targets,
+        *(["-m", marks] if marks else []),
         *([f"--junitxml={junit}"] if junit else []),
     ]
     start = time.perf_counter()
@@ -437,6 +453,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="print the reference arithmetic's variables as NAME=VALUE words for env(1); run "
         "nothing (nothing is printed where the processor cannot run it)",
+    )
+    parser.add_argument(
+        "--suite-ran-reference",
+        action="store_true",
+        help="the full suite (make test) has just run under the reference arithmetic (.ci/run "
+        "does that): do not run that configuration again",
+    )
+    parser.add_argument(
+        "--slow-everywhere",
+        action="store_true",
+        help="run the slow numeric tests under every configuration (default: under the "
+        "reference and the furthest configuration only)",
     )
     args = parser.parse_args(argv)
     if args.reference_env:
@@ -490,17 +518,28 @@ def main(argv: list[str] | None = None) -> int:
         *(args.chapters if args.chapters is not None else book_chapters()),
         *(args.tests if args.tests is not None else numeric_tests()),
     ]
+    ours, far = reference(cpu), furthest(cpu)
     for o in unique:
+        if args.suite_ran_reference and o.config == ours:
+            o.by_suite = True
+            o.tail = ["not run again: make test's suite ran everything under it (.ci/run)"]
+            print(f"{o.config.name}: {o.tail[0]}", flush=True)
+            continue
         junit = None
         if args.summary:
             junit = args.summary.parent / f"arith-{o.config.name.replace('/', '-')}.xml"
-        o.passed, o.seconds, o.tail = run(o.config, targets, args.workers, junit)
+        every = args.slow_everywhere or o.config in (ours, far) or args.tests is not None
+        o.passed, o.seconds, o.tail = run(
+            o.config, targets, args.workers, junit, marks=None if every else "not slow"
+        )
+        if not every:
+            o.tail.insert(0, f"(the slow numeric tests ran under {far.name})")
         print(
             f"{o.config.name}: {'passed' if o.passed else 'FAILED'} in {o.seconds:.0f} s\n  "
             + "\n  ".join(o.tail),
             flush=True,
         )
-    failed = [o.config.name for o in unique if not o.passed]
+    failed = [o.config.name for o in unique if o.passed is False]
     if args.summary:
         args.summary.parent.mkdir(parents=True, exist_ok=True)
         args.summary.write_text(
@@ -514,6 +553,7 @@ def main(argv: list[str] | None = None) -> int:
                             "env": o.config.env(),
                             "runs": o.ran.describe(),
                             "same_as": o.same_as,
+                            "by_suite": o.by_suite,
                             "passed": o.passed,
                             "seconds": round(o.seconds, 1),
                             "summary": o.tail[-1] if o.tail else "",
