@@ -7,8 +7,7 @@ in `normcore.standardise`, called by `forward` and `backward` below, for every b
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,6 +21,7 @@ from ._checks import (
     check_finite_result,
     check_not_empty,
     check_values,
+    field_names,
     fits,
     own_error_state,
     sealed,
@@ -56,16 +56,11 @@ class Normaliser(Remade):
     shift: np.ndarray
     epsilon: float = 1e-5
     affine: bool = True
-    #: for `step` alone: every field is a checked, sealed value (the old layer's, or a step's
-    #: new one, checked as the step made it), so the constructor takes them as they are
-    _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
     centred: ClassVar[bool] = True
     name: ClassVar[str] = "normaliser"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         scale = as_parameter(self.scale, "scale")
         shift = as_parameter(self.shift, "shift")
@@ -237,12 +232,22 @@ class Normaliser(Remade):
         return known
 
     def _successor(self, moved: dict[str, np.ndarray]) -> Normaliser:
-        """The layer a step makes: this one with the `moved` arrays (checked and sealed as the
-        step made them), through the constructor (``dataclasses.replace``). It shares every
-        array the step did not change, and what this layer learnt about the layouts of the
-        blocks it read (a step changes no shape and no setting)."""
-        new = dataclasses.replace(self, **moved, _from_step=True)
-        new.__dict__["_layouts"] = self.__dict__.setdefault("_layouts", {})
+        """The layer a step makes: this one with the `moved` arrays in place of the old. It
+        shares every array the step did not change, and what this layer learnt about the
+        layouts of the blocks it read (a step changes no shape and no setting).
+
+        It holds what ``dataclasses.replace(self, **moved)`` would make, without running the
+        constructor's checks again: there is nothing left for them to find, as every field is
+        either this layer's (checked by its constructor) or a moved array (checked finite and
+        sealed by the step that made it), and running them would cost as much as the step's
+        arithmetic. ``tests/test_layer_contract.py`` holds the two equal for every layer.
+        """
+        new = object.__new__(type(self))
+        fields = new.__dict__
+        for name in field_names(type(self)):
+            fields[name] = self.__dict__[name]
+        fields.update(moved)
+        fields["_layouts"] = self.__dict__.setdefault("_layouts", {})
         return new
 
     def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:
@@ -307,11 +312,11 @@ class Normaliser(Remade):
 
     def _moved(self, slopes: dict[str, np.ndarray], rate: float) -> dict[str, np.ndarray]:
         """Each parameter moved by ``-rate * slope``, checked finite and sealed: the new layer
-        takes it as it is (``_from_step``), and shares every array the step did not change."""
+        takes it as it is (`_successor`), and shares every array the step did not change."""
         moved = {}
         for key, slope in slopes.items():
             value = getattr(self, key) - rate * slope
-            moved[key] = sealed(check_finite_result(value, f"step ({key})", self))
+            moved[key] = sealed(check_finite_result(value, "step", self, key))
         return moved
 
 
