@@ -147,6 +147,41 @@ def test_every_array_the_three_calls_hand_back_is_read_only(name: str, purpose: 
             a.setflags(write=True)  # a view of a read-only owner: not even by asking
 
 
+def _same_fields(got: Any, want: Any, where: str) -> None:
+    """`got` and `want` hold equal fields, bit for bit, layers inside tuples included."""
+    assert type(got) is type(want), where
+    if isinstance(got, np.ndarray):
+        assert got.dtype == want.dtype, where
+        np.testing.assert_array_equal(got, want, err_msg=where)
+    elif isinstance(got, tuple):
+        assert len(got) == len(want), where
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            _same_fields(a, b, f"{where}[{i}]")
+    elif dataclasses.is_dataclass(got):
+        for f in dataclasses.fields(got):
+            _same_fields(getattr(got, f.name), getattr(want, f.name), f"{where}.{f.name}")
+    else:
+        assert got == want, where
+
+
+@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("name", LAYERS)
+def test_a_step_makes_what_the_constructor_makes_of_the_same_fields(
+    name: str, purpose: str
+) -> None:
+    """A normaliser's step makes its new layer without running the constructor's checks again
+    (`Normaliser._successor`): the new layer must hold exactly what the constructor makes of
+    the same fields (which checks and seals them again, and works out a batch layer's running
+    deviation again), and answer the same."""
+    layer, x, d = _case(name)
+    _, _, stepped = _three_calls(layer, x, d, purpose)
+    fields = {f.name: getattr(stepped, f.name) for f in dataclasses.fields(stepped) if f.init}
+    remade = type(stepped)(**fields)
+    _same_fields(stepped, remade, name)
+    for p in PURPOSES:
+        np.testing.assert_array_equal(stepped.forward(x, p).output, remade.forward(x, p).output)
+
+
 @pytest.mark.parametrize("name", ["batch", "ghost batch", "image batch"])
 def test_the_statistics_a_step_folds_in_cannot_be_written_into(name: str) -> None:
     """The bug the walk above guards against: writing into a training response's statistics
