@@ -118,6 +118,10 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return a if _is_sealed(a) else frozen(a)
 
 
+#: what `Sealed` looks inside: arrays, and dicts of them
+_HOLDERS = (np.ndarray, dict, MappingProxyType)
+
+
 def _sealed_value(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return sealed(value)
@@ -196,7 +200,8 @@ class Sealed(Remade):
 
     def __post_init__(self) -> None:
         state = self.__dict__  # the fields, just set by the constructor
-        for name in _may_hold_arrays(type(self)):
+        cls = type(self)
+        for name in _ARRAY_FIELDS.get(cls) or _may_hold_arrays(cls):
             value = state[name]
             kind = type(value)
             if kind is np.ndarray:
@@ -205,8 +210,13 @@ class Sealed(Remade):
                     state[name] = value.view()
                 elif not _is_sealed(value):  # a view of memory someone else may write: copy
                     state[name] = frozen(value)
-            elif value is not None and isinstance(value, (np.ndarray, dict, MappingProxyType)):
-                state[name] = _sealed_value(value)
+            elif kind is dict:  # a dict normcore made (a gradient's slopes): a read-only one
+                inner = {}
+                for key, item in value.items():
+                    inner[key] = sealed(item) if type(item) is np.ndarray else _sealed_value(item)
+                state[name] = MappingProxyType(inner)
+            elif issubclass(kind, _HOLDERS):  # asked of the type: an isinstance that fails
+                state[name] = _sealed_value(value)  # also looks up the value's __class__
 
 
 # -- numbers and sizes ----------------------------------------------------------------------------

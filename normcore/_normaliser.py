@@ -7,6 +7,7 @@ in `normcore.standardise`, called by `forward` and `backward` below, for every b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -20,6 +21,7 @@ from ._checks import (
     check_epsilon_fits,
     check_finite_result,
     check_not_empty,
+    check_rate,
     check_values,
     field_names,
     fits,
@@ -219,15 +221,28 @@ class Normaliser(Remade):
             A new layer of the same type and shapes; this one is unchanged, and the new one
             shares every array the step did not change (they are read-only).
         """
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        rate, slopes, _ = self._checked_gradient(gradient, rate)
         return self._successor(self._moved(slopes, rate))
 
     # -- helpers -------------------------------------------------------------------------------
+    def _checked_gradient(
+        self, gradient: Any, rate: Any
+    ) -> tuple[float, Mapping[str, np.ndarray], bool]:
+        """`check_gradient`'s rate and slopes, and whether this layer's own `backward` made the
+        gradient (then its slopes and statistics are taken as they are, with no parameters
+        named and looked up to check them against)."""
+        if type(gradient) is Gradient and gradient.layer is self and gradient.made_by_backward:
+            return check_rate(rate), gradient.slopes, True
+        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        return rate, slopes, False
+
     def _known(self) -> dict[Any, Any]:
         """What this layer has worked out about the blocks it has read (their layout, its
         parameters lined up with them): a layer cannot change, so each is worked out once."""
-        known = self.__dict__.setdefault("_lined_up", {})
-        if len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
+        known = self.__dict__.get("_lined_up")
+        if known is None:
+            known = self.__dict__["_lined_up"] = {}
+        elif len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
             known.clear()
         return known
 
@@ -242,12 +257,13 @@ class Normaliser(Remade):
         sealed by the step that made it), and running them would cost as much as the step's
         arithmetic. ``tests/test_layer_contract.py`` holds the two equal for every layer.
         """
-        new = object.__new__(type(self))
-        fields = new.__dict__
-        for name in field_names(type(self)):
-            fields[name] = self.__dict__[name]
+        cls = type(self)
+        new = object.__new__(cls)
+        fields, old = new.__dict__, self.__dict__
+        for name in field_names(cls):
+            fields[name] = old[name]
         fields.update(moved)
-        fields["_layouts"] = self.__dict__.setdefault("_layouts", {})
+        fields["_layouts"] = old.setdefault("_layouts", {})
         return new
 
     def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:

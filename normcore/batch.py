@@ -21,7 +21,7 @@ from ._checks import (
 from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
 from .purpose import PREDICTING, TRAINING
-from .responses import Gradient, Statistics, check_gradient, check_statistics
+from .responses import Gradient, Statistics, check_statistics
 from .standardise import Standardised
 
 Tracks = Literal["variance", "deviation"]
@@ -201,11 +201,11 @@ class BatchNorm(Normaliser):
             batch`` for the mean and the (biased) variance (and the running deviation worked
             out from it), or the deviation when ``tracks='deviation'``. This layer is unchanged.
         """
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        rate, slopes, own = self._checked_gradient(gradient, rate)
         moved = self._moved(slopes, rate)
         stats = gradient.statistics
         if stats is not None:
-            if not gradient.made_by_backward:  # a hand-made gradient could carry anything
+            if not own:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
             # each a weighted average of two finite figures (keep in [0, 1)): finite too
