@@ -324,7 +324,7 @@ def test_the_oracle_refuses_what_it_cannot_call() -> None:
 #: The torch twin of each layer: ``twin(torch, layer, purpose)`` gives the function of the block
 #: and the parameters (as torch tensors) that answers as the layer does, the parameters it
 #: takes (as numpy arrays), and each normcore slope's name with the parameter whose gradient it
-#: is and how that gradient is laid out as normcore's slope..
+#: is and how that gradient is laid out as normcore's slope.
 Twin = tuple[Callable[..., Any], dict[str, np.ndarray], dict[str, tuple[str, Callable[..., Any]]]]
 
 
