@@ -48,6 +48,8 @@ from .standardise import (
 )
 
 Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
+#: scale and shift lined up with a block, and the axes they are shared along
+Lined = tuple[np.ndarray | None, np.ndarray | None, tuple[int, ...]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,7 +151,7 @@ class Normaliser(Remade):
         x = as_block(x, "x", finite=False)
         view, axes, count = self._layout(x, purpose)
         check_values(x, count, "x")
-        scale, shift = self._parameters_for(x)
+        scale, shift, _ = self._parameters_for(x)
         given = self._given(x) if purpose == PREDICTING else None
         if given is None:
             st = standardise(view, axes, self.epsilon, self.centred)
@@ -187,14 +189,13 @@ class Normaliser(Remade):
                 "response.cache: expected the standardised block this layer's forward pass made"
             )
         check_values(d, st.count, "d_out")
-        scale, _ = self._parameters_for(d)
+        scale, _, shared = self._parameters_for(d)
         arriving = view if scale is None else view * scale  # the slope arriving at z
         passed = check_finite_result(standardise_backward(st, arriving), "backward", self)
         slopes = {}
         if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
             # Both finite, with no scan: check_values bounds |d| by sqrt(largest / (8 n)), and
             # |z| <= sqrt(n), so no sum of fewer than 10**18 products can overflow
-            shared = self._shared_axes(scale)
             shape = self.scale.shape
             slopes["scale"] = np.add.reduce(view * st.z, axis=shared)
             slopes["shift"] = np.add.reduce(view, axis=shared)
@@ -288,14 +289,6 @@ class Normaliser(Remade):
         shape, axes, count = found
         return (x if shape == x.shape else x.reshape(shape)), axes, count
 
-    def _shared_axes(self, scale: np.ndarray) -> tuple[int, ...]:
-        """The axes a lined-up parameter is shared along (size 1), which its slope sums over."""
-        known = self._known()
-        key = ("shared", scale.shape)
-        if key not in known:
-            known[key] = tuple(i for i, n in enumerate(scale.shape) if n == 1)
-        return known[key]
-
     def _check_rows(self, x: np.ndarray, purpose: str) -> None:
         """Refuse a block this purpose cannot read (ghost batch norm: rows that do not divide)."""
 
@@ -309,17 +302,20 @@ class Normaliser(Remade):
         """The parameters a step moves, by name."""
         return {"scale": self.scale, "shift": self.shift} if self.affine else {}
 
-    def _parameters_for(self, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Scale and shift lined up with the statistics' view of `x`, in x's dtype (None, None
-        when not affine). Worked out once per rank and dtype: the layer cannot change."""
+    def _parameters_for(self, x: np.ndarray) -> Lined:
+        """Scale and shift lined up with the statistics' view of `x`, in x's dtype, and the
+        axes they are shared along (size 1), which their slopes sum over; (None, None, ())
+        when not affine. Worked out once per rank and dtype: the layer cannot change."""
         if not self.affine:
-            return None, None
+            return None, None, ()
         known = self._known()
         key = (x.ndim, x.dtype)
-        if key not in known:
+        found = known.get(key)
+        if found is None:
             scale = self._in_view(self.scale, x, "scale")
-            known[key] = scale, self._in_view(self.shift, x, "shift")
-        return known[key]
+            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
+            found = known[key] = scale, self._in_view(self.shift, x, "shift"), shared
+        return found
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""
