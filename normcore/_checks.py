@@ -107,7 +107,7 @@ def sealed(a: np.ndarray) -> np.ndarray:
     which cannot be made writable; otherwise (a view of memory someone else may write) a
     read-only copy."""
     if a.base is None:
-        a.setflags(write=False)
+        a.setflags(False)  # write=False, passed by position (a keyword costs as much again)
         return a.view()
     return a if _is_sealed(a) else frozen(a)
 
@@ -116,6 +116,10 @@ def read_only(a: np.ndarray) -> np.ndarray:
     """`a` itself when it is sealed already (another layer's answer, a layer's parameter), else a
     read-only copy: for an array that may still be the caller's, which normcore never seals."""
     return a if _is_sealed(a) else frozen(a)
+
+
+#: what `Sealed` looks inside: arrays, and dicts of them
+_HOLDERS = (np.ndarray, dict, MappingProxyType)
 
 
 def _sealed_value(value: Any) -> Any:
@@ -136,7 +140,8 @@ def _remade(cls: type, values: dict[str, Any]) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def _field_names(cls: type) -> tuple[str, ...]:
+def field_names(cls: type) -> tuple[str, ...]:
+    """The names of the dataclass `cls`'s fields that its constructor takes, in order."""
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
@@ -144,11 +149,19 @@ def _field_names(cls: type) -> tuple[str, ...]:
 _PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Purpose", "tuple[int, ...]"})
 
 
-@functools.lru_cache(maxsize=64)
+#: the fields of each value type that may hold an array (`_may_hold_arrays`), by type
+_ARRAY_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _may_hold_arrays(cls: type) -> tuple[str, ...]:
     """The fields of the dataclass `cls` that may hold an array or a dict: every field but those
-    typed as a number, a flag, a string or a tuple of whole numbers."""
-    return tuple(f.name for f in dataclasses.fields(cls) if str(f.type) not in _PLAIN_TYPES)
+    typed as a number, a flag, a string or a tuple of whole numbers (worked out once a type)."""
+    names = _ARRAY_FIELDS.get(cls)
+    if names is None:
+        fields = dataclasses.fields(cls)
+        names = tuple(f.name for f in fields if str(f.type) not in _PLAIN_TYPES)
+        _ARRAY_FIELDS[cls] = names
+    return names
 
 
 class Remade:
@@ -161,7 +174,7 @@ class Remade:
 
     def __reduce__(self) -> tuple[Any, ...]:
         cls = type(self)
-        values = {name: _plain(getattr(self, name)) for name in _field_names(cls)}
+        values = {name: _plain(getattr(self, name)) for name in field_names(cls)}
         return (_remade, (cls, values))
 
 
@@ -175,22 +188,35 @@ class Sealed(Remade):
     calls hand over arrays they have just computed, so nothing is copied) and kept as a view,
     which cannot be made writable; an array that views memory someone else may write is copied
     first.
+
+    The values every layer call makes (`Standardised`, `Statistics`, `Response`, `Gradient`)
+    write their own constructor: it sets the fields straight into the instance's ``__dict__``
+    (a frozen dataclass's generated constructor sets each through ``object.__setattr__``, which
+    costs more than the rest of making the value) and then calls `__post_init__`, as the
+    generated one does.
     """
 
     __slots__ = ()
 
     def __post_init__(self) -> None:
-        state = self.__dict__  # the fields, just set by the dataclass constructor
-        for name in _may_hold_arrays(type(self)):
+        state = self.__dict__  # the fields, just set by the constructor
+        cls = type(self)
+        for name in _ARRAY_FIELDS.get(cls) or _may_hold_arrays(cls):
             value = state[name]
-            if type(value) is np.ndarray:
+            kind = type(value)
+            if kind is np.ndarray:
                 if value.base is None:  # it owns its memory: seal it where it is
-                    value.setflags(write=False)
+                    value.setflags(False)  # write=False
                     state[name] = value.view()
                 elif not _is_sealed(value):  # a view of memory someone else may write: copy
                     state[name] = frozen(value)
-            elif isinstance(value, (np.ndarray, dict, MappingProxyType)):
-                state[name] = _sealed_value(value)
+            elif kind is dict:  # a dict normcore made (a gradient's slopes): a read-only one
+                inner = {}
+                for key, item in value.items():
+                    inner[key] = sealed(item) if type(item) is np.ndarray else _sealed_value(item)
+                state[name] = MappingProxyType(inner)
+            elif issubclass(kind, _HOLDERS):  # asked of the type: an isinstance that fails
+                state[name] = _sealed_value(value)  # also looks up the value's __class__
 
 
 # -- numbers and sizes ----------------------------------------------------------------------------
@@ -320,7 +346,8 @@ def _refuse_non_finite(a: np.ndarray, name: str) -> None:
 def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
     """Refuse NaN, infinity and magnitudes whose squares, summed `count` at a time, would overflow.
 
-    A contiguous block is read once, by one BLAS dot product of the block with itself: a NaN or
+    A contiguous block is read once, by one BLAS dot product of the block with itself (`np.vdot`,
+    which reads any contiguous block as one run of values): a NaN or
     an infinity makes the sum of squares non-finite, and a finite sum of squares bounds every
     magnitude (``|a_i| <= sqrt(sum a**2)``). Only a block that fails that quick test, or is not
     contiguous, is read again for its exact smallest and largest values, which decide the error.
@@ -328,10 +355,8 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
     if a.size == 0:
         return
     limit = _magnitude_limit(a.dtype, max(count, 1))
-    if a.flags.c_contiguous:
-        flat = a.reshape(-1)
-        if math.sqrt(float(np.dot(flat, flat))) <= limit:  # False for NaN and inf
-            return
+    if a.flags.c_contiguous and math.sqrt(np.vdot(a, a)) <= limit:  # False for NaN and inf
+        return
     lo, hi = float(np.min(a)), float(np.max(a))
     if not (math.isfinite(lo) and math.isfinite(hi)):  # both reductions carry a NaN through
         _refuse_non_finite(a, name)
@@ -413,19 +438,22 @@ def fits(p: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
     return p.astype(dtype)
 
 
-def check_finite_result(a: np.ndarray, what: str, owner: Any = None) -> np.ndarray:
+def check_finite_result(
+    a: np.ndarray, what: str, owner: Any = None, part: str | None = None
+) -> np.ndarray:
     """Last guard against overflow inside the arithmetic: never hand back a silent NaN or inf
     (MagnitudeError, naming `what`, after ``type(owner).__name__`` and a dot when `owner` is
-    given, so that the name is put together only when it is needed). Called inside a public call
+    given, and followed by `part` in brackets when it is given, so that the name is put together
+    only when it is needed). Called inside a public call
     (`own_error_state`): a contiguous answer is read once by one BLAS dot product of itself (a
     finite sum of squares means every entry is finite), and read entry by entry only when that
     sum is not finite."""
-    if a.flags.c_contiguous:
-        flat = a.reshape(-1)
-        if math.isfinite(float(np.dot(flat, flat))):
-            return a
+    if a.flags.c_contiguous and math.isfinite(np.vdot(a, a)):
+        return a
     if not _all_finite(a):
         where = what if owner is None else f"{type(owner).__name__}.{what}"
+        if part is not None:
+            where = f"{where} ({part})"
         raise MagnitudeError(
             f"{where}: expected results within the {a.dtype} range, got an overflow in the "
             "arithmetic"

@@ -7,8 +7,8 @@ in `normcore.standardise`, called by `forward` and `backward` below, for every b
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import InitVar, dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,7 +21,9 @@ from ._checks import (
     check_epsilon_fits,
     check_finite_result,
     check_not_empty,
+    check_rate,
     check_values,
+    field_names,
     fits,
     own_error_state,
     sealed,
@@ -46,6 +48,8 @@ from .standardise import (
 )
 
 Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
+#: scale and shift lined up with a block, and the axes they are shared along
+Lined = tuple[np.ndarray | None, np.ndarray | None, tuple[int, ...]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,16 +60,11 @@ class Normaliser(Remade):
     shift: np.ndarray
     epsilon: float = 1e-5
     affine: bool = True
-    #: for `step` alone: every field is a checked, sealed value (the old layer's, or a step's
-    #: new one, checked as the step made it), so the constructor takes them as they are
-    _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
     centred: ClassVar[bool] = True
     name: ClassVar[str] = "normaliser"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         scale = as_parameter(self.scale, "scale")
         shift = as_parameter(self.shift, "shift")
@@ -152,7 +151,7 @@ class Normaliser(Remade):
         x = as_block(x, "x", finite=False)
         view, axes, count = self._layout(x, purpose)
         check_values(x, count, "x")
-        scale, shift = self._parameters_for(x)
+        scale, shift, _ = self._parameters_for(x)
         given = self._given(x) if purpose == PREDICTING else None
         if given is None:
             st = standardise(view, axes, self.epsilon, self.centred)
@@ -190,14 +189,13 @@ class Normaliser(Remade):
                 "response.cache: expected the standardised block this layer's forward pass made"
             )
         check_values(d, st.count, "d_out")
-        scale, _ = self._parameters_for(d)
+        scale, _, shared = self._parameters_for(d)
         arriving = view if scale is None else view * scale  # the slope arriving at z
         passed = check_finite_result(standardise_backward(st, arriving), "backward", self)
         slopes = {}
         if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
             # Both finite, with no scan: check_values bounds |d| by sqrt(largest / (8 n)), and
             # |z| <= sqrt(n), so no sum of fewer than 10**18 products can overflow
-            shared = self._shared_axes(scale)
             shape = self.scale.shape
             slopes["scale"] = np.add.reduce(view * st.z, axis=shared)
             slopes["shift"] = np.add.reduce(view, axis=shared)
@@ -224,25 +222,49 @@ class Normaliser(Remade):
             A new layer of the same type and shapes; this one is unchanged, and the new one
             shares every array the step did not change (they are read-only).
         """
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        rate, slopes, _ = self._checked_gradient(gradient, rate)
         return self._successor(self._moved(slopes, rate))
 
     # -- helpers -------------------------------------------------------------------------------
+    def _checked_gradient(
+        self, gradient: Any, rate: Any
+    ) -> tuple[float, Mapping[str, np.ndarray], bool]:
+        """`check_gradient`'s rate and slopes, and whether this layer's own `backward` made the
+        gradient (then its slopes and statistics are taken as they are, with no parameters
+        named and looked up to check them against)."""
+        if type(gradient) is Gradient and gradient.layer is self and gradient.made_by_backward:
+            return check_rate(rate), gradient.slopes, True
+        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        return rate, slopes, False
+
     def _known(self) -> dict[Any, Any]:
         """What this layer has worked out about the blocks it has read (their layout, its
         parameters lined up with them): a layer cannot change, so each is worked out once."""
-        known = self.__dict__.setdefault("_lined_up", {})
-        if len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
+        known = self.__dict__.get("_lined_up")
+        if known is None:
+            known = self.__dict__["_lined_up"] = {}
+        elif len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
             known.clear()
         return known
 
     def _successor(self, moved: dict[str, np.ndarray]) -> Normaliser:
-        """The layer a step makes: this one with the `moved` arrays (checked and sealed as the
-        step made them), through the constructor (``dataclasses.replace``). It shares every
-        array the step did not change, and what this layer learnt about the layouts of the
-        blocks it read (a step changes no shape and no setting)."""
-        new = dataclasses.replace(self, **moved, _from_step=True)
-        new.__dict__["_layouts"] = self.__dict__.setdefault("_layouts", {})
+        """The layer a step makes: this one with the `moved` arrays in place of the old. It
+        shares every array the step did not change, and what this layer learnt about the
+        layouts of the blocks it read (a step changes no shape and no setting).
+
+        It holds what ``dataclasses.replace(self, **moved)`` would make, without running the
+        constructor's checks again: there is nothing left for them to find, as every field is
+        either this layer's (checked by its constructor) or a moved array (checked finite and
+        sealed by the step that made it), and running them would cost as much as the step's
+        arithmetic. ``tests/test_layer_contract.py`` holds the two equal for every layer.
+        """
+        cls = type(self)
+        new = object.__new__(cls)
+        fields, old = new.__dict__, self.__dict__
+        for name in field_names(cls):
+            fields[name] = old[name]
+        fields.update(moved)
+        fields["_layouts"] = old.setdefault("_layouts", {})
         return new
 
     def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:
@@ -267,14 +289,6 @@ class Normaliser(Remade):
         shape, axes, count = found
         return (x if shape == x.shape else x.reshape(shape)), axes, count
 
-    def _shared_axes(self, scale: np.ndarray) -> tuple[int, ...]:
-        """The axes a lined-up parameter is shared along (size 1), which its slope sums over."""
-        known = self._known()
-        key = ("shared", scale.shape)
-        if key not in known:
-            known[key] = tuple(i for i, n in enumerate(scale.shape) if n == 1)
-        return known[key]
-
     def _check_rows(self, x: np.ndarray, purpose: str) -> None:
         """Refuse a block this purpose cannot read (ghost batch norm: rows that do not divide)."""
 
@@ -288,17 +302,20 @@ class Normaliser(Remade):
         """The parameters a step moves, by name."""
         return {"scale": self.scale, "shift": self.shift} if self.affine else {}
 
-    def _parameters_for(self, x: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Scale and shift lined up with the statistics' view of `x`, in x's dtype (None, None
-        when not affine). Worked out once per rank and dtype: the layer cannot change."""
+    def _parameters_for(self, x: np.ndarray) -> Lined:
+        """Scale and shift lined up with the statistics' view of `x`, in x's dtype, and the
+        axes they are shared along (size 1), which their slopes sum over; (None, None, ())
+        when not affine. Worked out once per rank and dtype: the layer cannot change."""
         if not self.affine:
-            return None, None
+            return None, None, ()
         known = self._known()
         key = (x.ndim, x.dtype)
-        if key not in known:
+        found = known.get(key)
+        if found is None:
             scale = self._in_view(self.scale, x, "scale")
-            known[key] = scale, self._in_view(self.shift, x, "shift")
-        return known[key]
+            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
+            found = known[key] = scale, self._in_view(self.shift, x, "shift"), shared
+        return found
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""
@@ -307,11 +324,11 @@ class Normaliser(Remade):
 
     def _moved(self, slopes: dict[str, np.ndarray], rate: float) -> dict[str, np.ndarray]:
         """Each parameter moved by ``-rate * slope``, checked finite and sealed: the new layer
-        takes it as it is (``_from_step``), and shares every array the step did not change."""
+        takes it as it is (`_successor`), and shares every array the step did not change."""
         moved = {}
         for key, slope in slopes.items():
             value = getattr(self, key) - rate * slope
-            moved[key] = sealed(check_finite_result(value, f"step ({key})", self))
+            moved[key] = sealed(check_finite_result(value, "step", self, key))
         return moved
 
 

@@ -21,7 +21,7 @@ from ._checks import (
 from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
 from .purpose import PREDICTING, TRAINING
-from .responses import Gradient, Statistics, check_gradient, check_statistics
+from .responses import Gradient, Statistics, check_statistics
 from .standardise import Standardised
 
 Tracks = Literal["variance", "deviation"]
@@ -75,10 +75,8 @@ class BatchNorm(Normaliser):
 
     name = "batch"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        super().__post_init__(_from_step)
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.scale.ndim < 1:
             raise ShapeError(f"scale: expected shape (..., features), got {self.scale.shape}")
         object.__setattr__(self, "momentum", check_momentum(self.momentum))
@@ -114,7 +112,9 @@ class BatchNorm(Normaliser):
         if self.tracks == "deviation" and smallest <= 0:
             raise SettingError("running_deviation: expected values > 0")
         if self.tracks == "variance":
-            object.__setattr__(self, "running_deviation", self._deviation(self.running_variance))
+            with np.errstate(all="ignore"):  # finite: both are finite and >= 0
+                deviation = self._deviation(self.running_variance)
+            object.__setattr__(self, "running_deviation", deviation)
 
     @classmethod
     def create(
@@ -152,9 +152,9 @@ class BatchNorm(Normaliser):
         return "running_variance" if self.tracks == "variance" else "running_deviation"
 
     def _deviation(self, variance: np.ndarray) -> np.ndarray:
-        """sqrt(variance + epsilon), read-only: the deviation predicting divides by."""
-        with np.errstate(all="ignore"):  # finite: both are finite and >= 0
-            return sealed(np.sqrt(variance + self.epsilon))
+        """sqrt(variance + epsilon), read-only: the deviation predicting divides by. Called under
+        numpy's error state of a public call (`step`) or the constructor's."""
+        return sealed(np.sqrt(variance + self.epsilon))
 
     # -- where the statistics run --------------------------------------------------------------
     def _prepare(self, x: np.ndarray) -> None:
@@ -201,11 +201,11 @@ class BatchNorm(Normaliser):
             batch`` for the mean and the (biased) variance (and the running deviation worked
             out from it), or the deviation when ``tracks='deviation'``. This layer is unchanged.
         """
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
+        rate, slopes, own = self._checked_gradient(gradient, rate)
         moved = self._moved(slopes, rate)
         stats = gradient.statistics
         if stats is not None:
-            if not gradient.made_by_backward:  # a hand-made gradient could carry anything
+            if not own:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
             # each a weighted average of two finite figures (keep in [0, 1)): finite too
@@ -248,10 +248,8 @@ class GhostBatchNorm(BatchNorm):
 
     name = "ghost batch"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        super().__post_init__(_from_step)
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
+        super().__post_init__()
         object.__setattr__(
             self, "group_rows", whole_number(self.group_rows, "group_rows", SettingError)
         )

@@ -46,10 +46,8 @@ class InstanceNorm(Normaliser):
 
     name = "instance"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        super().__post_init__(_from_step)
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.scale.ndim != 1:
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
 
@@ -83,10 +81,8 @@ class GroupNorm(Normaliser):
 
     name = "group"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        super().__post_init__(_from_step)
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if self.scale.ndim != 1:
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
         channels = self.scale.shape[0]

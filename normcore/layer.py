@@ -47,10 +47,8 @@ class LayerNorm(Normaliser):
 
     name = "layer"
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        super().__post_init__(_from_step)
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
+        super().__post_init__()
         shape = _as_shape(self.normalized_shape or self.scale.shape[-1:])
         if self.scale.shape[len(self.scale.shape) - len(shape) :] != shape:
             raise ShapeError(

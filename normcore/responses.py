@@ -14,7 +14,7 @@ from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Statistics(Sealed):
     """A batch's own statistics, per feature (or channel): mean, biased variance, deviation.
 
@@ -27,8 +27,12 @@ class Statistics(Sealed):
     variance: np.ndarray
     deviation: np.ndarray
 
+    def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
+        self.__dict__.update(mean=mean, variance=variance, deviation=deviation)
+        self.__post_init__()
 
-@dataclass(frozen=True, eq=False)
+
+@dataclass(frozen=True, eq=False, init=False)
 class Response(Sealed):
     """The answer of one forward pass.
 
@@ -50,8 +54,29 @@ class Response(Sealed):
     statistics: Statistics | None = None
     parts: tuple[Response, ...] = ()
 
+    def __init__(
+        self,
+        output: np.ndarray,
+        layer: Any,
+        purpose: Purpose,
+        input: np.ndarray | None = None,
+        cache: Any = None,
+        statistics: Statistics | None = None,
+        parts: tuple[Response, ...] = (),
+    ) -> None:
+        self.__dict__.update(
+            output=output,
+            layer=layer,
+            purpose=purpose,
+            input=input,
+            cache=cache,
+            statistics=statistics,
+            parts=parts,
+        )
+        self.__post_init__()
 
-@dataclass(frozen=True, eq=False)
+
+@dataclass(frozen=True, eq=False, init=False)
 class Gradient(Sealed):
     """The answer of one backward pass.
 
@@ -72,6 +97,23 @@ class Gradient(Sealed):
     slopes: dict[str, np.ndarray] = field(default_factory=dict)
     statistics: Statistics | None = None
     parts: tuple[Gradient, ...] = ()
+
+    def __init__(
+        self,
+        passed_down: np.ndarray,
+        layer: Any,
+        slopes: dict[str, np.ndarray] | None = None,
+        statistics: Statistics | None = None,
+        parts: tuple[Gradient, ...] = (),
+    ) -> None:
+        self.__dict__.update(
+            passed_down=passed_down,
+            layer=layer,
+            slopes={} if slopes is None else slopes,
+            statistics=statistics,
+            parts=parts,
+        )
+        self.__post_init__()
 
     @property
     def made_by_backward(self) -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 from ._checks import Sealed
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Standardised(Sealed):
     """A block standardised along `axes`, with what the backward pass needs.
 
@@ -51,6 +51,27 @@ class Standardised(Sealed):
     axes: tuple[int, ...]
     count: int
     from_block: bool
+
+    def __init__(
+        self,
+        z: np.ndarray,
+        mean: np.ndarray | None,
+        variance: np.ndarray | None,
+        deviation: np.ndarray,
+        axes: tuple[int, ...],
+        count: int,
+        from_block: bool,
+    ) -> None:
+        self.__dict__.update(
+            z=z,
+            mean=mean,
+            variance=variance,
+            deviation=deviation,
+            axes=axes,
+            count=count,
+            from_block=from_block,
+        )
+        self.__post_init__()
 
 
 def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:

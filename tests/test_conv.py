@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -14,13 +12,6 @@ from normcore.conv import output_size, patches
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
-if os.environ.get("CI") == "true":
-    import torch  # in CI PyTorch is an oracle: without it this module fails, it does not skip
-else:
-    torch = pytest.importorskip(
-        "torch", reason="PyTorch is not installed (bash tools/ci_prepare.sh installs 2.13.0)"
-    )
-F = torch.nn.functional
 
 #: (in, out, kernel, stride, padding, height, width): odd and even kernels, strides that leave
 #: pixels unread at the edge, padding wider than the kernel's half
@@ -92,7 +83,8 @@ def test_backward_is_held_to_finite_differences(geometry) -> None:
 
 
 @pytest.mark.parametrize("geometry", GEOMETRIES)
-def test_agrees_with_pytorch_conv2d(geometry) -> None:
+def test_agrees_with_pytorch_conv2d(geometry, oracle) -> None:
+    torch = oracle("torch")
     conv, x = layer(geometry, seed=3)
     r = conv.forward(x, "training")
     d = np.random.default_rng(4).normal(size=r.output.shape)
@@ -101,7 +93,7 @@ def test_agrees_with_pytorch_conv2d(geometry) -> None:
         k: torch.tensor(np.array(v), requires_grad=True)
         for k, v in (("x", x), ("w", conv.weights), ("b", conv.bias))
     }
-    out = F.conv2d(
+    out = torch.nn.functional.conv2d(
         tensors["x"], tensors["w"], tensors["b"], stride=conv.stride, padding=conv.padding
     )
     (out * torch.tensor(d)).sum().backward()

@@ -13,12 +13,13 @@ this one included, in `tests/test_layer_contract.py`.
 from __future__ import annotations
 
 import dataclasses
+import tracemalloc
+from typing import Any
 
 import numpy as np
 import pytest
 
 import normcore as nc
-from normcore import _normaliser
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
@@ -343,15 +344,41 @@ def test_agrees_with_pytorch_batch_norm_per_group(seed, oracle) -> None:
 BAD_GROUP_ROWS = [0, -1, 2.5, True, "2", None, np.float64(2.0)]
 
 
-@pytest.fixture
-def no_arithmetic(monkeypatch):
-    """Fails the test if the standardising routine is reached."""
+#: rows of the large blocks below: each float64 block takes 1.6 MB
+LARGE = 100_000
 
-    def reached(*args, **kwargs):
-        raise AssertionError("arithmetic ran before the refusal")
 
-    for name in ("standardise", "standardise_by", "standardise_backward"):
-        monkeypatch.setattr(_normaliser, name, reached)
+def allocated_while(call: Any) -> tuple[BaseException | None, int]:
+    """What `call` raised (None if it answered) and the most memory it held at once (bytes
+    traced by tracemalloc, which numpy reports its arrays' memory to)."""
+    tracemalloc.start()
+    try:
+        try:
+            call()
+        except BaseException as exc:  # noqa: BLE001 - handed back for the test to judge
+            raised: BaseException | None = exc
+        else:
+            raised = None
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return raised, peak
+
+
+def refused_before_arithmetic(call: Any, error: type[Exception], x: np.ndarray) -> None:
+    """`call` raises `error` having held less than half of the memory of `x` as float64: the
+    standardising arithmetic makes whole blocks of that size (x - mean, z), so it never ran."""
+    raised, peak = allocated_while(call)
+    assert isinstance(raised, error), raised
+    assert peak < x.size * 8 / 2, f"{peak} bytes held before the refusal"
+
+
+def test_the_measure_sees_the_arithmetic() -> None:
+    """The measure above can fail: a forward pass that is answered holds more than the block."""
+    x = rng(30).standard_normal((LARGE, 2))
+    for layer in (nc.BatchNorm.create(2), nc.GhostBatchNorm.create(2, 2)):
+        raised, peak = allocated_while(lambda layer=layer: layer.forward(x, "training"))
+        assert raised is None and peak > x.nbytes
 
 
 @pytest.mark.parametrize("bad", BAD_GROUP_ROWS)
@@ -372,8 +399,8 @@ def test_numpy_integer_group_rows_accepted() -> None:
     assert layer.group_rows == 3 and type(layer.group_rows) is int
 
 
-@pytest.mark.parametrize("rows", [1, 3, 5, 7])
-def test_training_rows_not_a_multiple_refused(rows, no_arithmetic) -> None:
+@pytest.mark.parametrize("rows", [1, 3, 5, 7, LARGE + 1])
+def test_training_rows_not_a_multiple_refused(rows) -> None:
     layer = nc.GhostBatchNorm.create(2, 2, stack=(2,))
     x = np.arange(2 * rows * 2, dtype=float).reshape(2, rows, 2)
     before = x.copy()
@@ -382,34 +409,53 @@ def test_training_rows_not_a_multiple_refused(rows, no_arithmetic) -> None:
     ):
         layer.forward(x, "training")
     np.testing.assert_array_equal(x, before)
+    if rows > LARGE:
+        refused_before_arithmetic(lambda: layer.forward(x, "training"), nc.ShapeError, x)
 
 
+def _large() -> np.ndarray:
+    return rng(31).standard_normal((LARGE, 2))
+
+
+def _with(value: float) -> np.ndarray:
+    x = _large()
+    x[LARGE // 2, 1] = value
+    return x
+
+
+#: blocks BatchNorm refuses, each large enough that the arithmetic would show in the memory held
 BAD_BLOCKS = {
-    "rank 1": (np.ones(4), nc.ShapeError),
-    "rank 3 for an unstacked layer": (np.ones((1, 4, 2)), nc.ShapeError),
-    "three features": (np.ones((4, 3)), nc.ShapeError),
-    "empty": (np.ones((0, 2)), nc.EmptyBatchError),
-    "NaN": (np.array([[1.0, np.nan], [2.0, 3.0]]), nc.NonFiniteError),
-    "inf": (np.array([[1.0, 2.0], [np.inf, 3.0]]), nc.NonFiniteError),
-    "1e200": (nc.four_rows() * 1e200, nc.MagnitudeError),
-    "booleans": (np.ones((4, 2), dtype=bool), nc.DtypeError),
-    "text": (np.array([["1", "2"], ["3", "4"]]), nc.DtypeError),
+    "rank 1": (lambda: _large()[:, 0], nc.ShapeError),
+    "rank 3 for an unstacked layer": (lambda: _large()[None], nc.ShapeError),
+    "three features": (lambda: np.ones((LARGE, 3)), nc.ShapeError),
+    "NaN": (lambda: _with(np.nan), nc.NonFiniteError),
+    "inf": (lambda: _with(np.inf), nc.NonFiniteError),
+    "1e200": (lambda: _large() * 1e200, nc.MagnitudeError),
+    "booleans": (lambda: _large() > 0, nc.DtypeError),
+    "text": (lambda: _large().astype(str), nc.DtypeError),
 }
 
 
 @pytest.mark.parametrize("purpose", ["training", "predicting"])
 @pytest.mark.parametrize("case", sorted(BAD_BLOCKS))
-def test_bad_blocks_refused_as_batch_norm_refuses_them(case, purpose, no_arithmetic) -> None:
-    x, error = BAD_BLOCKS[case]
+def test_bad_blocks_refused_as_batch_norm_refuses_them(case, purpose) -> None:
+    make, error = BAD_BLOCKS[case]
+    x = make()
     for layer in (nc.BatchNorm.create(2), nc.GhostBatchNorm.create(2, 2)):
-        with pytest.raises(error):
-            layer.forward(x, purpose)
+        refused_before_arithmetic(lambda layer=layer: layer.forward(x, purpose), error, x)
 
 
-def test_bad_purpose_and_settings_refused(no_arithmetic) -> None:
+@pytest.mark.parametrize("purpose", ["training", "predicting"])
+def test_an_empty_block_refused_as_batch_norm_refuses_it(purpose) -> None:
+    for layer in (nc.BatchNorm.create(2), nc.GhostBatchNorm.create(2, 2)):
+        with pytest.raises(nc.EmptyBatchError):
+            layer.forward(np.ones((0, 2)), purpose)
+
+
+def test_bad_purpose_and_settings_refused() -> None:
     layer = nc.GhostBatchNorm.create(2, 2)
-    with pytest.raises(nc.PurposeError):
-        layer.forward(nc.four_rows(), "train")
+    x = _large()
+    refused_before_arithmetic(lambda: layer.forward(x, "train"), nc.PurposeError, x)
     with pytest.raises(nc.EpsilonError):
         nc.GhostBatchNorm.create(2, 2, epsilon=0.0)
     with pytest.raises(nc.MomentumError):

@@ -13,8 +13,13 @@ convolutions, the activations and a `Sequential`), in both purposes:
   differences.
 * **Typed refusals before any arithmetic.** Bad blocks, bad slopes and foreign responses get a
   subclass of `NormcoreError` whose message says what was expected, and the input is unchanged.
+* **PyTorch, where the conventions agree.** Every layer with a twin in ``torch.nn.functional``
+  (`TWINS`) answers as its twin, in each purpose the twin has: the output, the slope passed
+  down and every parameter slope (float64, 1e-10). The layers without one say why (`NO_TWIN`).
+  `tests/test_torch_agreement.py` adds more shapes and seeds, and asserts the conventions that
+  differ on purpose (the running variance, momentum's name, epsilon's default).
 
-New layers join by adding a line to `LAYERS`.
+New layers join by adding a line to `LAYERS`, and one to `TWINS` or `NO_TWIN`.
 """
 
 from __future__ import annotations
@@ -145,6 +150,41 @@ def test_every_array_the_three_calls_hand_back_is_read_only(name: str, purpose: 
         assert not a.flags.writeable, f"{name}: {path} is writable"
         with pytest.raises(ValueError):
             a.setflags(write=True)  # a view of a read-only owner: not even by asking
+
+
+def _same_fields(got: Any, want: Any, where: str) -> None:
+    """`got` and `want` hold equal fields, bit for bit, layers inside tuples included."""
+    assert type(got) is type(want), where
+    if isinstance(got, np.ndarray):
+        assert got.dtype == want.dtype, where
+        np.testing.assert_array_equal(got, want, err_msg=where)
+    elif isinstance(got, tuple):
+        assert len(got) == len(want), where
+        for i, (a, b) in enumerate(zip(got, want, strict=True)):
+            _same_fields(a, b, f"{where}[{i}]")
+    elif dataclasses.is_dataclass(got):
+        for f in dataclasses.fields(got):
+            _same_fields(getattr(got, f.name), getattr(want, f.name), f"{where}.{f.name}")
+    else:
+        assert got == want, where
+
+
+@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("name", LAYERS)
+def test_a_step_makes_what_the_constructor_makes_of_the_same_fields(
+    name: str, purpose: str
+) -> None:
+    """A normaliser's step makes its new layer without running the constructor's checks again
+    (`Normaliser._successor`): the new layer must hold exactly what the constructor makes of
+    the same fields (which checks and seals them again, and works out a batch layer's running
+    deviation again), and answer the same."""
+    layer, x, d = _case(name)
+    _, _, stepped = _three_calls(layer, x, d, purpose)
+    fields = {f.name: getattr(stepped, f.name) for f in dataclasses.fields(stepped) if f.init}
+    remade = type(stepped)(**fields)
+    _same_fields(stepped, remade, name)
+    for p in PURPOSES:
+        np.testing.assert_array_equal(stepped.forward(x, p).output, remade.forward(x, p).output)
 
 
 @pytest.mark.parametrize("name", ["batch", "ghost batch", "image batch"])
@@ -278,3 +318,124 @@ def test_the_oracle_refuses_what_it_cannot_call() -> None:
         message = _refused(lambda f=f: nc.finite_difference(f, np.zeros(2)), nc.SettingError)
         assert message.startswith("f: expected a function")
         _refused(lambda f=f: nc.check_slope(f, np.zeros(2), np.zeros(2)), nc.SettingError)
+
+
+# -- PyTorch, where the conventions agree -------------------------------------------------------
+#: The torch twin of each layer: ``twin(torch, layer, purpose)`` gives the function of the block
+#: and the parameters (as torch tensors) that answers as the layer does, the parameters it
+#: takes (as numpy arrays), and each normcore slope's name with the parameter whose gradient it
+#: is and how that gradient is laid out as normcore's slope.
+Twin = tuple[Callable[..., Any], dict[str, np.ndarray], dict[str, tuple[str, Callable[..., Any]]]]
+
+
+def _as_is(g: np.ndarray) -> np.ndarray:
+    return g
+
+
+def _normaliser(call: Callable[..., Any], layer: Any) -> Twin:
+    if not layer.affine:
+        return (lambda x: call(x, None, None)), {}, {}
+    slopes = {"scale": ("w", _as_is), "shift": ("b", _as_is)}
+    return call, {"w": layer.scale, "b": layer.shift}, slopes
+
+
+def _batch_twin(torch: Any, layer: Any, purpose: str, groups_of: int | None = None) -> Twin:
+    F, e = torch.nn.functional, layer.epsilon
+    mean, variance = layer.running_mean, layer.running_variance
+
+    def one(x: Any, w: Any, b: Any, i: Any = ...) -> Any:
+        if purpose == "predicting":
+            m, v = torch.tensor(mean[i]), torch.tensor(variance[i])
+            return F.batch_norm(x, m, v, w, b, training=False, eps=e)
+        if groups_of is None:
+            return F.batch_norm(x, None, None, w, b, training=True, eps=e)
+        parts = torch.split(x, groups_of, dim=0)
+        return torch.cat([F.batch_norm(p, None, None, w, b, training=True, eps=e) for p in parts])
+
+    if layer.scale.ndim == 2:  # a stack of layers: each slice its own batch norm
+
+        def stacked(x: Any, w: Any, b: Any) -> Any:
+            return torch.stack([one(x[i], w[i], b[i], i) for i in range(x.shape[0])])
+
+        return _normaliser(stacked, layer)
+    return _normaliser(one, layer)
+
+
+def _twin(name: str, torch: Any, layer: Any, purpose: str) -> Twin:
+    F = torch.nn.functional
+    if name in ("batch", "batch stacked", "image batch", "batch deviation"):
+        return _batch_twin(torch, layer, purpose)
+    if name == "ghost batch":
+        return _batch_twin(torch, layer, purpose, groups_of=layer.group_rows)
+    e = getattr(layer, "epsilon", None)
+    if name in ("layer", "layer trailing", "not affine"):
+        ns = layer.normalized_shape
+        return _normaliser(lambda x, w, b: F.layer_norm(x, ns, w, b, eps=e), layer)
+    if name == "RMS":  # torch's RMS norm has no shift: added after it
+        ns = layer.normalized_shape
+        return _normaliser(lambda x, w, b: F.rms_norm(x, ns, w, eps=e) + b, layer)
+    if name == "instance":
+        return _normaliser(lambda x, w, b: F.instance_norm(x, weight=w, bias=b, eps=e), layer)
+    if name == "group":
+        g = layer.groups
+        return _normaliser(lambda x, w, b: F.group_norm(x, g, w, b, eps=e), layer)
+    if name == "dense":
+        slopes = {"weights": ("w", _as_is), "bias": ("b", _as_is)}
+        call = lambda x, w, b: F.linear(x, w.T, b)  # noqa: E731 - normcore's weights are (in, out)
+        return call, {"w": layer.weights, "b": layer.bias}, slopes
+    if name == "weight norm":  # torch's weight (out, in) with dim=0: one direction a row
+        slopes = {
+            "direction": ("v", lambda g: g.T),
+            "magnitude": ("g", lambda g: g[:, 0]),
+            "bias": ("b", _as_is),
+        }
+        arrays = {"v": layer.direction.T, "g": layer.magnitude[:, None], "b": layer.bias}
+        return (lambda x, v, g, b: F.linear(x, torch._weight_norm(v, g, 0), b)), arrays, slopes
+    if name in ("conv", "conv strided"):
+        stride, padding = layer.stride, layer.padding
+        slopes = {"weights": ("w", _as_is), "bias": ("b", _as_is)}
+
+        def conv(x: Any, w: Any, b: Any) -> Any:
+            return F.conv2d(x, w, b, stride=stride, padding=padding)
+
+        return conv, {"w": layer.weights, "b": layer.bias}, slopes
+    activations = {"ReLU": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}
+    return activations[name], {}, {}
+
+
+#: the layers (and purposes) with no torch twin, and why
+NO_TWIN = {
+    ("standardised conv", "training"): "PyTorch has no weight-standardised convolution",
+    ("standardised conv", "predicting"): "PyTorch has no weight-standardised convolution",
+    ("sequential", "training"): "its layers are each held to their twins here",
+    ("sequential", "predicting"): "its layers are each held to their twins here",
+    ("batch deviation", "predicting"): "it divides by a running deviation, PyTorch holds variances",
+}
+TWINS = [(n, p) for n in LAYERS for p in PURPOSES if (n, p) not in NO_TWIN]
+
+
+def test_every_layer_has_a_twin_or_says_why_not() -> None:
+    assert {name for name, _ in NO_TWIN} <= set(LAYERS)
+    assert {purpose for _, purpose in NO_TWIN} <= set(PURPOSES)
+    assert len(TWINS) + len(NO_TWIN) == len(LAYERS) * len(PURPOSES)
+
+
+@pytest.mark.parametrize(("name", "purpose"), TWINS)
+def test_layers_answer_as_their_pytorch_twins(name: str, purpose: str, oracle: Any) -> None:
+    torch = oracle("torch")
+    layer, x, d = _case(name, seed=2)
+    call, arrays, slopes = _twin(name, torch, layer, purpose)
+    response = layer.forward(x, purpose)
+    gradient = layer.backward(response, d)
+    tensors = {k: torch.tensor(np.array(v), requires_grad=True) for k, v in arrays.items()}
+    tx = torch.tensor(x, requires_grad=True)
+    out = call(tx, **tensors)
+    (out * torch.tensor(d)).sum().backward()
+    tol = {"rtol": 1e-10, "atol": 1e-10}
+    np.testing.assert_allclose(response.output, out.detach().numpy(), **tol)
+    np.testing.assert_allclose(gradient.passed_down, tx.grad.numpy(), **tol)
+    assert sorted(gradient.slopes) == sorted(slopes)
+    for ours, (theirs, laid_out) in slopes.items():
+        np.testing.assert_allclose(
+            gradient.slopes[ours], laid_out(tensors[theirs].grad.numpy()), **tol, err_msg=ours
+        )

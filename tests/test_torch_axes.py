@@ -7,8 +7,6 @@ PyTorch's documentation; here each is checked against the installed torch.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -17,10 +15,12 @@ from normcore.experiments import axes
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
-if os.environ.get("CI") == "true":
-    import torch  # in CI PyTorch is an oracle: without it this module fails, it does not skip
-else:
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+@pytest.fixture
+def torch(oracle):
+    """PyTorch, the oracle of every test here (a skip without it, a failure in CI)."""
+    return oracle("torch")
+
 
 N, C, H, W, G = 2, 8, 3, 5, 4
 
@@ -40,7 +40,7 @@ def shapes(module) -> str:
     return f"{named(params['weight'])}, {bias}"
 
 
-def test_the_pytorch_columns_of_the_table_are_torchs_own():
+def test_the_pytorch_columns_of_the_table_are_torchs_own(torch):
     modules = {
         "batch": torch.nn.BatchNorm1d(C),
         "image batch": torch.nn.BatchNorm2d(C),
@@ -56,7 +56,7 @@ def test_the_pytorch_columns_of_the_table_are_torchs_own():
     assert modules["layer"].elementwise_affine is True
 
 
-def test_the_statistics_columns_agree_with_torch_outputs():
+def test_the_statistics_columns_agree_with_torch_outputs(torch):
     # same standardisation in training mode, so the same statistics axes
     x = np.random.default_rng(3).normal(size=(N, C, H, W)) + np.arange(C)[:, None, None]
     xt = torch.tensor(x)
@@ -74,7 +74,7 @@ def test_the_statistics_columns_agree_with_torch_outputs():
     assert rows["group"].statistics_shape == (N, G) and rows["instance"].statistics_shape == (N, C)
 
 
-def test_the_sequence_trap_is_torchs():
+def test_the_sequence_trap_is_torchs(torch):
     trap = axes.sequence_trap((4, 6, 6), seed=2)
     x = torch.tensor(trap.x)
     right = torch.nn.BatchNorm1d(6).double()(x.transpose(1, 2)).transpose(1, 2)
@@ -86,14 +86,14 @@ def test_the_sequence_trap_is_torchs():
         torch.nn.BatchNorm1d(8).double()(torch.zeros(4, 6, 8, dtype=torch.float64))
 
 
-def test_channels_last_layer_norm_is_torchs_layernorm_over_c():
+def test_channels_last_layer_norm_is_torchs_layernorm_over_c(torch):
     x = np.random.default_rng(4).normal(size=(2, 3, 3, 4))
     ours = nc.LayerNorm.create(4).forward(x).output
     theirs = torch.nn.LayerNorm(4).double()(torch.tensor(x)).detach().numpy()
     assert np.allclose(ours, theirs, atol=1e-10)
 
 
-def test_default_epsilons():
+def test_default_epsilons(torch):
     for module in (
         torch.nn.BatchNorm1d(3),
         torch.nn.LayerNorm(3),
