@@ -73,13 +73,12 @@ def patches(x: np.ndarray, kernel: tuple[int, int], stride: int, padding: int) -
     # laid out (channels, height, width, images), with the padding around each picture
     padded = np.zeros((*lead, c, h + 2 * padding, w + 2 * padding, n), dtype=x.dtype)
     padded[..., padding : padding + h, padding : padding + w, :] = np.moveaxis(x, -4, -1)
-    columns = np.empty((*lead, c, kh, kw, oh, ow, n), dtype=x.dtype)
+    columns = np.empty((*lead, c * kh * kw, oh * ow * n), dtype=x.dtype)
+    grid = columns.reshape(*lead, c, kh, kw, oh, ow, n)  # the same memory, one axis per index
     for i in range(kh):  # kernel pixel (i, j) of position (r, s) is padded pixel
         for j in range(kw):  # (r * stride + i, s * stride + j)
-            columns[..., i, j, :, :, :] = padded[
-                ..., _along(i, stride, oh), _along(j, stride, ow), :
-            ]
-    return columns.reshape(*lead, c * kh * kw, oh * ow * n)
+            grid[..., i, j, :, :, :] = padded[..., _along(i, stride, oh), _along(j, stride, ow), :]
+    return columns  # owns its memory: the forward pass seals it in place, without a copy
 
 
 def _along(offset: int, stride: int, count: int) -> slice:

@@ -121,6 +121,18 @@ def test_variance_ratios(data) -> None:
         cn.variance_ratios(net, data[0][:4], 8)
 
 
+def test_variance_ratios_by_size_run_the_convolution_once_and_agree(data) -> None:
+    net = cn.build("batch", seeds=(10, 11))
+    x = data[0][:70]  # 70 images: each size uses its own whole number of devices
+    by_size = cn.variance_ratios_by_size(net, x, (2, 4, 32))
+    for b, ratios in by_size.items():
+        want = cn.variance_ratios(net, x, b)
+        assert ratios.shape == (70 // b, 2, cn.CHANNELS)
+        np.testing.assert_array_equal(ratios, want)
+    with pytest.raises(nc.SettingError):
+        cn.variance_ratios_by_size(net, x, (2, 0))
+
+
 def test_pooled_counts() -> None:
     assert cn.pooled("batch", 2) == (2 * 64, 2 * 16)
     assert cn.pooled("batch", 32) == (32 * 64, 32 * 16)
@@ -129,6 +141,21 @@ def test_pooled_counts() -> None:
     assert cn.pooled("group", 2) == (4 * 64, 4 * 16)
     with pytest.raises(nc.SettingError):
         cn.pooled("none", 2)
+
+
+def test_resnet_pooled_counts() -> None:
+    # ResNet-50's maps at its 224-pixel input: five halvings, 112 down to 7
+    assert cn.RESNET_SIDES == tuple(cn.RESNET_INPUT // 2**k for k in range(1, 6))
+    assert cn.resnet_pooled(2) == (2 * 7 * 7, 2 * 112 * 112)
+    assert cn.resnet_pooled(32) == (32 * 49, 32 * 12544)
+    with pytest.raises(nc.SettingError):
+        cn.resnet_pooled(0)
+
+
+def test_the_sweep_runs_from_two_images_to_the_whole_step() -> None:
+    assert cn.SIZES[0] == 2 and cn.SIZES[-1] == cn.BATCH == 64
+    assert all(cn.BATCH % b == 0 for b in cn.SIZES)
+    assert all(b2 == 2 * b1 for b1, b2 in zip(cn.SIZES, cn.SIZES[1:], strict=False))
 
 
 def test_bad_settings_are_refused() -> None:

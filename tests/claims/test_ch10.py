@@ -1,5 +1,7 @@
 """The convnet chapter's conclusions, re-run on 20 fresh seeds (network starts) and a fresh row
-order, in the chapter's own setting (the digits, 8 channels, rate 0.3, 16 steps of 32 images).
+order, in the chapter's own setting (the digits, 8 channels, rate 0.3, 8 steps of 64 images), and
+the small-batch sweep (2 to 64 images a device) also after three epochs, a training length the
+chapter cannot afford.
 
 Recorded under "ch10" (the chapter's number is settled when the book is merged; the prose reads
 the figures with `normcore.claims.held("ch10", ...)`).
@@ -17,8 +19,8 @@ CHAPTER = "ch10"
 SEEDS = fresh(20)
 ORDER = SEEDS[0]
 SETTING = (
-    f"8-channel convnet on the digits, rate {cn.RATE:g}, {cn.STEPS} steps of {cn.BATCH} images, "
-    f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}, row order {ORDER}"
+    f"{cn.CHANNELS}-channel convnet on the digits, rate {cn.RATE:g}, {cn.STEPS} steps of "
+    f"{cn.BATCH} images, fresh seeds {SEEDS[0]}-{SEEDS[-1]}, row order {ORDER}"
 )
 
 
@@ -31,6 +33,19 @@ def runs() -> dict:
     for b in cn.SIZES[:-1]:
         out[b] = cn.train(cn.build("batch", SEEDS, per_device=b), data, order_seed=ORDER)
     out[cn.SIZES[-1]] = out["batch"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def long_runs(runs: dict) -> dict:
+    """Batch norm at 2 and 64 images a device and group norm, trained for cn.LONG_EPOCHS epochs."""
+    data = runs["data"]
+    steps = cn.LONG_EPOCHS * (len(data[1]) // cn.BATCH)
+    out: dict = {"steps": steps}
+    out["group"] = cn.train(cn.build("group", SEEDS), data, steps=steps, order_seed=ORDER)
+    for b in (2, cn.BATCH):
+        net = cn.build("batch", SEEDS, per_device=b)
+        out[b] = cn.train(net, data, steps=steps, order_seed=ORDER)
     return out
 
 
@@ -47,9 +62,9 @@ def test_every_normaliser_against_none(runs: dict) -> None:
     assert all(held >= 15 for held in k.values())
 
 
-def test_batch_beats_group_at_32(runs: dict) -> None:
+def test_batch_beats_group(runs: dict) -> None:
     held = record(CHAPTER, "batch_beats_group", beats(runs, "batch", "group"), len(SEEDS), SETTING)
-    assert held.held >= 15  # "on most seeds"
+    assert held.held > held.of // 2  # "more often than not"
 
 
 def test_weight_standardisation_lifts_group_norm(runs: dict) -> None:
@@ -58,12 +73,42 @@ def test_weight_standardisation_lifts_group_norm(runs: dict) -> None:
 
 
 def test_small_per_device_batches_cost_little(runs: dict) -> None:
-    """At 2 images a device, the batch layer's accuracy stays within 0.02 of its accuracy at 32
-    on nearly every seed, and its mean over the seeds falls by less than 0.02."""
-    gap = runs[2].accuracy - runs[cn.SIZES[-1]].accuracy
-    held = record(CHAPTER, "two_within_two_points", int(np.sum(gap >= -0.02)), len(SEEDS), SETTING)
-    assert held.held >= held.of - 2
-    assert -0.02 < gap.mean()
+    """At 2 images a device, the batch layer's accuracy against its accuracy at 64 (the whole step
+    on one device): within 0.02 on most seeds, below it on some (the count is stated), and the
+    mean over the seeds within 0.02 of the 64-image mean at every size of the sweep."""
+    top = runs[cn.BATCH].accuracy
+    gap = runs[2].accuracy - top
+    n = len(SEEDS)
+    within = record(CHAPTER, "two_within_two_points", int(np.sum(gap >= -0.02)), n, SETTING)
+    below = record(CHAPTER, "two_below_largest", int(np.sum(gap < 0)), n, SETTING)
+    assert within.held >= 15  # "on most seeds"
+    assert not below.every  # "below it on some seeds", not a fall on every one
+    means = np.array([runs[b].accuracy.mean() for b in cn.SIZES])
+    assert np.all(np.abs(means - top.mean()) < 0.02)
+
+
+def test_small_batches_after_longer_training(long_runs: dict) -> None:
+    """After three epochs: batch norm at 2 images a device within 0.02 of 64 images on every seed
+    or nearly, below it about as often as not; group norm below batch norm at 2 images on
+    most seeds."""
+    setting = f"{SETTING}; trained {long_runs['steps']} steps ({cn.LONG_EPOCHS} epochs) instead"
+    top = long_runs[cn.BATCH].accuracy
+    n = len(SEEDS)
+    gap = long_runs[2].accuracy - top
+    within = record(CHAPTER, "long_two_within_two_points", int(np.sum(gap >= -0.02)), n, setting)
+    below = record(CHAPTER, "long_two_below_largest", int(np.sum(gap < 0)), n, setting)
+    group = record(
+        CHAPTER,
+        "long_group_below_two",
+        int(np.sum(long_runs["group"].accuracy < long_runs[2].accuracy)),
+        n,
+        setting,
+    )
+    assert within.held >= n - 2  # "on every seed or nearly"
+    assert abs(below.held - n / 2) <= n / 5  # "about as often as not"
+    assert group.held > n // 2  # "group norm below batch norm at 2 images more often than not"
+    # longer training raised every seed's accuracy: the short runs are not converged
+    assert np.all(top > 0.9)
 
 
 def test_group_norm_is_the_same_run_for_every_batch_size(runs: dict) -> None:
@@ -90,16 +135,18 @@ def test_the_statistics_spread_more_as_the_batch_shrinks(runs: dict) -> None:
 
 def test_precise_statistics(runs: dict) -> None:
     """Recomputed statistics against the running figures at 2 images a device: at least as good
-    more often than not, and the change small either way (under 0.05) on every seed."""
+    more often than not, and never worse by 0.02 or more."""
     data = runs["data"]
     net = runs[2].net
     precise = cn.precise(net, data[0][: cn.SAMPLE])
     change = cn.accuracy(precise, data[2], data[3]) - runs[2].accuracy
-    held = record(
-        CHAPTER, "precise_at_least_running", int(np.sum(change >= 0)), len(SEEDS), SETTING
+    n = len(SEEDS)
+    held = record(CHAPTER, "precise_at_least_running", int(np.sum(change >= 0)), n, SETTING)
+    small = record(
+        CHAPTER, "precise_costs_under_two_points", int(np.sum(change > -0.02)), n, SETTING
     )
     assert held.held > held.of // 2
-    assert np.all(np.abs(change) < 0.05)
+    assert small.every
 
 
 def test_folding_is_exact_up_to_rounding(runs: dict) -> None:
