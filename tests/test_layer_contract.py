@@ -35,6 +35,10 @@ import pytest
 
 import normcore as nc
 
+# figures from float arithmetic (the finite differences, PyTorch at 1e-10): make test-arith
+# reruns it
+pytestmark = pytest.mark.numeric
+
 
 def _rng(seed: int = 0) -> np.random.Generator:
     return np.random.default_rng(2600 + seed)
