@@ -117,3 +117,4 @@ const models = savedModels();
 await Promise.all(Array.from(document.querySelectorAll(`script[type="${VIEW}"]`), (script) =>
   mount(script, models).catch((error) => console.error(`normcore widgets: ${error.message}`))));
 document.documentElement.dataset.widgets = "mounted";
+performance.mark("nc-widgets-mounted");   // the browser tests report it beside the load event
