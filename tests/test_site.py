@@ -1,13 +1,14 @@
 """Checks on the BUILT site in _build/html (``make book`` builds it before the tests run).
 
 The site has to work offline and must not call out to anyone: every script, style sheet, font,
-image and frame a page loads is a file under _build/html; MathJax, require.js and the widget
-manager come from the vendored copies in book/_vendor; the widgets' saved state is in the page.
+image and frame a page loads is a file under _build/html; MathJax comes from the vendored copy in
+book/_vendor; the widgets' saved state is in the page, and the site's own loader
+(book/_site/widgets.js) mounts them, with no widget manager and no require.js.
 
-The vendored bundles and the theme's own files still *mention* some remote addresses (licence
-banners, JSON-schema names, a widget CDN fallback that the page overrides, MathJax's speech
-engine defaults). Each such mention is listed in ``AUDITED`` with the reason it cannot load
-anything; any new remote address anywhere in the site fails ``test_no_unaudited_remote_address``.
+The vendored MathJax and the theme's own files still *mention* some remote addresses (licence
+banners, MathJax's speech engine defaults). Each such mention is listed in ``AUDITED`` with the
+reason it cannot load anything; any new remote address anywhere in the site fails
+``test_no_unaudited_remote_address``.
 """
 
 from __future__ import annotations
@@ -55,46 +56,6 @@ NAMESPACES = (
 
 # (file pattern under _build/html, address prefix, why it cannot load anything)
 AUDITED: tuple[tuple[str, str, str], ...] = (
-    # the widget manager bundle (@jupyter-widgets/html-manager, vendored)
-    (
-        "_static/html-manager/embed-amd.js",
-        "https://cdn.jsdelivr.net/npm/",
-        "fallback CDN for widget modules that are not bundled; every page overrides it with "
-        "data-jupyter-widgets-cdn (see test_widget_manager_is_local) and the book uses only "
-        "bundled widgets",
-    ),
-    (
-        "_static/html-manager/embed-amd.js",
-        "https://fonts.googleapis.com/css?family=Roboto+Mono",
-        "an @import that is commented out in the bundled CSS (see test_commented_font_import)",
-    ),
-    (
-        "_static/html-manager/embed-amd.js",
-        "http://json-schema.org/",
-        "JSON-schema $schema names used as identifiers by the validator",
-    ),
-    (
-        "_static/html-manager/embed-amd.js",
-        "https://raw.githubusercontent.com/ajv-validator/ajv/master/lib/refs/data.json",
-        "the $id (a name) of a schema compiled into the validator",
-    ),
-    ("_static/html-manager/embed-amd.js", "https://fontawesome.com", "licence banner"),
-    ("_static/html-manager/embed-amd.js", "https://github.com/", "source links in comments"),
-    ("_static/html-manager/embed-amd.js", "https://meyerweb.com/", "comment in bundled CSS"),
-    ("_static/html-manager/embed-amd.js", "http://stackoverflow.com/", "comment"),
-    ("_static/html-manager/embed-amd.js", "https://tools.ietf.org/", "comment"),
-    (
-        "_static/html-manager/embed-amd.js",
-        "https://evilmartians.com/",
-        "text of a console warning from a bundled CSS tool",
-    ),
-    (
-        "_static/html-manager/embed-amd.js",
-        "https://www.w3ctech.com/",
-        "text of the same console warning, in Chinese",
-    ),
-    # anywidget's AMD module (copied from the installed package by book/_ext/site_assets.py)
-    ("_static/anywidget/index.js", "https://github.com/", "source links in comments"),
     # MathJax (vendored)
     (
         "_static/mathjax/tex-chtml.js",
@@ -119,16 +80,6 @@ AUDITED: tuple[tuple[str, str, str], ...] = (
         "http://www.apache.org/licenses/",
         "licence banner",
     ),
-    # require.js (vendored)
-    (
-        "_static/requirejs/require.js",
-        "https://requirejs.org/docs/errors.html",
-        "link in error messages",
-    ),
-    ("_static/requirejs/require.js", "https://github.com/requirejs/", "licence/comment"),
-    ("_static/requirejs/require.js", "https://webkit.org/", "comment"),
-    ("_static/requirejs/require.js", "https://connect.microsoft.com/", "comment"),
-    ("_static/requirejs/require.js", "http://dev.jquery.com/", "comment"),
     # Sphinx and theme files
     ("_static/searchtools.js", "https://developer.mozilla.org/", "comment"),
     (
@@ -416,19 +367,6 @@ def test_css_loads_only_local_files():
     assert not problems, "\n".join(problems)
 
 
-def test_commented_font_import():
-    """The Google Fonts address inside the widget bundle is only in a commented-out @import."""
-    bundle = SITE / "_static" / "html-manager" / "embed-amd.js"
-    if not bundle.exists():
-        pytest.skip("no widget bundle in this site")
-    text = bundle.read_text(encoding="utf-8")
-    for match in re.finditer(r"fonts\.googleapis\.com", text):
-        line_start = text.rfind("\\n", 0, match.start())
-        assert text[line_start : match.start()].lstrip("\\n").startswith("/* @import"), (
-            "fonts.googleapis.com appears outside a commented-out @import"
-        )
-
-
 # --------------------------------------------------------------------------------------------
 # MathJax and widgets
 
@@ -472,42 +410,53 @@ def test_some_page_has_a_widget():
 
 
 @pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
-def test_widget_manager_is_local(page):
+def test_widgets_are_mounted_by_the_sites_own_loader(page):
+    """A widget page loads the site's own loader (an ES module from _static/), and no widget
+    manager, require.js or anything of anywidget's: each view's module is in the saved state."""
     tags = scripts(page)
-    manager = [s for s in tags if s.get("src", "").split("?")[0].endswith("embed-amd.js")]
-    loader = [s for s in tags if s.get("src", "").split("?")[0].endswith("require.js")]
-    assert manager and loader, f"{page.relative_to(SITE)} lacks the widget manager or require.js"
-    for script in manager + loader:
-        assert not is_remote(script["src"]), script["src"]
-        assert local_target(page, script["src"]).is_file(), script["src"]
-    for script in manager:
-        cdn = script.get("data-jupyter-widgets-cdn")
-        assert cdn and not is_remote(cdn), f"widget modules would come from {cdn!r}"
+    loader = [s for s in tags if s.get("src", "").split("?")[0].endswith("_static/widgets.js")]
+    assert len(loader) == 1, f"{page.relative_to(SITE)} loads the widget loader {len(loader)} times"
+    assert loader[0].get("type") == "module", "the loader is an ES module (it imports the views)"
+    assert local_target(page, loader[0]["src"]).is_file(), loader[0]["src"]
+    heavy = [
+        s["src"]
+        for s in tags
+        if re.search(r"embed-amd|require(js)?\.js|html-manager|anywidget", s.get("src", ""))
+    ]
+    assert not heavy, f"{page.relative_to(SITE)} still loads {heavy}"
 
 
-@pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
-def test_widget_glue_loads_before_the_manager(page):
-    """book/_site/html-manager-shims.js runs after require.js (it sets require.js paths so the
-    bundle finds its fonts) and before embed-amd.js (whose widgets call MathJax.Hub.Queue)."""
-    names = [s["src"].split("?")[0].rsplit("/", 1)[-1] for s in scripts(page) if s.get("src")]
-    assert "html-manager-shims.js" in names, f"{page.relative_to(SITE)} lacks the widget glue"
-    position = names.index
-    assert position("require.js") < position("html-manager-shims.js") < position("embed-amd.js"), (
-        f"{page.relative_to(SITE)} loads its widget scripts in the order {names}"
-    )
+def test_no_page_without_widgets_loads_the_loader():
+    for page in pages():
+        if page in widget_pages():
+            continue
+        assert not any("widgets.js" in s.get("src", "") for s in scripts(page)), page
 
 
-def test_widget_bundle_fonts_are_vendored():
-    """Every woff2/woff font the widget bundle's CSS names is beside it, with its licence."""
-    folder = SITE / "_static" / "html-manager"
-    bundle = folder / "embed-amd.js"
-    if not bundle.exists():
-        pytest.skip("no widget bundle in this site")
-    named = set(re.findall(r'\.p\+"([0-9a-f]{20}\.woff2?)"', bundle.read_text(encoding="utf-8")))
-    assert len(named) == 6, f"expected Font Awesome's 3 faces in woff2 and woff, found {named}"
-    missing = sorted(n for n in named if not (folder / n).is_file())
-    assert not missing, f"fonts the widget bundle asks for that are not in the site: {missing}"
-    assert (folder / "FONT-AWESOME-LICENSE.txt").is_file(), "the fonts' licence is not beside them"
+def test_theme_icons_are_drawn_by_a_small_script():
+    """The theme's Font Awesome script (1.5 MB) is replaced by book/_ext/site_assets.py's small
+    one, which draws every icon a page names in a class attribute."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import site_assets
+
+    script = SITE / "_static" / "scripts" / "fontawesome.js"
+    text = script.read_text(encoding="utf-8")
+    assert script.stat().st_size < 50_000, f"fontawesome.js is {script.stat().st_size} bytes"
+    drawn = json.loads(re.search(r"var ICONS = (\{.*?\});\n", text).group(1))
+    sets = site_assets.icon_sets(site_assets.theme_fontawesome().read_text(encoding="utf-8"))
+    missing = set()
+    for page in pages():
+        for tag, a in parse(page).tags:
+            classes = a.get("class", "").split()
+            if tag != "i" or not any(c.startswith("fa-") for c in classes):
+                continue
+            style = next((site_assets.STYLES[c] for c in classes if c in site_assets.STYLES), "fas")
+            icons = [c[3:] for c in classes if c.startswith("fa-") and c[3:] in sets[style]]
+            if not any(i in drawn[style] for i in icons):
+                missing.add((page.relative_to(SITE).as_posix(), " ".join(classes)))
+    assert not missing, f"icons named but not drawn: {sorted(missing)[:5]}"
 
 
 def test_pages_name_a_local_favicon():

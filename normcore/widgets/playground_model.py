@@ -225,19 +225,35 @@ def figures(state: State) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------- actions
-def _new(state: State, note: str | None = None) -> State:
-    fresh = copy.deepcopy(check(state))
-    fresh["note"] = note
-    return fresh
+# The page's actions are the JavaScript ones (js/playground-model.js); these are Lab's "drive
+# from code" API and the browser tests' oracle of the page's states, held to the JavaScript over
+# every node plan (tests/js/test_models.py). Each is a check of its arguments and an edit of the
+# state: the numbers Undo and Step put in come from normcore (`figures`, and a step of the
+# state's layer), never from arithmetic written here.
+FRESH = {"scale": 1.0, "shift": 0.0, "running_mean": 0.0, "running_variance": 1.0}
+
+
+def _edited(state: State, note: str | None = None, **changes: Any) -> State:
+    """A copy of `state` (checked) with `changes` made and `note` said."""
+    new = copy.deepcopy(check(state))
+    new.update(copy.deepcopy(changes), note=note)
+    return new
+
+
+def _batch_only(state: State, action: str) -> str | None:
+    """Why the batch-layer action `action` does nothing on `state` (a note), or None."""
+    if not any(check(state)["active"]):
+        return f"{action}-needs-rows"
+    return None if state["kind"] == "batch" else f"{action}-not-batch"
 
 
 def set_cell(state: State, i: int, j: int, text: str) -> State:
     """Type `text` into cell (i, j): shown as typed; used only if it is a number we can use."""
-    new = _new(state)
-    check_index(i, len(new["texts"]), "row")
-    check_index(j, len(new["scale"]), "feature")
+    check_index(i, len(check(state)["texts"]), "row")
+    check_index(j, len(state["scale"]), "feature")
     if not isinstance(text, str):
         raise StateError(f"{cell_name(i, j)}: expected text, got {type(text).__name__}")
+    new = _edited(state)
     new["texts"][i][j] = text
     try:
         new["values"][i][j] = parse_cell(text, i, j)
@@ -247,84 +263,70 @@ def set_cell(state: State, i: int, j: int, text: str) -> State:
 
 
 def set_active(state: State, i: int, on: bool) -> State:
-    new = _new(state)
-    check_index(i, len(new["active"]), "row")
+    """Switch row i on or off."""
+    check_index(i, len(check(state)["active"]), "row")
     if not isinstance(on, bool):
         raise StateError(f"on: expected True or False, got {on!r}")
-    new["active"][i] = on
-    return new
+    return _edited(state, active=[on if k == i else a for k, a in enumerate(state["active"])])
 
 
 def set_kind(state: State, kind: str) -> State:
+    """Choose the layer: batch, layer or RMS norm."""
     _check_kind(kind)
-    new = _new(state)
-    new["kind"] = kind
-    return new
+    return _edited(state, kind=kind)
 
 
 def set_purpose(state: State, purpose: str) -> State:
+    """Choose the purpose: training or predicting."""
     _check_purpose(purpose)
-    new = _new(state)
-    new["purpose"] = purpose
-    return new
+    return _edited(state, purpose=purpose)
 
 
 def set_parameter(state: State, which: str, j: int, value: float) -> State:
     """Move feature j's scale or shift slider to `value`."""
     if which not in ("scale", "shift"):
         raise SettingError(f"which: expected 'scale' or 'shift', got {which!r}")
-    new = _new(state)
-    check_index(j, len(new["scale"]), "feature")
+    check_index(j, len(check(state)["scale"]), "feature")
     check_state({which: value}, {which: float})
-    new[which][j] = float(value)
-    return new
+    return _edited(
+        state, **{which: [float(value) if k == j else v for k, v in enumerate(state[which])]}
+    )
 
 
 def undo(state: State) -> State:
     """Undo exactly: scale = the deviation and shift = the mean the batch layer standardises by
-    (the batch's own while training, the running figures while predicting)."""
-    x = block(state)
-    if x.shape[0] == 0:
-        return _new(state, "undo-needs-rows")
-    if state["kind"] != "batch":
-        return _new(state, "undo-not-batch")
-    nl = layer(state)
-    new = _new(state, f"undo-{state['purpose']}")
-    if state["purpose"] == TRAINING:
-        stats = nl.forward(x, TRAINING).statistics
-        new["scale"], new["shift"] = stats.deviation.tolist(), stats.mean.tolist()
-    else:
-        new["scale"], new["shift"] = nl.running_deviation.tolist(), nl.running_mean.tolist()
-    return new
+    (the batch's own while training, the running figures while predicting), as `figures`
+    reports them."""
+    why = _batch_only(state, "undo")
+    if why:
+        return _edited(state, why)
+    f = figures(state)
+    by = "batch" if state["purpose"] == TRAINING else "running"
+    return _edited(
+        state, f"undo-{state['purpose']}", scale=f[f"{by}_deviation"], shift=f[f"{by}_mean"]
+    )
 
 
 def step(state: State) -> State:
-    """One real step with a zero slope: the batch folded into the running figures."""
-    x = block(state)
-    if x.shape[0] == 0:
-        return _new(state, "step-needs-rows")
-    if state["kind"] != "batch":
-        return _new(state, "step-not-batch")
-    stepped = fold_in(layer(state), x)
-    new = _new(state, "step")
-    new["running_mean"] = stepped.running_mean.tolist()
-    new["running_variance"] = stepped.running_variance.tolist()
-    new["steps"] = state["steps"] + 1
-    return new
+    """One real step with a zero slope: normcore's step folds the batch into the running
+    figures."""
+    why = _batch_only(state, "step")
+    if why:
+        return _edited(state, why)
+    stepped = fold_in(layer(state), block(state))
+    return _edited(
+        state,
+        "step",
+        running_mean=stepped.running_mean.tolist(),
+        running_variance=stepped.running_variance.tolist(),
+        steps=state["steps"] + 1,
+    )
 
 
 def fresh(state: State) -> State:
     """A fresh layer: scale 1, shift 0, running mean 0, running variance 1."""
-    f = len(state["scale"])
-    new = _new(state, "fresh")
-    new.update(
-        scale=[1.0] * f,
-        shift=[0.0] * f,
-        running_mean=[0.0] * f,
-        running_variance=[1.0] * f,
-        steps=0,
-    )
-    return new
+    features = len(check(state)["scale"])
+    return _edited(state, "fresh", steps=0, **{k: [v] * features for k, v in FRESH.items()})
 
 
 def resize(state: State, rows: int = 0, features: int = 0) -> State:
@@ -336,33 +338,18 @@ def resize(state: State, rows: int = 0, features: int = 0) -> State:
         )
     n_rows, n_features = len(state["texts"]) + rows, len(state["scale"]) + features
     if not (1 <= n_rows <= MAX_ROWS and 1 <= n_features <= MAX_FEATURES):
-        return _new(state, "size-limits")
-    new = _new(state)
-    if rows > 0:
-        new["texts"].append(["0"] * len(state["scale"]))
-        new["values"].append([0.0] * len(state["scale"]))
-        new["active"].append(True)
-    elif rows < 0:
-        for key in ("texts", "values", "active"):
-            new[key].pop()
-    if features > 0:
-        for text_row, value_row in zip(new["texts"], new["values"], strict=True):
-            text_row.append("0")
-            value_row.append(0.0)
-        for key, start in (
-            ("scale", 1.0),
-            ("shift", 0.0),
-            ("running_mean", 0.0),
-            ("running_variance", 1.0),
-        ):
-            new[key].append(start)
-    elif features < 0:
-        for text_row, value_row in zip(new["texts"], new["values"], strict=True):
-            text_row.pop()
-            value_row.pop()
-        for key in ("scale", "shift", "running_mean", "running_variance"):
-            new[key].pop()
-    return new
+        return _edited(state, "size-limits")
+
+    def fit(row: list, fill: Any) -> list:
+        return (row + [fill] * n_features)[:n_features]
+
+    texts = [fit(r, "0") for r in state["texts"]] + [["0"] * n_features]
+    values = [fit(r, 0.0) for r in state["values"]] + [[0.0] * n_features]
+    active = [*state["active"], True]
+    per_feature = {k: fit(state[k], v) for k, v in FRESH.items()}
+    return _edited(
+        state, texts=texts[:n_rows], values=values[:n_rows], active=active[:n_rows], **per_feature
+    )
 
 
 # ------------------------------------------------------------------ the node differential test
