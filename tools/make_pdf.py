@@ -49,7 +49,8 @@ READY = """() => {
   }
   const typeset = !document.querySelector('.math') || window.__ncTypeset === 'done';
   const images = Array.from(document.images).every(i => i.complete && i.naturalWidth > 0);
-  // the site's widget loader (book/_site/widgets.js) puts each view in a div.widget-subarea just before its script
+  // the site's widget loader (book/_site/widgets.js) puts each view in a div.widget-subarea
+  // just before its script
   const views = Array.from(document.querySelectorAll(
     'script[type="application/vnd.jupyter.widget-view+json"]'));
   const rendered = views.every(s => s.previousElementSibling &&
