@@ -16,6 +16,7 @@ Nothing here draws; see the other modules of ``normcore.plots`` for that.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,28 @@ def book_rc() -> dict[str, Any]:
         "pdf.fonttype": 42,
         "path.simplify": True,
     }
+
+
+#: Digits and minus sign as superscripts, for exponents written in plain text.
+_SUPERSCRIPT = str.maketrans(
+    "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
+
+
+def decade_label(value: float, position: int | None = None) -> str:
+    """A log axis's tick label: ``10⁻¹²`` for an exact power of ten, nothing otherwise.
+
+    Plain text with superscript digits (DejaVu Sans has them) reads as matplotlib's own
+    ``$10^{-12}$`` does, without its mathtext parser, which costs a log-scaled figure a
+    noticeable share of its drawing. Use as ``axis.set_major_formatter(decade_label)``.
+    """
+    if not value > 0:
+        return ""
+    exponent = math.log10(value)
+    whole = round(exponent)
+    if abs(exponent - whole) > 1e-9:
+        return ""
+    return "10" + str(whole).translate(_SUPERSCRIPT)
 
 
 def use_book_style() -> None:
