@@ -129,6 +129,26 @@ def test_naive_training_starts_level_and_still_trains():
     assert not np.allclose(pair.true_loss[-1], pair.naive_loss[-1])
 
 
+def test_the_stacked_pair_is_each_run_on_its_own():
+    """The true and the naive passes train side by side (`PartlyNaive`): each network's losses
+    are bit for bit those of the same network trained alone, with the true or the naive pass."""
+    from normcore.data import load_crowd
+    from normcore.experiments import network
+
+    seeds, epochs = (3, 5), 40
+    pair = routes.naive_versus_true(seeds=seeds, epochs=epochs, rate=1.0)
+    (x,) = network.standardise_features(load_crowd().features)
+    xs, ys = np.stack([x, x]), np.stack([load_crowd().labels] * 2)
+    for naive, losses in ((False, pair.true_loss), (True, pair.naive_loss)):
+        alone = network.build("batch", list(seeds))
+        alone, history = network.train(alone, xs, ys, epochs=epochs, rate=1.0, naive=naive)
+        np.testing.assert_array_equal(losses, history.loss)
+        np.testing.assert_array_equal(
+            pair.naive_accuracy if naive else pair.true_accuracy, network.accuracy(alone, xs, ys)
+        )
+    assert not np.array_equal(pair.true_loss, pair.naive_loss)  # the two passes do differ
+
+
 def test_first_hidden_slopes_differ_but_are_correlated():
     first = routes.first_hidden_slopes(seed=0)
     assert first.true.shape == first.naive.shape == (2, 16)

@@ -60,8 +60,9 @@ def skewness(block: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndar
         The skewness per column, `block`'s shape without `axis`.
     """
     centred = block - block.mean(axis=axis, keepdims=True)
-    deviation = np.sqrt(np.mean(centred**2, axis=axis))
-    third = np.mean(centred**3, axis=axis)
+    square = centred * centred  # products, not powers: numpy's ``**3`` calls pow, ten times slower
+    deviation = np.sqrt(np.mean(square, axis=axis))
+    third = np.mean(square * centred, axis=axis)
     live = deviation > floor
     return np.where(live, third / np.where(live, deviation, 1.0) ** 3, np.nan)
 
@@ -74,11 +75,11 @@ def correlations(block: np.ndarray, floor: float = 1e-12) -> np.ndarray:
         (deviation at most `floor`).
     """
     centred = block - block.mean(axis=-2, keepdims=True)
-    deviation = np.sqrt(np.mean(centred**2, axis=-2))
+    deviation = np.sqrt(np.mean(centred * centred, axis=-2))
     live = deviation > floor
     safe = np.where(live, deviation, 1.0)
     unit = centred / safe[..., None, :]
-    product = np.einsum("...ri,...rj->...ij", unit, unit) / block.shape[-2]
+    product = np.matmul(np.swapaxes(unit, -1, -2), unit) / block.shape[-2]  # sum over the rows
     both = live[..., :, None] & live[..., None, :]
     return np.where(both, product, np.nan)
 

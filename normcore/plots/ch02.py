@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from normcore.experiments.shift import Lag
-from normcore.plots.style import BOOK_COLOURS, use_book_style
+from normcore.plots.style import BOOK_COLOURS, decade_label, use_book_style
 
 
 def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
@@ -27,6 +27,7 @@ def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
                 color=colour,
                 label=f"first under {tolerance:g}: step {first}",
             )
+    ax.yaxis.set_major_formatter(decade_label)  # plain-text powers of ten: no mathtext parse
     ax.set(
         title="Predicting catches up with training",
         xlabel="steps on the same batch (zero slope)",

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from matplotlib.ticker import NullLocator
 
-from normcore.plots.style import BOOK_COLOURS, use_book_style
+from normcore.plots.style import BOOK_COLOURS, decade_label, use_book_style
 
 
 def plot_blocks(comparison: Any, decimals: int = 4) -> Any:
@@ -52,6 +53,9 @@ def plot_gap_against_step(sweep: Any) -> Any:
         label=f"smallest gap, step {sweep.best_step:.0e}",
     )
     ax.invert_xaxis()
+    for axis in (ax.xaxis, ax.yaxis):  # decades in plain text, no minor ticks: a cheap log plot
+        axis.set_major_formatter(decade_label)
+        axis.set_minor_locator(NullLocator())
     ax.set_xlabel("finite-difference step h (smaller to the right)")
     ax.set_ylabel("largest |oracle - collected|")
     ax.set_title("the oracle's floor: truncation falls, rounding rises")

@@ -16,6 +16,7 @@ Nothing here draws; see the other modules of ``normcore.plots`` for that.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,28 @@ def book_rc() -> dict[str, Any]:
     }
 
 
+#: Digits and minus sign as superscripts, for exponents written in plain text.
+_SUPERSCRIPT = str.maketrans(
+    "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079"
+)
+
+
+def decade_label(value: float, position: int | None = None) -> str:
+    """A log axis's tick label: ``10⁻¹²`` for an exact power of ten, nothing otherwise.
+
+    Plain text with superscript digits (DejaVu Sans has them) reads as matplotlib's own
+    ``$10^{-12}$`` does, without its mathtext parser, which costs a log-scaled figure a
+    noticeable share of its drawing. Use as ``axis.set_major_formatter(decade_label)``.
+    """
+    if not value > 0:
+        return ""
+    exponent = math.log10(value)
+    whole = round(exponent)
+    if abs(exponent - whole) > 1e-9:
+        return ""
+    return "10" + str(whole).translate(_SUPERSCRIPT)
+
+
 def use_book_style() -> None:
     """Apply the book's rcParams, and (inside IPython) show figures inline deterministically."""
     import matplotlib as mpl
@@ -112,6 +135,24 @@ def _configure_inline() -> None:
     from matplotlib_inline.backend_inline import set_matplotlib_formats
 
     set_matplotlib_formats(INLINE_FORMAT, metadata=dict(PNG_METADATA))
+    _skip_redraw()
+
+
+def _skip_redraw() -> None:
+    """Stop pyplot drawing every figure once more after each cell under the inline backend.
+
+    pyplot hooks ``draw_all`` onto IPython's ``post_execute`` event, so at the end of a cell each
+    new figure is drawn in full on its canvas; the inline backend then draws it again, twice (a
+    layout pass and the PNG), for the image it shows, and closes it. The first drawing is never
+    shown: unhooking it leaves the PNG as it was and saves a third of each figure's cost. Only
+    under the inline backend (importing it, above, made pyplot switch to it): an interactive
+    backend needs the hook, and pyplot hooks it again when a reader switches to one.
+    """
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    if "inline" in matplotlib.get_backend():
+        plt.uninstall_repl_displayhook()
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str]) -> Path:
