@@ -172,6 +172,34 @@ def test_trained_runs_are_shared_not_retrained():
     assert not first.epoch_losses.flags.writeable  # shared, so nobody may change it
 
 
+def test_extra_rates_ride_in_the_sweeps_stack(monkeypatch):
+    """`extra_rates` trains further rates in the sweep's own stack, leaves them out of the rows,
+    and a later bracket or `train` finds them trained (no stack of their own)."""
+    from normcore.errors import SettingError
+    from normcore.experiments.rates import trainer
+
+    monkeypatch.setattr(trainer, "_TRAINED", {})
+    stacks = []
+    real = trainer._train_stack
+
+    def counted(seeds, *args):
+        stacks.append(list(seeds))
+        return real(seeds, *args)
+
+    monkeypatch.setattr(trainer, "_train_stack", counted)
+    rows = R.sweep(rates=[0.05], normalised=[True], extra_rates={True: [2.5, 5.0]})
+    assert [(r.normalised, r.rate) for r in rows] == [(True, 0.05)]
+    assert stacks == [list(R.RUN_SEEDS) * 3]  # one stack: the swept rate and both extra rates
+    bracket = R.stable_bracket([2.5, 5.0], normalised=True)
+    again = R.train(R.RUN_SEEDS[1], 5.0, True)
+    assert len(stacks) == 1  # nothing trained again
+    assert again.loss == bracket.losses[1, 1] and again.rate == 5.0
+    with pytest.raises(SettingError, match="extra_rates"):
+        R.sweep(trainer="sequential", extra_rates={False: [10.0]})
+    with pytest.raises(SettingError, match="extra_rates"):
+        R.sweep(extra_rates={True: [-1.0]})
+
+
 def test_the_two_orders_of_adding_differ_only_in_the_chaotic_row():
     seq = R.sweep(trainer="sequential")
     com = R.sweep(trainer="compensated")

@@ -37,6 +37,8 @@ EPOCHS = 200
 RATE = 1.0
 TARGET_LOSS = 0.3
 CURVE_SEED = 0
+SECOND_RATE = 0.3  # the learning rate at which the claims suite checks the verdict again
+SPIKE_RISE = 0.1  # a rise of the loss from one epoch to the next that counts as a spike
 
 
 def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
@@ -491,7 +493,7 @@ def whole_crowd_losses(
     return history.loss
 
 
-def spikes(loss: np.ndarray, rise: float = 0.1) -> int:
+def spikes(loss: np.ndarray, rise: float = SPIKE_RISE) -> int:
     """How many times the loss rises by more than `rise` from one epoch to the next."""
     return int(np.count_nonzero(np.diff(np.asarray(loss)) > rise))
 

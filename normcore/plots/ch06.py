@@ -12,6 +12,28 @@ from .style import BOOK_COLOURS, use_book_style
 NAMES = {"none": "plain", "batch": "batch", "layer": "layer", "rms": "RMS", "weight": "weight"}
 
 
+def _complete(fig: Any) -> Any:
+    """`fig`, marked as needing no further draw. In a notebook the inline backend shows every
+    new figure once the cell ends (two draws: one to find the tight box, one to render); pyplot's
+    own after-cell hook would first draw every figure still marked stale a third time, for
+    nothing. A figure changed later is marked stale again by matplotlib, as usual."""
+    fig.stale = False
+    return fig
+
+
+def _epoch_axis(ax: Any, epochs: int) -> None:
+    """Epochs on a log scale, ticked at 1, 2, 5, 10, ... up to `epochs` and written plainly: no
+    minor ticks and no "10^k" labels (each of those is typeset as mathtext, which costs more to
+    draw than the rest of the figure)."""
+    from matplotlib.ticker import NullLocator
+
+    ax.set_xscale("log")
+    ticks = [m * 10**k for k in range(len(str(max(epochs, 1)))) for m in (1, 2, 5)]
+    ticks = [t for t in ticks if t <= epochs]
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
 def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
     """One dot per distinct held-out accuracy (a count beside it when seeds coincide: on 25
     people accuracies fall on a grid of 0.04) and a bar for the mean, per arrangement; the
@@ -19,7 +41,8 @@ def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
     import matplotlib.pyplot as plt
 
     use_book_style()
-    if ax is None:
+    made = ax is None
+    if made:
         fig, ax = plt.subplots()
     else:
         fig = ax.figure
@@ -43,7 +66,7 @@ def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
     ax.set_ylabel("held-out accuracy (25 people)")
     ax.set_ylim(max(0.0, low - 0.1), min(1.0, high + 0.06))  # the data, not 0 to 1
     ax.set_title("held out, per seed (dots) and mean (bars); dotted: plain network's range")
-    return fig
+    return _complete(fig) if made else fig
 
 
 def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
@@ -51,7 +74,8 @@ def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
     import matplotlib.pyplot as plt
 
     use_book_style()
-    if ax is None:
+    made = ax is None
+    if made:
         fig, ax = plt.subplots()
     else:
         fig = ax.figure
@@ -67,10 +91,10 @@ def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
     ax.axhline(target, color="#5f6368", linestyle=":", linewidth=1)
     ax.set_xlabel("epoch")
     ax.set_ylabel("training loss (cross-entropy)")
-    ax.set_xscale("log")
+    _epoch_axis(ax, max(len(c.loss) for c in curves.values()))
     ax.legend()
     ax.set_title("whole crowd, one seed")
-    return fig
+    return _complete(fig) if made else fig
 
 
 def two_ways(curve: Any, ax: Any = None) -> Any:
@@ -78,7 +102,8 @@ def two_ways(curve: Any, ax: Any = None) -> Any:
     import matplotlib.pyplot as plt
 
     use_book_style()
-    if ax is None:
+    made = ax is None
+    if made:
         fig, ax = plt.subplots(figsize=(6.4, 3.0))
     else:
         fig = ax.figure
@@ -100,7 +125,7 @@ def two_ways(curve: Any, ax: Any = None) -> Any:
     )
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy on the crowd")
-    ax.set_xscale("log")
+    _epoch_axis(ax, len(epochs))
     ax.legend()
     ax.set_title("the batch layer asked two ways after each step")
-    return fig
+    return _complete(fig) if made else fig

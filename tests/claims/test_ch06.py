@@ -17,7 +17,7 @@ from normcore.data import load_crowd
 from normcore.experiments import comparison, network
 
 INSERTED = ("batch", "layer", "rms")
-BLOCKS = {1.0: 8, 0.3: 4}  # blocks of five fresh seeds at each learning rate
+BLOCKS = {comparison.RATE: 8, comparison.SECOND_RATE: 4}  # blocks of five fresh seeds a rate
 CURVE_SEEDS = fresh(40)
 
 
@@ -56,7 +56,10 @@ def test_inserted_layers_hold_out_worse_on_average(rate):
         s[a].held_accuracy.mean() < s["none"].held_accuracy.mean() for s in scores for a in INSERTED
     )
     of = len(scores) * len(INSERTED)
-    name = {1.0: "inserted_worse_per_block", 0.3: "inserted_worse_per_block_rate_03"}[rate]
+    name = {
+        comparison.RATE: "inserted_worse_per_block",
+        comparison.SECOND_RATE: "inserted_worse_per_block_rate_03",
+    }[rate]
     record("ch06", name, held=int(held), of=of, setting=_setting(rate, ", three layers each"))
     assert held == of
 

@@ -9,7 +9,7 @@ it in a stated order of adding (`replay.train_in_order_many`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +59,7 @@ def sweep(
     epsilon: float = EPSILON,
     clip: float | None = CLIP,
     trainer: str = "normcore",
+    extra_rates: Mapping[bool, Sequence[float]] | None = None,
 ) -> list[SweepRow]:
     """Every (normalisation, rate) setting, one run a seed: final loss, test accuracy, dead
     units; the families in the order of `normalised` (plain first by default), rates in the
@@ -68,9 +69,23 @@ def sweep(
     same stack each run of a chaotic setting (`SENSITIVE`) twice more, from starting weights
     nudged down and up by one unit in the last place (`SweepRow.nudged`: its spread);
     ``'sequential'`` or ``'compensated'`` replays the reference program's arithmetic in that
-    order of adding (`replay.train_in_order_many`; the clip is then the program's own)."""
+    order of adding (`replay.train_in_order_many`; the clip is then the program's own).
+
+    `extra_rates` (normcore's layers only) names, per family, further rates to train in the
+    same stack, one run a seed each, without reporting them in the rows: a stack costs about
+    the same whatever its size, so a later `stable_bracket` or `train` asking for those runs
+    finds them already trained (`train_many` keeps finished runs) instead of training a stack
+    of its own."""
     if trainer not in TRAINERS:
         raise SettingError(f"trainer: expected one of {TRAINERS}, got {trainer!r}")
+    extra = dict(extra_rates or {})
+    if extra and trainer != "normcore":
+        raise SettingError(
+            f"extra_rates: only normcore's layers keep trained runs, got trainer {trainer!r}"
+        )
+    for more in extra.values():
+        if any(not float(r) > 0 for r in more):
+            raise SettingError(f"extra_rates: expected positive rates, got {list(more)}")
     data = subscribers()
     rows = []
     for family in normalised:
@@ -78,6 +93,7 @@ def sweep(
         if trainer == "normcore":  # each run of a chaotic setting again, nudged down and up
             chaotic = [r for r in rates if (bool(family), float(r)) in SENSITIVE]
             settings += [(s, r, k) for r in chaotic for s in seeds for k in NUDGES]
+            settings += [(s, float(r), 0) for r in extra.get(bool(family), ()) for s in seeds]
         all_seeds, all_rates, nudges = (list(column) for column in zip(*settings, strict=True))
         if trainer == "normcore":
             flat = train_many(
