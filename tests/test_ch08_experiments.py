@@ -493,3 +493,136 @@ def test_fine_tune_and_shifted_task_report_every_way() -> None:
 def test_causal_leak() -> None:
     leak = sequences.causal_leak()
     assert leak.layer == 0.0 and leak.batch > 0 and leak.alike_partner > 0
+
+
+# ------------------------------------------------------------------ sharing and stacking (#30)
+
+
+def _small_data(seed: int = 2) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    return (
+        rng.normal(size=(40, 64)),
+        rng.integers(0, 10, 40),
+        rng.normal(size=(9, 64)),
+        rng.integers(0, 10, 9),
+    )
+
+
+def _same_network(a: deepnet.DeepNet, b: deepnet.DeepNet) -> None:
+    """Every parameter and running figure of `a` and `b` equal to the last bit."""
+    for la, lb in zip((*a.dense, *a.norms, a.output), (*b.dense, *b.norms, b.output), strict=True):
+        assert type(la) is type(lb)
+        if la is None:
+            continue
+        for f in dataclasses.fields(la):
+            va, vb = getattr(la, f.name), getattr(lb, f.name)
+            if isinstance(va, np.ndarray):
+                np.testing.assert_array_equal(va, vb)
+
+
+def test_join_trains_each_network_exactly_as_its_own_stack() -> None:
+    """Networks of different versions (and ghost batch layers of different groups) side by side
+    in one stack: every loss, accuracy, parameter and running figure as in stacks of their own,
+    to the last bit; each at its own rate. (Stacks of two or more, as the chapters use: a stack
+    of one may take another matrix-product path in numpy, equal only to rounding, as
+    test_stacked_training_equals_one_at_a_time allows.)"""
+    data = _small_data()
+    nets = [
+        deepnet.build("plain", [3, 4], depth=2),
+        deepnet.build("batch", [3, 4], depth=2),
+        smallbatch.ghost(deepnet.build("batch", [4, 5], depth=2), 4),
+        deepnet.build("rms", [5, 6], depth=2),
+    ]
+    rates = [
+        np.array([0.05, 0.2]),
+        np.array([0.1, 0.1]),
+        np.array([0.3, 0.1]),
+        np.array([0.02, 1.0]),
+    ]
+    together = deepnet.train(deepnet.join(nets), data, np.concatenate(rates), epochs=2, batch=8)
+    apart = deepnet.split(together.net)
+    start = 0
+    for net, rate, trained in zip(nets, rates, apart, strict=True):
+        alone = deepnet.train(net, data, rate, epochs=2, batch=8)
+        where = slice(start, start + net.size)
+        np.testing.assert_array_equal(alone.loss, together.loss[:, where])
+        np.testing.assert_array_equal(alone.accuracy, together.accuracy[:, where])
+        _same_network(alone.net, trained)
+        start += net.size
+
+
+def test_join_with_a_frozen_copy_is_two_runs_in_one() -> None:
+    """A part given the predicting purpose is the frozen fine-tune, the other the training one."""
+    net, x, y = tiny("batch", seeds=(0, 1))
+    joined = deepnet.join([net, net], purposes=("training", "predicting"))
+    rates = np.full(4, 0.1)
+    _, grads = deepnet.gradients(joined, x, y, "training")
+    training, frozen = deepnet.split(deepnet.step(joined, grads, rates))
+    for purpose, got in (("training", training), ("predicting", frozen)):
+        _, own = deepnet.gradients(net, x, y, purpose)
+        _same_network(deepnet.step(net, own, rates[:2]), got)
+
+
+def test_join_and_split_refuse_what_they_cannot_do() -> None:
+    net = tiny("batch")[0]
+    with pytest.raises(SettingError):
+        deepnet.join([])
+    with pytest.raises(SettingError):
+        deepnet.split(net)  # not made by join
+    with pytest.raises(SettingError):
+        deepnet.SideBySide(parts=(None, None), counts=(1,))
+    with pytest.raises(SettingError):
+        deepnet.SideBySide(parts=(None,), counts=(0,))
+    side = deepnet.join([net, net]).norms[0]
+    with pytest.raises(ShapeError):
+        side.forward(np.zeros((3, 4, 6)))  # three networks for a layer of two
+
+
+def test_train_keeps_the_steps_asked_for() -> None:
+    data = _small_data()
+    net = deepnet.build("batch", [3], depth=2)
+    run = deepnet.train(net, data, 0.1, epochs=2, batch=8, keep=(0, 6))
+    assert sorted(run.kept) == [0, 6]
+    kept_net, rows = run.kept[0]
+    _same_network(kept_net, net)  # before the first step: the network as built
+    np.testing.assert_array_equal(rows, np.random.default_rng(0).permutation(40)[:8])
+    # step 6 is the second epoch's second batch: rows of the second shuffle
+    rng = np.random.default_rng(0)
+    rng.permutation(40)
+    np.testing.assert_array_equal(run.kept[6][1], rng.permutation(40)[8:16])
+    # the kept network is the one the step started from: one more step of it reaches step 7's
+    again = deepnet.train(net, data, 0.1, epochs=2, batch=8, keep=(7,))
+    six, six_rows = run.kept[6]
+    _, grads = deepnet.gradients(six, data[0][six_rows], data[1][six_rows])
+    _same_network(deepnet.step(six, grads, np.array([0.1])), again.kept[7][0])
+    for bad in ((-1,), (10,)):  # 10 steps in all: 0 to 9
+        with pytest.raises(SettingError):
+            deepnet.train(net, data, 0.1, epochs=2, batch=8, keep=bad)
+
+
+def test_smoothness_from_a_sweep_is_measure_s() -> None:
+    data = digits_rates.digits_data()
+    probes = (0, 3)
+    sweep = digits_rates.sweep(
+        "batch", data, rates=(0.3, smoothness.RATE), seeds=(0, 1), epochs=1, keep=probes
+    )
+    got = smoothness.from_sweep(sweep, data, probes)
+    want = smoothness.measure("batch", data, seeds=(0, 1), probes=probes)
+    for f in dataclasses.fields(want):
+        if isinstance(getattr(want, f.name), np.ndarray):
+            np.testing.assert_array_equal(getattr(got, f.name), getattr(want, f.name))
+    with pytest.raises(SettingError):
+        smoothness.from_sweep(sweep, data, (0, 5))  # step 5 was not kept
+    other = digits_rates.sweep("plain", data, rates=(0.3,), seeds=(0,), epochs=1, keep=probes)
+    with pytest.raises(SettingError):
+        smoothness.from_sweep(other, data, probes)  # no run at the smoothness rate
+
+
+def test_group_sizes_trains_the_layer_network_beside_them() -> None:
+    data = digits_rates.digits_data()
+    g = smallbatch.group_sizes(data, 0.3, seeds=(0,), sizes=(16, 64), layer_rate=0.1)
+    np.testing.assert_array_equal(g.layer, smallbatch.layer_run(data, 0.1, seeds=(0,)))
+    alone = smallbatch.group_sizes(data, 0.3, seeds=(0,), sizes=(16, 64))
+    np.testing.assert_array_equal(g.running, alone.running)
+    np.testing.assert_array_equal(g.recomputed, alone.recomputed)
+    assert alone.layer is None and len(g.nets) == 2

@@ -23,6 +23,8 @@ TOKENS = 16
 WIDTH = 16
 SEEDS = (0, 1, 2, 3, 4)
 SCALES = (1.0, 2.0, 4.0, 8.0)
+#: a token's largest attention weight above this counts as "peaked" (tests/claims/test_ch09.py)
+PEAKED = 0.8
 
 
 @dataclass(frozen=True, eq=False)

@@ -193,6 +193,136 @@ def concatenate(nets: Sequence[DeepNet]) -> DeepNet:
     )
 
 
+@dataclass(frozen=True, eq=False)
+class SideResponse:
+    """What `SideBySide.forward` answers: the joined `output` (S, rows, features), the layer, and
+    each part's own response (None for a part without a normaliser)."""
+
+    output: np.ndarray
+    layer: SideBySide
+    parts: tuple[Any, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class SideGradient:
+    """What `SideBySide.backward` answers: the joined slope `passed_down`, the layer, and each
+    part's own gradient (None for a part without a normaliser)."""
+
+    passed_down: np.ndarray
+    layer: SideBySide
+    parts: tuple[Any, ...]
+
+
+@dataclass(frozen=True, eq=False)
+class SideBySide:
+    """Several normalisers side by side along the stack: `parts[i]` (a normaliser, or None for
+    none) serves the next `counts[i]` stacked networks, in order; `purposes[i]`, when given,
+    replaces the purpose of every call for part i (a frozen part predicts while another trains).
+
+    So networks that differ only in their normalisers (the batch layer read over different
+    group sizes, or frozen and training) train as one stack: their dense layers and ReLUs run
+    once for all of them, and each normaliser is called on its own networks' block exactly as in
+    a stack of its own (the tests hold the two to the last bit). `join` builds such a network
+    and `split` takes it apart.
+    """
+
+    parts: tuple[Any, ...]
+    counts: tuple[int, ...]
+    purposes: tuple[str | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.parts) != len(self.counts) or not self.parts:
+            raise SettingError("parts, counts: expected one count per part, at least one part")
+        if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in self.counts):
+            raise SettingError(f"counts: expected whole numbers >= 1, got {self.counts!r}")
+        if self.purposes is not None and len(self.purposes) != len(self.parts):
+            raise SettingError("purposes: expected one purpose (or None) per part")
+
+    @property
+    def slices(self) -> tuple[slice, ...]:
+        """The stacked networks each part serves."""
+        ends = np.cumsum(self.counts)
+        return tuple(slice(int(e - c), int(e)) for c, e in zip(self.counts, ends, strict=True))
+
+    def _purpose(self, i: int, purpose: str) -> str:
+        chosen = None if self.purposes is None else self.purposes[i]
+        return purpose if chosen is None else chosen
+
+    def forward(self, x: np.ndarray, purpose: str = PREDICTING) -> SideResponse:
+        """Each part's forward pass on its networks' block (S_i, rows, features), joined."""
+        if x.ndim != 3 or x.shape[0] != sum(self.counts):
+            raise ShapeError(
+                f"x: expected shape ({sum(self.counts)}, rows, features), got {x.shape}"
+            )
+        outputs, responses = [], []
+        for i, (part, where) in enumerate(zip(self.parts, self.slices, strict=True)):
+            if part is None:
+                responses.append(None)
+                outputs.append(x[where])
+                continue
+            r = part.forward(x[where], self._purpose(i, purpose))
+            responses.append(r)
+            outputs.append(r.output)
+        return SideResponse(output=np.concatenate(outputs), layer=self, parts=tuple(responses))
+
+    def backward(self, response: SideResponse, d_out: np.ndarray) -> SideGradient:
+        """Each part's backward pass on its networks' slope; the slopes passed down, joined."""
+        if response.layer is not self:
+            raise SettingError("response: expected a response of this SideBySide layer")
+        down, grads = [], []
+        for part, r, where in zip(self.parts, response.parts, self.slices, strict=True):
+            if part is None:
+                grads.append(None)
+                down.append(d_out[where])
+                continue
+            g = part.backward(r, d_out[where])
+            grads.append(g)
+            down.append(g.passed_down)
+        return SideGradient(passed_down=np.concatenate(down), layer=self, parts=tuple(grads))
+
+    def stepped(self, gradient: SideGradient, rates: np.ndarray) -> SideBySide:
+        """A new layer: each part stepped as `step` steps a normaliser, at its networks' rates."""
+        if gradient.layer is not self:
+            raise SettingError("gradient: expected a gradient of this SideBySide layer")
+        parts = tuple(
+            None if part is None else part.step(_scaled(g, rates[where]), 1.0)
+            for part, g, where in zip(self.parts, gradient.parts, self.slices, strict=True)
+        )
+        return dataclasses.replace(self, parts=parts)
+
+
+def join(nets: Sequence[DeepNet], purposes: Sequence[str | None] | None = None) -> DeepNet:
+    """One stack of the networks of `nets` in order, of one shape but any normalisers: the dense
+    layers joined along the stack, each hidden layer's normalisers side by side (`SideBySide`,
+    `purposes` as there). `split` gives the networks back."""
+    if not nets:
+        raise SettingError("nets: expected at least one stacked network")
+    bare = [dataclasses.replace(n, norms=(None,) * len(n.norms)) for n in nets]
+    joined = concatenate(bare)
+    counts = tuple(n.size for n in nets)
+    chosen = None if purposes is None else tuple(purposes)
+    norms = tuple(
+        SideBySide(parts=tuple(n.norms[k] for n in nets), counts=counts, purposes=chosen)
+        for k in range(len(nets[0].norms))
+    )
+    return dataclasses.replace(joined, norms=norms)
+
+
+def split(net: DeepNet) -> tuple[DeepNet, ...]:
+    """The networks `join` put side by side, each a stack of its own again (parameters and
+    running figures copied)."""
+    if not net.norms or not all(isinstance(n, SideBySide) for n in net.norms):
+        raise SettingError("net: expected a network made by join")
+    bare = dataclasses.replace(net, norms=(None,) * len(net.norms))
+    return tuple(
+        dataclasses.replace(
+            _restack(bare, net.size, lambda v, where=where: v[where].copy()),
+            norms=tuple(n.parts[i] for n in net.norms),
+        )
+        for i, where in enumerate(net.norms[0].slices)
+    )
+
+
 def _normaliser(version: str, stack: int, width: int) -> Any:
     make = {"batch": BatchNorm.create, "layer": LayerNorm.create, "rms": RMSNorm.create}
     return make[version](width, stack=(stack,)) if version in make else None
@@ -273,7 +403,12 @@ def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> De
     by_layer = {id(g.layer): g for g in grads}
     dense = tuple(d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense)
     norms = tuple(
-        None if n is None else n.step(_scaled(by_layer[id(n)], rates), 1.0) for n in net.norms
+        None
+        if n is None
+        else n.stepped(by_layer[id(n)], rates)
+        if isinstance(n, SideBySide)
+        else n.step(_scaled(by_layer[id(n)], rates), 1.0)
+        for n in net.norms
     )
     output = net.output.step(_scaled(by_layer[id(net.output)], rates), 1.0)
     return DeepNet(dense=dense, norms=norms, output=output, relu=net.relu)
@@ -289,12 +424,15 @@ def accuracy(net: DeepNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
 class Training:
     """What `train` recorded: `loss` (steps, S) measured by each step's own forward pass,
     `accuracy` (epochs + 1, S) on the held-out rows after each epoch (row 0 before training),
-    `diverged` (S,) True where a network's loss passed DIVERGED (it stopped moving there)."""
+    `diverged` (S,) True where a network's loss passed DIVERGED (it stopped moving there);
+    `kept` maps each step asked for (0 = before the first) to the network before that step and
+    the training rows the step read."""
 
     net: DeepNet
     loss: np.ndarray
     accuracy: np.ndarray
     diverged: np.ndarray
+    kept: dict[int, tuple[DeepNet, np.ndarray]] = dataclasses.field(default_factory=dict)
 
 
 def train(
@@ -304,13 +442,15 @@ def train(
     epochs: int = 4,
     batch: int = 64,
     order_seed: int = 0,
+    keep: Sequence[int] = (),
 ) -> Training:
     """Mini-batch gradient descent on ``data = (x_train, y_train, x_held, y_held)``.
 
     Every stacked network sees the same batches in the same order (one shuffle per epoch, from
     ``order_seed``; `descent.batches`); a partial last batch is dropped. `rates` is one rate or
     one per stacked network. A network whose loss passes DIVERGED (or is not finite) stops
-    moving from that step.
+    moving from that step. For each step number in `keep`, the network before that step and its
+    batch's rows are kept (`Training.kept`): measurements at those moments need no second run.
     """
     x, y, x_held, y_held = data
     rates = np.broadcast_to(np.asarray(rates, dtype=np.float64), (net.size,)).copy()
@@ -318,16 +458,38 @@ def train(
         raise SettingError("rates: expected finite rates >= 0")
     if isinstance(batch, bool) or not isinstance(batch, int) or not 2 <= batch <= len(y):
         raise SettingError(f"batch: expected a whole number from 2 to {len(y)}, got {batch!r}")
+    per_epoch = len(y) // batch
+    keep = frozenset(int(k) for k in keep)
+    if keep and not (min(keep) >= 0 and max(keep) < epochs * per_epoch):
+        raise SettingError(f"keep: expected step numbers from 0 to {epochs * per_epoch - 1}")
     rows = batches(len(y), batch, np.random.default_rng(order_seed))
     losses, accs = [], [accuracy(net, x_held, y_held)]
     diverged = np.zeros(net.size, dtype=bool)
+    kept: dict[int, tuple[DeepNet, np.ndarray]] = {}
+    read: list[np.ndarray] = []  # the rows of the steps so far (only when steps are kept)
+
+    def reading(batches_of_epoch: Any) -> Any:
+        for r in batches_of_epoch:
+            read.append(r)
+            yield r
 
     def moved(net: DeepNet, grads: list, loss: np.ndarray) -> DeepNet:
+        if len(read) - 1 in keep:
+            kept[len(read) - 1] = (net, read[-1])
         diverged[:] |= ~np.isfinite(loss) | (loss > DIVERGED)
         return step(net, grads, np.where(diverged, 0.0, rates))
 
     for _ in range(epochs):
-        net, epoch = descend(net, x, y, islice(rows, len(y) // batch), gradients, moved)
+        epoch_rows = islice(rows, per_epoch)
+        net, epoch = descend(
+            net, x, y, reading(epoch_rows) if keep else epoch_rows, gradients, moved
+        )
         losses.extend(epoch)
         accs.append(accuracy(net, x_held, y_held))
-    return Training(net=net, loss=np.array(losses), accuracy=np.array(accs), diverged=diverged)
+    return Training(
+        net=net,
+        loss=np.array(losses),
+        accuracy=np.array(accs),
+        diverged=diverged,
+        kept=kept,
+    )

@@ -34,6 +34,9 @@ BLOCKS = 12
 WIDTH = 32
 TOKENS = 64
 SEEDS = (0, 1, 2, 3, 4)
+#: the deepest pre-LN stack's stream, E||x||^2 / d per block, that counts as "about two per block"
+#: (tests/claims/test_ch09.py)
+STREAM_RANGE = (1.5, 2.5)
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,7 +20,8 @@ At equal distances d moved along -g / ||g|| (the same for both networks):
   the "effective beta-smoothness" (change of the gradient per distance moved) over a short and
   a long chord.
 
-Both versions train at the same rate from the same seeds, stacked.
+Both versions train at the same rate from the same seeds, stacked; at a probe, the nine points
+looked at are one stack of nine copies of the networks (one gradient call).
 """
 
 from __future__ import annotations
@@ -32,12 +33,17 @@ import numpy as np
 
 from ..errors import SettingError
 from . import deepnet
-from .digits_rates import BATCH, digits_data
+from .digits_rates import BATCH, Sweep, digits_data
+from .digits_rates import SEEDS as SWEEP_SEEDS
 
-SEEDS = (0, 1, 2)
+#: the chapter's seeds: its sweep's, whose runs at RATE it probes (`from_sweep`)
+SEEDS = SWEEP_SEEDS
 RATE = 0.1
 MULTIPLES = (0.5, 1.0, 2.0, 4.0)
 PROBES = (0, 8, 16)
+#: the probes of the claims suite (tests/claims/test_ch08.py): the chapter's two after the start,
+#: and one before the first step of the third epoch
+CLAIMS_PROBES = (8, 16, 44)
 #: the distances moved along the gradient direction for the equal-length measures
 CHORDS = (0.05, 0.1, 0.2, 0.4)
 LONG_CHORD = 1.6
@@ -63,6 +69,19 @@ def gradient_gap(a: list, b: list) -> np.ndarray:
     return np.sqrt(total)
 
 
+def gradient_gaps(moved: list, grads: list, count: int) -> np.ndarray:
+    """`gradient_gap` of each of `count` stacked copies against `grads`: `moved` is the gradient
+    of a stack of count x S networks (copy c of network s at ``c * S + s``), `grads` that of the
+    S networks. Returns (count, S), each entry computed exactly as `gradient_gap` computes it."""
+    total = 0.0
+    for ga, gb in zip(moved, grads, strict=True):
+        for key, v in ga.slopes.items():
+            b = gb.slopes[key]
+            diff = v.reshape(count, *b.shape) - b
+            total = total + (diff.reshape(count * b.shape[0], -1) ** 2).sum(axis=1)
+    return np.sqrt(total).reshape(count, -1)
+
+
 @dataclass(frozen=True, eq=False)
 class Smoothness:
     """Per version, arrays of shape (len(probes), len(seeds)): `loss_variation`,
@@ -81,6 +100,48 @@ class Smoothness:
     probes: tuple[int, ...] = PROBES
 
 
+def _probe(
+    net: deepnet.DeepNet, loss: np.ndarray, grads: list, x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, ...]:
+    """Every measure at one probe, per stacked network: the batch (x, y), its loss and gradient
+    at `net`; the nine points looked at (the multiples of the rate, then the distances) in one
+    stack. Returns (loss_variation, gradient_change, gradient_change_absolute, gradient_norm,
+    loss_variation_equal, beta_short, beta_long)."""
+    norm = gradient_norm(grads)
+    rates = np.full(net.size, RATE)
+    lengths = [rates * m for m in MULTIPLES] + [d / norm for d in (*CHORDS, LONG_CHORD)]
+    moved = deepnet.concatenate([deepnet.step(net, grads, r) for r in lengths])
+    moved_loss, moved_grads = deepnet.gradients(moved, x, y)
+    moved_loss = moved_loss.reshape(len(lengths), -1)
+    gaps = gradient_gaps(moved_grads, grads, len(lengths))
+    at_rates, at_lengths = slice(0, len(MULTIPLES)), slice(len(MULTIPLES), None)
+    losses = np.vstack([loss, moved_loss[at_rates]])
+    along = np.vstack([loss, moved_loss[at_lengths][: len(CHORDS)]])
+    betas = gaps[at_lengths] / np.array([*CHORDS, LONG_CHORD])[:, None]
+    return (
+        losses.max(axis=0) - losses.min(axis=0),
+        gaps[at_rates].max(axis=0) / norm,
+        gaps[at_rates].max(axis=0),
+        norm,
+        along.max(axis=0) - along.min(axis=0),
+        betas[0],
+        betas[-1],
+    )
+
+
+def _assembled(version: str, probes: tuple[int, ...], found: list) -> Smoothness:
+    """The `Smoothness` of the probes' measures, `found` in probe order (each as `_probe`)."""
+    fields = [np.array(column) for column in zip(*found, strict=True)]
+    return Smoothness(version, *fields, probes=probes)
+
+
+def _checked_probes(probes: Sequence[int]) -> tuple[int, ...]:
+    probes = tuple(int(p) for p in probes)
+    if not probes or min(probes) < 0 or list(probes) != sorted(set(probes)):
+        raise SettingError(f"probes: expected increasing step numbers >= 0, got {probes!r}")
+    return probes
+
+
 def measure(
     version: str,
     data: tuple[np.ndarray, ...] | None = None,
@@ -91,12 +152,12 @@ def measure(
     """Train `version` at RATE (the seeds stacked), probing before the steps in `probes`.
 
     The mini-batches are consecutive blocks of one shuffle of the training rows (from
-    `order_seed`), reshuffled each epoch.
+    `order_seed`), reshuffled each epoch: the batches `deepnet.train` reads, so that the probes
+    of a run at RATE are the same whether measured here or on a sweep's kept steps
+    (`from_sweep`).
     """
     x, y, _, _ = digits_data() if data is None else data
-    probes = tuple(int(p) for p in probes)
-    if not probes or min(probes) < 0 or list(probes) != sorted(set(probes)):
-        raise SettingError(f"probes: expected increasing step numbers >= 0, got {probes!r}")
+    probes = _checked_probes(probes)
     if not seeds:
         raise SettingError("seeds: expected at least one seed")
     net = deepnet.build(version, list(seeds))
@@ -108,45 +169,36 @@ def measure(
         order = rng.permutation(len(y))
         rows_of += [order[k * BATCH : (k + 1) * BATCH] for k in range(per_epoch)]
     rows_of = rows_of[: probes[-1] + 1]
-    variation, change, absolute, norms = [], [], [], []
-    equal, short, long = [], [], []
+    found = []
     for k, rows in enumerate(rows_of):
         loss, grads = deepnet.gradients(net, x[rows], y[rows])
         if k in probes:
-            losses, gaps = [loss], []
-            for m in MULTIPLES:
-                moved = deepnet.step(net, grads, rates * m)
-                moved_loss, moved_grads = deepnet.gradients(moved, x[rows], y[rows])
-                losses.append(moved_loss)
-                gaps.append(gradient_gap(moved_grads, grads))
-            losses_a, gaps_a = np.array(losses), np.array(gaps)
-            norm = gradient_norm(grads)
-            variation.append(losses_a.max(axis=0) - losses_a.min(axis=0))
-            absolute.append(gaps_a.max(axis=0))
-            change.append(gaps_a.max(axis=0) / norm)
-            norms.append(norm)
-            along, betas = [loss], {}
-            for d in (*CHORDS, LONG_CHORD):
-                moved = deepnet.step(net, grads, d / norm)
-                moved_loss, moved_grads = deepnet.gradients(moved, x[rows], y[rows])
-                if d in CHORDS:
-                    along.append(moved_loss)
-                betas[d] = gradient_gap(moved_grads, grads) / d
-            along_a = np.array(along)
-            equal.append(along_a.max(axis=0) - along_a.min(axis=0))
-            short.append(betas[CHORDS[0]])
-            long.append(betas[LONG_CHORD])
+            found.append(_probe(net, loss, grads, x[rows], y[rows]))
         if k == probes[-1]:
             break
         net = deepnet.step(net, grads, rates)
-    return Smoothness(
-        version=version,
-        loss_variation=np.array(variation),
-        gradient_change=np.array(change),
-        gradient_change_absolute=np.array(absolute),
-        gradient_norm=np.array(norms),
-        loss_variation_equal=np.array(equal),
-        beta_short=np.array(short),
-        beta_long=np.array(long),
-        probes=probes,
-    )
+    return _assembled(version, probes, found)
+
+
+def from_sweep(
+    sweep: Sweep, data: tuple[np.ndarray, ...], probes: Sequence[int] = PROBES
+) -> Smoothness:
+    """`measure` of the sweep's networks at RATE (its seeds), read from the steps the sweep kept
+    (`digits_rates.sweep(..., keep=probes)`) instead of training them again: the same numbers,
+    to the last bit, as ``measure(sweep.version, data, sweep.seeds, probes)`` (the sweep trains
+    each network exactly as a stack of its own would, on the same batches)."""
+    x, y, _, _ = data
+    probes = _checked_probes(probes)
+    if RATE not in sweep.rates:
+        raise SettingError(f"sweep: expected the rate {RATE:g} among its rates {sweep.rates}")
+    missing = [p for p in probes if p not in sweep.kept]
+    if missing:
+        raise SettingError(f"sweep: the steps {missing} were not kept (keep={probes!r})")
+    start = sweep.rates.index(RATE) * len(sweep.seeds)
+    found = []
+    for p in probes:
+        stack, rows = sweep.kept[p]
+        net = deepnet.pick(stack, slice(start, start + len(sweep.seeds)))
+        loss, grads = deepnet.gradients(net, x[rows], y[rows])
+        found.append(_probe(net, loss, grads, x[rows], y[rows]))
+    return _assembled(sweep.version, probes, found)

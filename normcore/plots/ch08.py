@@ -39,6 +39,25 @@ MARKERS = {
 }
 
 
+#: margins of the fixed layouts (no constrained-layout pass at each draw; the inline figure is
+#: cropped to its artists, so only the space between panels matters)
+FIXED_GRID = {
+    "left": 0.1,
+    "right": 0.98,
+    "bottom": 0.07,
+    "top": 0.98,
+    "wspace": 0.38,
+    "hspace": 0.22,
+}
+
+
+def _one_axes() -> tuple[Any, Any]:
+    """A figure of one axes with a fixed layout (the book's size)."""
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(layout="none")
+
+
 def _log_axis(ax: Any, values: np.ndarray) -> None:
     """A log-scale y axis labelled at 1, 2 and 5 times the powers of ten its `values` span, and
     no minor ticks (matplotlib's default minor labels cost more to lay out than they tell)."""
@@ -72,22 +91,20 @@ def smoothness(
 
     use_book_style()
     rows = (len(panels) + 1) // 2
-    fig, axes = plt.subplots(
-        rows, 2, figsize=(7.2, 3.0 * rows), squeeze=False, layout="constrained"
-    )
+    fig, axes = plt.subplots(rows, 2, figsize=(7.2, 3.0 * rows), squeeze=False, layout="none")
+    fig.subplots_adjust(**FIXED_GRID)
     for ax, (field, label) in zip(axes.flat, panels, strict=False):
         for k, (version, r) in enumerate(results.items()):
-            values = getattr(r, field)
-            for p in range(len(steps)):
-                at = p + (k - 0.5) * 0.3
-                ax.plot(
-                    np.full(values.shape[1], at),
-                    values[p],
-                    MARKERS[version],
-                    color=COLOURS[version],
-                    alpha=0.8,
-                    label=NAMES[version] if p == 0 else None,
-                )
+            values = getattr(r, field)  # (probes, seeds): one artist for every dot of a version
+            at = np.arange(len(steps))[:, None] + (k - 0.5) * 0.3 + np.zeros(values.shape)
+            ax.plot(
+                at.ravel(),
+                values.ravel(),
+                MARKERS[version],
+                color=COLOURS[version],
+                alpha=0.8,
+                label=NAMES[version],
+            )
         ax.set_xticks(range(len(steps)), [f"step {s}" for s in steps])
         ax.set_ylabel(label, fontsize=8)
     for ax in list(axes.flat)[len(panels) :]:
@@ -99,10 +116,9 @@ def smoothness(
 def digits_accuracy(sweeps: dict[str, Any], rates: dict[str, float]) -> Any:
     """Held-out accuracy by epoch, each version at its own best rate: the mean over seeds as a
     line, the seeds' range as a band."""
-    import matplotlib.pyplot as plt
 
     use_book_style()
-    fig, ax = plt.subplots()
+    fig, ax = _one_axes()
     for version, sweep in sweeps.items():
         acc = sweep.accuracy[sweep.rates.index(rates[version])]
         epochs = np.arange(acc.shape[-1])
@@ -125,10 +141,9 @@ def digits_accuracy(sweeps: dict[str, Any], rates: dict[str, float]) -> Any:
 
 def gradient_by_block(profiles: dict[str, Any]) -> Any:
     """Length of each block's weight slope at initialisation (mean over seeds, log scale)."""
-    import matplotlib.pyplot as plt
 
     use_book_style()
-    fig, ax = plt.subplots()
+    fig, ax = _one_axes()
     for name, p in profiles.items():
         blocks = np.arange(1, p.norm.shape[1] + 1)
         ax.plot(blocks, p.norm.mean(axis=0), marker=MARKERS[name], color=COLOURS[name], label=name)
@@ -143,10 +158,9 @@ def accuracy_by_group_size(sizes: tuple[int, ...], curves: dict[str, np.ndarray]
     """Held-out accuracy against the number of rows the batch layers' statistics were read over,
     one line a network (the mean over seeds, `curves[name]` shaped (len(sizes), seeds)) and the
     seeds' range as a band."""
-    import matplotlib.pyplot as plt
 
     use_book_style()
-    fig, ax = plt.subplots()
+    fig, ax = _one_axes()
     for name, acc in curves.items():
         ax.plot(
             sizes, acc.mean(axis=1), marker=MARKERS[name], color=COLOURS[name], label=NAMES[name]
@@ -164,10 +178,9 @@ def accuracy_by_group_size(sizes: tuple[int, ...], curves: dict[str, np.ndarray]
 def effective_rate(result: Any) -> Any:
     """The middle layer's squared weight length over the steps, each seed a line, with and
     without weight decay."""
-    import matplotlib.pyplot as plt
 
     use_book_style()
-    fig, ax = plt.subplots()
+    fig, ax = _one_axes()
     seeds = result.length2.shape[1] // len(result.decays)
     for k, decay in enumerate(result.decays):
         colour = BOOK_COLOURS[0] if decay == 0 else BOOK_COLOURS[1]

@@ -17,7 +17,7 @@ from normcore.experiments import digits_rates, scaleinv, smoothness
 
 SEEDS = fresh(20)
 SEED_WORDS = f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}"
-PROBES = (8, 16, 44)
+PROBES = smoothness.CLAIMS_PROBES
 OTHERS = ("plain", "layer", "rms")
 #: the chapter's best rates (its sweep's), used for the ten-epoch runs
 BEST = {"plain": 0.1, "batch": 1.0, "layer": 0.1, "rms": 0.1}
@@ -114,7 +114,7 @@ def test_rate_grid_brackets_the_batch_network_and_speed(data) -> None:
     largest = {v: s.largest_rate() for v, s in sweeps.items()}
     above = largest["batch"] > np.max([largest[v] for v in OTHERS], axis=0)
     tolerance = record("ch08", "batch_largest_rate_above", int(above.sum()), len(SEEDS), setting)
-    tenfold = largest["batch"] >= 10 * largest["plain"] - 1e-9
+    tenfold = largest["batch"] >= digits_rates.TENFOLD * largest["plain"] - 1e-9
     ten = record("ch08", "batch_rate_tenfold", int(tenfold.sum()), len(SEEDS), setting)
     assert tolerance.held >= 0.9 * tolerance.of  # "trains ... at larger rates"
     assert ten.held >= 0.75 * ten.of
@@ -126,12 +126,12 @@ def test_rate_grid_brackets_the_batch_network_and_speed(data) -> None:
 
 
 def test_after_ten_epochs_the_versions_end_close_together(data) -> None:
-    epochs = 10
+    epochs = digits_rates.LONG_EPOCHS
     finals = {
         v: digits_rates.sweep(v, data, rates=(BEST[v],), seeds=SEEDS, epochs=epochs).final[0]
         for v in BEST
     }
-    close = np.array([np.abs(finals[v] - finals["batch"]) <= 0.03 for v in OTHERS])
+    close = np.array([np.abs(finals[v] - finals["batch"]) <= digits_rates.CLOSE for v in OTHERS])
     setting = (
         f"ten epochs, each version at the chapter's best rate (plain, layer, RMS 0.1, "
         f"batch 1), {SEED_WORDS}"
@@ -154,14 +154,14 @@ def test_scale_invariant_weights_turn_at_the_predicted_angle() -> None:
     near = record(
         "ch08",
         "angle_near_equilibrium",
-        int(np.sum(np.abs(with_decay / predicted - 1) <= 0.15)),
+        int(np.sum(np.abs(with_decay / predicted - 1) <= scaleinv.ANGLE_TOLERANCE)),
         len(SEEDS),
         setting,
     )
     ratio = record(
         "ch08",
         "angle_ten_times_without_decay",
-        int(np.sum(with_decay > 10 * without)),
+        int(np.sum(with_decay > scaleinv.ANGLE_RATIO * without)),
         len(SEEDS),
         setting,
     )
