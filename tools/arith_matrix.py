@@ -226,7 +226,7 @@ def use_reference(environ: dict[str, str] | None = None) -> str:
         return f"{platform_note(cpu)}: this processor's own arithmetic (no AVX2 here)"
     environ.pop("NPY_ENABLE_CPU_FEATURES", None)
     environ.update(config.env())
-    return f"the book's reference arithmetic, {config.name} ({config.why})"
+    return f"the book's reference arithmetic, {config.name}: {config.why}"
 
 
 def furthest(cpu: Cpu) -> Config:
