@@ -12,15 +12,6 @@ from .style import BOOK_COLOURS, use_book_style
 NAMES = {"none": "plain", "batch": "batch", "layer": "layer", "rms": "RMS", "weight": "weight"}
 
 
-def _complete(fig: Any) -> Any:
-    """`fig`, marked as needing no further draw. In a notebook the inline backend shows every
-    new figure once the cell ends (two draws: one to find the tight box, one to render); pyplot's
-    own after-cell hook would first draw every figure still marked stale a third time, for
-    nothing. A figure changed later is marked stale again by matplotlib, as usual."""
-    fig.stale = False
-    return fig
-
-
 def _epoch_axis(ax: Any, epochs: int) -> None:
     """Epochs on a log scale, ticked at 1, 2, 5, 10, ... up to `epochs` and written plainly: no
     minor ticks and no "10^k" labels (each of those is typeset as mathtext, which costs more to
@@ -66,7 +57,7 @@ def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
     ax.set_ylabel("held-out accuracy (25 people)")
     ax.set_ylim(max(0.0, low - 0.1), min(1.0, high + 0.06))  # the data, not 0 to 1
     ax.set_title("held out, per seed (dots) and mean (bars); dotted: plain network's range")
-    return _complete(fig) if made else fig
+    return fig
 
 
 def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
@@ -94,7 +85,7 @@ def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
     _epoch_axis(ax, max(len(c.loss) for c in curves.values()))
     ax.legend()
     ax.set_title("whole crowd, one seed")
-    return _complete(fig) if made else fig
+    return fig
 
 
 def two_ways(curve: Any, ax: Any = None) -> Any:
@@ -128,4 +119,4 @@ def two_ways(curve: Any, ax: Any = None) -> Any:
     _epoch_axis(ax, len(epochs))
     ax.legend()
     ax.set_title("the batch layer asked two ways after each step")
-    return _complete(fig) if made else fig
+    return fig

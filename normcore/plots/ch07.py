@@ -12,15 +12,6 @@ from matplotlib.ticker import NullLocator
 from normcore.plots.style import BOOK_COLOURS, use_book_style
 
 
-def _complete(fig: Any) -> Any:
-    """`fig`, marked as needing no further draw. In a notebook the inline backend shows every
-    new figure once the cell ends (two draws: one to find the tight box, one to render); pyplot's
-    own after-cell hook would first draw every figure still marked stale a third time, for
-    nothing. A figure changed later is marked stale again by matplotlib, as usual."""
-    fig.stale = False
-    return fig
-
-
 def sweep_chart(
     rows: Sequence[Any], limit: float = 1.0, yardsticks: dict[str, float] | None = None
 ) -> Any:
@@ -79,7 +70,7 @@ def sweep_chart(
     left.set_yticks(lossy, [f"{v:g}" for v in lossy])
     left.yaxis.set_minor_locator(NullLocator())
     left.legend(fontsize=8, loc="upper left")
-    return _complete(fig)
+    return fig
 
 
 def three_ways_chart(ways: Any) -> Any:
@@ -108,7 +99,7 @@ def three_ways_chart(ways: Any) -> Any:
         ylim=(0, 1),
     )
     ax.legend(loc="upper left", fontsize=8)
-    return _complete(fig)
+    return fig
 
 
 def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str, float]]) -> Any:
@@ -142,4 +133,4 @@ def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str,
         ax.set(xlabel="test accuracy, batch statistics", title=run)
     axes[0].set_ylabel("row orders")
     axes[-1].legend(fontsize=7, loc="upper left")
-    return _complete(fig)
+    return fig
