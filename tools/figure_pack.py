@@ -110,7 +110,10 @@ def redraw(ipynb: Path, cells: set[int], shell) -> dict[int, tuple[bytes, bytes]
     drawn: dict[int, tuple[bytes, bytes]] = {}
     here = os.getcwd()
     os.chdir(ipynb.parent)
-    plt.ion()  # as in the kernel: pyplot's calls draw as they go, and the layout depends on it
+    # As the book style leaves the kernel (normcore.plots.style): pyplot draws no figure before
+    # the inline backend does (no after-cell draw, no drawing as calls go), so each layout
+    # starts from a figure never drawn; an earlier draw moves constrained layout's panels.
+    plt.uninstall_repl_displayhook()
     try:
         for index, cell in enumerate(nb.cells[: last + 1]):
             if cell.cell_type != "code":
@@ -142,7 +145,6 @@ def redraw(ipynb: Path, cells: set[int], shell) -> dict[int, tuple[bytes, bytes]
     finally:
         os.chdir(here)
         plt.close("all")
-        plt.ioff()
     return drawn
 
 
