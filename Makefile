@@ -139,7 +139,7 @@ test-arith: $(STAMP)
 # Both run under the book's reference arithmetic (tools/arith_matrix.py --reference-env: the
 # AVX2 level, one BLAS thread), as `make notebooks` does: a stored count of seeds on which a
 # claim held is then the same on any x86-64 with AVX2. Under other arithmetic a seed that sits
-# near a claim's line can fall on the other side (chapter 11 says which and how often).
+# near a claim's line can fall on the other side (chapter 11 says why).
 REFERENCE_ENV = $(shell $(BIN)/python tools/arith_matrix.py --reference-env 2>/dev/null)
 
 claims: $(STAMP)

@@ -133,3 +133,20 @@ def test_the_built_pack_holds_every_figure_with_the_page_alt_text():
         page.feed((SITE / "book" / f"{ipynb.stem}.html").read_text(encoding="utf-8"))
         for entry in entries:
             assert plain(entry["alt"]) in page.alts, (ipynb.stem, entry["label"], page.alts)
+
+
+def test_without_the_reference_a_differing_figure_is_reported_not_refused(
+    monkeypatch, tmp_path, capsys
+):
+    """On a processor that cannot run the reference arithmetic (ARM), the pack is made and says
+    which figure's SVG is this processor's drawing."""
+    real = figure_pack.redraw
+
+    def nudged(*args, **kwargs):
+        return {k: (png + b"\0", svg) for k, (png, svg) in real(*args, **kwargs).items()}
+
+    monkeypatch.setattr(figure_pack, "redraw", nudged)
+    figures = figure_pack.build([CHAPTER], tmp_path, strict=False)
+    assert figures and (tmp_path / teaching.chapter_pack(CHAPTER.stem)).is_file()
+    said = capsys.readouterr().out
+    assert f"{CHAPTER.name} {figures[0].number}: redrawn here, the figure differs" in said
