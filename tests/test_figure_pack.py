@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import xml.etree.ElementTree as ET
 import zipfile
 from html.parser import HTMLParser
@@ -146,7 +147,10 @@ def test_without_the_reference_a_differing_figure_is_reported_not_refused(
         return {k: (png + b"\0", svg) for k, (png, svg) in real(*args, **kwargs).items()}
 
     monkeypatch.setattr(figure_pack, "redraw", nudged)
+    monkeypatch.delenv("MPLBACKEND", raising=False)
     figures = figure_pack.build([CHAPTER], tmp_path, strict=False)
+    # the caller's environment is as it was: a kernel started next would otherwise draw nothing
+    assert "MPLBACKEND" not in os.environ
     assert figures and (tmp_path / teaching.chapter_pack(CHAPTER.stem)).is_file()
     said = capsys.readouterr().out
     assert f"{CHAPTER.name} {figures[0].number}: redrawn here, the figure differs" in said

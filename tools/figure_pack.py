@@ -184,10 +184,23 @@ def build(
     """Make the pack for `notebooks` into `into` (the zips); keep the unzipped tree in `tree`.
     With `strict`, a redrawn figure that is not the stored one stops it (PackError); without,
     it is reported and the pack is made (a processor that cannot run the reference
-    arithmetic)."""
+    arithmetic). The caller's environment is left as it was (a test that builds here and then
+    starts a kernel must not hand it MPLBACKEND=Agg: the kernel would draw no inline figure)."""
+    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "PYTHONHASHSEED", "SOURCE_DATE_EPOCH")}
     os.environ.setdefault("MPLBACKEND", "Agg")
     os.environ["PYTHONHASHSEED"] = "0"
     os.environ["SOURCE_DATE_EPOCH"] = "0"
+    try:
+        return _build(notebooks, into, tree, strict)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _build(notebooks: list[Path], into: Path, tree: Path | None, strict: bool) -> list[Figure]:
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()
