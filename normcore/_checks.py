@@ -118,15 +118,21 @@ def read_only(a: np.ndarray) -> np.ndarray:
     return a if _is_sealed(a) else frozen(a)
 
 
-#: what `Sealed` looks inside: arrays, and dicts of them
-_HOLDERS = (np.ndarray, dict, MappingProxyType)
-
-
-def _sealed_value(value: Any) -> Any:
+def seal(value: Any) -> Any:
+    """`value` with every array it holds read-only: an array sealed (`sealed`), a dict (or a
+    read-only mapping) made a read-only mapping of sealed values, anything else as it is (None,
+    a layer, a value that sealed its own arrays)."""
+    if type(value) is np.ndarray:  # the common case, with `sealed`'s first branch inline
+        if value.base is None:
+            value.setflags(False)  # write=False
+            return value.view()
+        return value if _is_sealed(value) else frozen(value)
+    if value is None:
+        return None
     if isinstance(value, np.ndarray):
         return sealed(value)
     if isinstance(value, (dict, MappingProxyType)):
-        return MappingProxyType({key: _sealed_value(v) for key, v in value.items()})
+        return MappingProxyType({key: seal(v) for key, v in value.items()})
     return value
 
 
@@ -145,8 +151,22 @@ def field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
-#: field types that never hold an array (the rest are looked at by `Sealed`)
-_PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Purpose", "tuple[int, ...]"})
+#: field types that never hold an array of their own: numbers, flags, strings, tuples of whole
+#: numbers, and the values that seal their own arrays (`Sealed`), which `Sealed` does not look
+#: inside again (the rest are looked at by `Sealed`)
+_PLAIN_TYPES = frozenset(
+    {
+        "int",
+        "bool",
+        "float",
+        "str",
+        "Purpose",
+        "tuple[int, ...]",
+        "Statistics | None",
+        "tuple[Response, ...]",
+        "tuple[Gradient, ...]",
+    }
+)
 
 
 #: the fields of each value type that may hold an array (`_may_hold_arrays`), by type
@@ -155,7 +175,8 @@ _ARRAY_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _may_hold_arrays(cls: type) -> tuple[str, ...]:
     """The fields of the dataclass `cls` that may hold an array or a dict: every field but those
-    typed as a number, a flag, a string or a tuple of whole numbers (worked out once a type)."""
+    typed as a number, a flag, a string, a tuple of whole numbers or a value that seals itself
+    (worked out once a type)."""
     names = _ARRAY_FIELDS.get(cls)
     if names is None:
         fields = dataclasses.fields(cls)
@@ -190,33 +211,20 @@ class Sealed(Remade):
     first.
 
     The values every layer call makes (`Standardised`, `Statistics`, `Response`, `Gradient`)
-    write their own constructor: it sets the fields straight into the instance's ``__dict__``
-    (a frozen dataclass's generated constructor sets each through ``object.__setattr__``, which
-    costs more than the rest of making the value) and then calls `__post_init__`, as the
-    generated one does.
+    write their own constructor, which seals each field that may hold an array by name (`seal`)
+    and sets the fields straight into the instance's ``__dict__`` (a frozen dataclass's
+    generated constructor sets each through ``object.__setattr__``, which costs more than the
+    rest of making the value). The others keep the generated constructor, which calls
+    `__post_init__` below: it seals every field not typed as a number, a flag, a string, a
+    tuple of whole numbers or a value that seals itself.
     """
 
     __slots__ = ()
 
     def __post_init__(self) -> None:
         state = self.__dict__  # the fields, just set by the constructor
-        cls = type(self)
-        for name in _ARRAY_FIELDS.get(cls) or _may_hold_arrays(cls):
-            value = state[name]
-            kind = type(value)
-            if kind is np.ndarray:
-                if value.base is None:  # it owns its memory: seal it where it is
-                    value.setflags(False)  # write=False
-                    state[name] = value.view()
-                elif not _is_sealed(value):  # a view of memory someone else may write: copy
-                    state[name] = frozen(value)
-            elif kind is dict:  # a dict normcore made (a gradient's slopes): a read-only one
-                inner = {}
-                for key, item in value.items():
-                    inner[key] = sealed(item) if type(item) is np.ndarray else _sealed_value(item)
-                state[name] = MappingProxyType(inner)
-            elif issubclass(kind, _HOLDERS):  # asked of the type: an isinstance that fails
-                state[name] = _sealed_value(value)  # also looks up the value's __class__
+        for name in _may_hold_arrays(type(self)):
+            state[name] = seal(state[name])
 
 
 # -- numbers and sizes ----------------------------------------------------------------------------
@@ -354,7 +362,7 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
     """
     if a.size == 0:
         return
-    limit = _magnitude_limit(a.dtype, max(count, 1))
+    limit = _magnitude_limit(a.dtype, count)
     if a.flags.c_contiguous and math.sqrt(np.vdot(a, a)) <= limit:  # False for NaN and inf
         return
     lo, hi = float(np.min(a)), float(np.max(a))
@@ -370,7 +378,7 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
 
 @functools.lru_cache(maxsize=256)
 def _magnitude_limit(dtype: np.dtype, count: int) -> float:
-    return math.sqrt(float(np.finfo(dtype).max) / (8.0 * count))
+    return math.sqrt(float(np.finfo(dtype).max) / (8.0 * max(count, 1)))
 
 
 # -- shapes and settings ---------------------------------------------------------------------
@@ -445,10 +453,10 @@ def check_finite_result(
     (MagnitudeError, naming `what`, after ``type(owner).__name__`` and a dot when `owner` is
     given, and followed by `part` in brackets when it is given, so that the name is put together
     only when it is needed). Called inside a public call
-    (`own_error_state`): a contiguous answer is read once by one BLAS dot product of itself (a
+    (`own_error_state`): an answer is read once by one BLAS dot product of itself (a
     finite sum of squares means every entry is finite), and read entry by entry only when that
     sum is not finite."""
-    if a.flags.c_contiguous and math.isfinite(np.vdot(a, a)):
+    if math.isfinite(np.vdot(a, a)):  # any layout: vdot reads a non-contiguous `a` as a copy
         return a
     if not _all_finite(a):
         where = what if owner is None else f"{type(owner).__name__}.{what}"

@@ -238,11 +238,22 @@ class Normaliser(Remade):
         return rate, slopes, False
 
     def _known(self) -> dict[Any, Any]:
-        """What this layer has worked out about the blocks it has read (their layout, its
-        parameters lined up with them): a layer cannot change, so each is worked out once."""
+        """What this layer has worked out about the blocks it has read (its parameters lined up
+        with them): a layer cannot change, so each is worked out once."""
         known = self.__dict__.get("_lined_up")
         if known is None:
             known = self.__dict__["_lined_up"] = {}
+        elif len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
+            known.clear()
+        return known
+
+    def _shared(self) -> dict[Any, Any]:
+        """What this layer and the layers its steps make have worked out about the blocks they
+        read (layouts, checks passed, shapes): a step changes no shape and no setting, so it is
+        shared from layer to successor (`_successor`)."""
+        known = self.__dict__.get("_layouts")
+        if known is None:
+            known = self.__dict__["_layouts"] = {}
         elif len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
             known.clear()
         return known
@@ -264,7 +275,7 @@ class Normaliser(Remade):
         for name in field_names(cls):
             fields[name] = old[name]
         fields.update(moved)
-        fields["_layouts"] = old.setdefault("_layouts", {})
+        fields["_layouts"] = self._shared()
         return new
 
     def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:
@@ -273,9 +284,7 @@ class Normaliser(Remade):
         `x`, the axes they run along and the count `check_values` bounds magnitudes for. The
         checks depend only on the block's shape and dtype (and the layer's settings, which a
         step keeps), so each shape is checked once by a layer and the layers its steps make."""
-        known = self.__dict__.setdefault("_layouts", {})
-        if len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
-            known.clear()
+        known = self._shared()
         key = (x.shape, x.dtype, purpose)
         found = known.get(key)
         if found is None:
@@ -312,10 +321,24 @@ class Normaliser(Remade):
         key = (x.ndim, x.dtype)
         found = known.get(key)
         if found is None:
-            scale = self._in_view(self.scale, x, "scale")
+            scale = self._lined(self.scale, x, "scale")
             shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
-            found = known[key] = scale, self._in_view(self.shift, x, "shift"), shared
+            found = known[key] = scale, self._lined(self.shift, x, "shift"), shared
         return found
+
+    def _lined(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
+        """`_in_view(p, x, name)`: the first time a rank is read, by `_in_view`; after that (by
+        this layer or its successors, whose parameters have the same shapes) as a reshape of `p`
+        to the shape it gave, which is what `_in_view` makes when no cast is needed (lining up
+        inserts or splits axes; it never reorders values)."""
+        shapes = self._shared()
+        key = ("lined up", x.ndim, p.shape)
+        shape = shapes.get(key)
+        if shape is None or p.dtype != x.dtype:
+            lined = self._in_view(p, x, name)
+            shapes[key] = lined.shape
+            return lined
+        return p.reshape(shape)  # a view of a sealed parameter: read-only, sealed
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits
+from ._checks import Sealed, as_block, check_rate, fits, seal
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
@@ -28,8 +28,7 @@ class Statistics(Sealed):
     deviation: np.ndarray
 
     def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
-        self.__dict__.update(mean=mean, variance=variance, deviation=deviation)
-        self.__post_init__()
+        self.__dict__.update(mean=seal(mean), variance=seal(variance), deviation=seal(deviation))
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -65,15 +64,14 @@ class Response(Sealed):
         parts: tuple[Response, ...] = (),
     ) -> None:
         self.__dict__.update(
-            output=output,
+            output=seal(output),
             layer=layer,
             purpose=purpose,
-            input=input,
-            cache=cache,
+            input=seal(input),
+            cache=seal(cache),
             statistics=statistics,
             parts=parts,
         )
-        self.__post_init__()
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -107,13 +105,12 @@ class Gradient(Sealed):
         parts: tuple[Gradient, ...] = (),
     ) -> None:
         self.__dict__.update(
-            passed_down=passed_down,
+            passed_down=seal(passed_down),
             layer=layer,
-            slopes={} if slopes is None else slopes,
+            slopes=seal({} if slopes is None else slopes),
             statistics=statistics,
             parts=parts,
         )
-        self.__post_init__()
 
     @property
     def made_by_backward(self) -> bool:

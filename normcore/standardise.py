@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._checks import Sealed
+from ._checks import Sealed, seal
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -63,15 +63,14 @@ class Standardised(Sealed):
         from_block: bool,
     ) -> None:
         self.__dict__.update(
-            z=z,
-            mean=mean,
-            variance=variance,
-            deviation=deviation,
+            z=seal(z),
+            mean=seal(mean),
+            variance=seal(variance),
+            deviation=seal(deviation),
             axes=axes,
             count=count,
             from_block=from_block,
         )
-        self.__post_init__()
 
 
 def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
@@ -90,15 +89,16 @@ def standardise(
     The caller has checked `x` (finite float array) and `epsilon` (> 0).
     """
     axes = tuple(a % x.ndim for a in axes)
+    n = statistic_count(x.shape, axes)
     if centre:
         # summed in float64 (as numpy sums a float64 block anyway), so that a float32 block far
         # from zero keeps the digits of its spread; then stored in the block's own type
-        mean = x.mean(axis=axes, keepdims=True, dtype=np.float64).astype(x.dtype, copy=False)
+        mean = (x.sum(axis=axes, keepdims=True, dtype=np.float64) / n).astype(x.dtype, copy=False)
         centred = x - mean
     else:
         mean = None
         centred = x
-    variance = np.mean(centred * centred, axis=axes, keepdims=True)
+    variance = (centred * centred).sum(axis=axes, keepdims=True) / n
     deviation = np.sqrt(variance + epsilon)
     return Standardised(
         z=centred / deviation,
@@ -106,7 +106,7 @@ def standardise(
         variance=variance,
         deviation=deviation,
         axes=axes,
-        count=statistic_count(x.shape, axes),
+        count=n,
         from_block=True,
     )
 
@@ -137,10 +137,10 @@ def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
     if not st.from_block:
         return d / st.deviation
     n = st.count
-    sum_dz = np.sum(d * st.z, axis=st.axes, keepdims=True)
+    sum_dz = (d * st.z).sum(axis=st.axes, keepdims=True)
     total = n * d - st.z * sum_dz
     if st.mean is not None:
-        total = total - np.sum(d, axis=st.axes, keepdims=True)
+        total = total - d.sum(axis=st.axes, keepdims=True)
     return total / (n * st.deviation)
 
 
