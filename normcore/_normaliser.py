@@ -321,24 +321,25 @@ class Normaliser(Remade):
         key = (x.ndim, x.dtype)
         found = known.get(key)
         if found is None:
-            scale = self._lined(self.scale, x, "scale")
-            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
-            found = known[key] = scale, self._lined(self.shift, x, "shift"), shared
+            found = known[key] = self._line_up(x)
         return found
 
-    def _lined(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
-        """`_in_view(p, x, name)`: the first time a rank is read, by `_in_view`; after that (by
-        this layer or its successors, whose parameters have the same shapes) as a reshape of `p`
-        to the shape it gave, which is what `_in_view` makes when no cast is needed (lining up
-        inserts or splits axes; it never reorders values)."""
+    def _line_up(self, x: np.ndarray) -> Lined:
+        """`_parameters_for`'s answer, worked out: the first time a rank and dtype are read, by
+        `_in_view`; after that (by this layer or its successors, whose parameters have the same
+        shapes and dtype) as reshapes of scale and shift to the shape it gave, which is what
+        `_in_view` makes when no cast is needed (lining up inserts or splits axes; it never
+        reorders values)."""
         shapes = self._shared()
-        key = ("lined up", x.ndim, p.shape)
-        shape = shapes.get(key)
-        if shape is None or p.dtype != x.dtype:
-            lined = self._in_view(p, x, name)
-            shapes[key] = lined.shape
-            return lined
-        return p.reshape(shape)  # a view of a sealed parameter: read-only, sealed
+        key = ("lined up", x.ndim, x.dtype)
+        layout = shapes.get(key)
+        if layout is None or self.scale.dtype != x.dtype or self.shift.dtype != x.dtype:
+            scale = self._in_view(self.scale, x, "scale")
+            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
+            shapes[key] = scale.shape, shared
+            return scale, self._in_view(self.shift, x, "shift"), shared
+        shape, shared = layout
+        return self.scale.reshape(shape), self.shift.reshape(shape), shared  # sealed views
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
         """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""

@@ -175,8 +175,8 @@ class BatchNorm(Normaliser):
         known = self._known()
         key = ("given", x.ndim, x.dtype)
         if key not in known:
-            mean = self._lined(self.running_mean, x, "running_mean")
-            known[key] = mean, self._lined(self.running_deviation, x, "running deviation")
+            mean = self._in_view(self.running_mean, x, "running_mean")
+            known[key] = mean, self._in_view(self.running_deviation, x, "running deviation")
         return known[key]
 
     def _batch_statistics(self, st: Standardised) -> Statistics:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import itertools
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -94,12 +95,18 @@ def normcore_layer(kind: str, rows: int, features: int) -> tuple[Any, np.ndarray
 
 
 def normcore_step(kind: str, rows: int, features: int) -> Step:
-    """One training step of normcore's `kind` layer: forward (training), backward, step."""
+    """One training step of normcore's `kind` layer: forward (training), backward, step, as a
+    training loop runs it: each step starts from the layer the last one made (a new layer, which
+    has not yet lined its parameters up with a block). The arriving slope changes sign from step
+    to step, so that the parameters swing back and forth instead of drifting over the run."""
     layer, x, d = normcore_layer(kind, rows, features)
+    slopes = itertools.cycle((d, -d))
 
     def step() -> Any:
+        nonlocal layer
         response = layer.forward(x, "training")
-        return layer.step(layer.backward(response, d), RATE)
+        layer = layer.step(layer.backward(response, next(slopes)), RATE)
+        return layer
 
     return step
 
