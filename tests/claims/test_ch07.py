@@ -42,8 +42,9 @@ GRID_SETTING = (
 def test_normalised_network_allows_a_larger_rate():
     """'On every fresh pair the normalised network was stable at a rate where the plain one was
     not', and 'the ratio of the two last stable rates was at least 2 on most pairs' (and 3, the
-    printed pair's figure, on some)."""
-    beyond = twice = three = 0
+    printed pair's figure, on some, and more than 3 on at most one pair in ten: 'about two to
+    three times')."""
+    beyond = twice = three = more = 0
     for plain, norm in brackets():
         assert plain.last_stable and plain.first_unstable and norm.last_stable
         assert norm.first_unstable, "the normalised grid must reach an unstable rate"
@@ -51,14 +52,17 @@ def test_normalised_network_allows_a_larger_rate():
         ratio = norm.last_stable / plain.last_stable
         twice += ratio >= 2
         three += ratio >= 3
+        more += ratio > 3
     record(
         "ch07", "normalised_stable_beyond_plain", held=int(beyond), of=PAIRS, setting=GRID_SETTING
     )
     record("ch07", "factor_at_least_two", held=int(twice), of=PAIRS, setting=GRID_SETTING)
     record("ch07", "factor_three", held=int(three), of=PAIRS, setting=GRID_SETTING)
+    record("ch07", "factor_above_three", held=int(more), of=PAIRS, setting=GRID_SETTING)
     assert beyond == PAIRS
     assert twice > PAIRS / 2
     assert 0 < three < PAIRS
+    assert more <= PAIRS / 10
 
 
 @cache
