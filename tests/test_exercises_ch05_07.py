@@ -57,9 +57,10 @@ def test_chapter_6_checkers_name_the_expected_mistakes():
 
 
 def test_chapter_7_checkers_name_the_expected_mistakes():
-    share = float(R.subscribers().y_train.mean())
+    share = float(R.subscribers().y_test.mean())
     cap = -math.log(1e-12)
     assert ch07.check_clip_loss(share * cap) == "right"
+    assert "training rows" in ch07.check_clip_loss(float(R.subscribers().y_train.mean()) * cap)
     assert "one row's" in ch07.check_clip_loss(cap)
     assert "labelled 0" in ch07.check_clip_loss((1 - share) * cap)
     assert "base-10" in ch07.check_clip_loss(share * 12)

@@ -13,15 +13,21 @@ from normcore.experiments import rates as R
 
 
 def check_clip_loss(answer: Any) -> Verdict:
-    """Exercise 1: the loss a network reports when every probability is clipped to 1e-12 and
-    every row labelled 1 is therefore wrong: share of 1s in y_train times -ln(1e-12)."""
-    share = float(R.subscribers().y_train.mean())
+    """Exercise 1: the loss the reference program's formula gives on the test rows when every
+    probability is clipped to 1e-12, so every row labelled 1 is wrong: the share of 1s in y_test
+    times -ln(1e-12)."""
+    data = R.subscribers()
+    share, train_share = float(data.y_test.mean()), float(data.y_train.mean())
     cap = -math.log(R.CLIP)
     mistakes = [
         (
+            train_share * cap,
+            "that is the training rows' figure (the table's); the question asks for the test rows",
+        ),
+        (
             cap,
-            "that is one row's capped loss; average over the training rows, where only the "
-            "rows labelled 1 pay it",
+            "that is one row's capped loss; average over the test rows, where only the rows "
+            "labelled 1 pay it",
         ),
         (
             (1 - share) * cap,
