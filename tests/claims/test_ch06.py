@@ -229,6 +229,18 @@ def test_row_normalisers_spike_less_at_a_smaller_rate():
         assert still < at_one.size / 2
 
 
+def test_weight_norm_tracks_plain_at_first():
+    """'Weight normalisation's first steps are the dense layer's to first order, so the two
+    whole-crowd losses stay within AGREE_LOSS of each other for the first AGREE_EPOCHS epochs':
+    on every fresh seed."""
+    plain, weight = whole_crowd("none"), whole_crowd("weight")
+    apart = [comparison.first_apart(plain[:, k], weight[:, k]) for k in range(len(CURVE_SEEDS))]
+    held = sum(e is None or e > comparison.AGREE_EPOCHS for e in apart)
+    setting = f"{CURVE_SETTING}, within {comparison.AGREE_LOSS:g} for {comparison.AGREE_EPOCHS}"
+    record("ch06", "weight_tracks_plain", held=held, of=len(apart), setting=setting)
+    assert held == len(apart)
+
+
 def test_batch_layer_asked_two_ways_disagrees():
     """'The two answers differ on some epochs': on every fresh seed."""
     crowd = load_crowd()
