@@ -248,6 +248,19 @@ def first_under(loss: np.ndarray, target: float = TARGET_LOSS) -> int | None:
     return int(below[0]) + 1 if below.size else None
 
 
+def in_overlap(neighbours: int = 4) -> np.ndarray:
+    """Whether each person of the crowd (in its order) sits in its mixed middle: at least half of
+    their `neighbours` nearest people, in standard units of height and weight, carry the other
+    label. Shape (25,)."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    labels = np.asarray(crowd.labels).ravel()
+    apart = np.linalg.norm(x[:, None] - x[None], axis=-1)
+    np.fill_diagonal(apart, np.inf)
+    nearest = np.argsort(apart, axis=1, kind="stable")[:, :neighbours]
+    return (labels[nearest] != labels[:, None]).mean(axis=1) >= 0.5
+
+
 def first_apart(a: np.ndarray, b: np.ndarray, tolerance: float = AGREE_LOSS) -> int | None:
     """The first epoch (counted from 1) at which two loss curves differ by more than
     `tolerance`, or None if they never do."""
@@ -527,6 +540,7 @@ __all__ = [
     "disagreements",
     "first_apart",
     "first_under",
+    "in_overlap",
     "fold_blocks",
     "losses_one_at_a_time",
     "nudged",

@@ -104,6 +104,25 @@ def test_weight_norm_within_two_people_of_plain():
     assert zero > len(pairs) / 2
 
 
+def test_missed_people_sit_in_the_mixed_middle():
+    """'The gap between training and held-out accuracy is the crowd's mixed middle': in each
+    fresh block, the people the plain network misses on most seeds sit in the overlap more often
+    than the people it labels right (every block), and all of them do in most blocks."""
+    overlap = comparison.in_overlap()
+    more = every = 0
+    for scores in runs(1.0)[0]:
+        missed = scores["none"].held_correct.mean(axis=0) < 0.5
+        more += (missed & overlap).sum() / missed.sum() > (~missed & overlap).sum() / (
+            ~missed
+        ).sum()
+        every += bool(np.all(overlap[missed]))
+    n = BLOCKS[1.0]
+    record("ch06", "missed_in_overlap_more", held=int(more), of=n, setting=_setting(1.0))
+    record("ch06", "missed_all_in_overlap", held=int(every), of=n, setting=_setting(1.0))
+    assert more == n
+    assert every > n / 2
+
+
 def test_training_column_does_not_order_them():
     """'Which side of the plain network a training loss falls on changes with the seed': RMS's
     training loss is below plain's on few fresh seeds (the printed run has it below)."""
