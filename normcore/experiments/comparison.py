@@ -43,6 +43,8 @@ SPIKE_RISE = 0.1  # a rise of the loss from one epoch to the next that counts as
 # should track the plain network's at first; "tracks" means within AGREE_LOSS, for AGREE_EPOCHS
 AGREE_LOSS = 0.01
 AGREE_EPOCHS = 30
+# weight norm "holds out within NEAR_PEOPLE people of the plain network" on a seed
+NEAR_PEOPLE = 2
 
 
 def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
@@ -525,6 +527,7 @@ def spikes(loss: np.ndarray, rise: float = SPIKE_RISE) -> int:
 __all__ = [
     "AGREE_EPOCHS",
     "AGREE_LOSS",
+    "NEAR_PEOPLE",
     "batch_before_relu",
     "Comparison",
     "Curve",

@@ -95,7 +95,7 @@ def test_weight_norm_within_two_people_of_plain():
     and 'its paired interval over the people contains zero' in every block."""
     gap = np.abs(per_seed(1.0, "weight", "held_accuracy") - per_seed(1.0, "none", "held_accuracy"))
     people = np.rint(gap * len(load_crowd()))
-    held = int(np.sum(people <= 2))
+    held = int(np.sum(people <= comparison.NEAR_PEOPLE))
     record("ch06", "weight_within_two", held=held, of=gap.size, setting=_setting(1.0))
     assert held > gap.size / 2
     pairs = [comparison.paired_people(s, "weight") for s in runs(1.0)[0]]

@@ -94,8 +94,9 @@ def test_no_systematic_inflation_from_batch_statistics():
     """'The average over orders was within five subscribers of the running figures' answer' (every
     fresh network) 'and above it on fewer than half': batch statistics do not inflate it."""
     n = len(NETS) and len(spreads())
-    gains = np.array([(s.mean - s.running) * 252 for s, _ in spreads()])
-    near, above = int(np.sum(np.abs(gains) <= 5)), int(np.sum(gains > 0))
+    rows = len(R.subscribers().y_test)
+    gains = np.array([(s.mean - s.running) * rows for s, _ in spreads()])
+    near, above = int(np.sum(np.abs(gains) <= R.NEAR_SUBSCRIBERS)), int(np.sum(gains > 0))
     record("ch07", "order_mean_near_running", held=near, of=n, setting=ORDER_SETTING)
     record("ch07", "order_mean_above_running", held=above, of=n, setting=ORDER_SETTING)
     assert near == n
@@ -106,7 +107,7 @@ def test_label_sorted_batches_cost_accuracy():
     """'Label-sorted batches scored below the running figures on every fresh network, and more
     than two deviations below the random orders' mean' (every one)."""
     below = sum(best < s.running for s, best in spreads())
-    far = sum(best < s.mean - 2 * s.sd for s, best in spreads())
+    far = sum(best < s.mean - R.SORTED_DEVIATIONS * s.sd for s, best in spreads())
     n = len(spreads())
     record("ch07", "sorted_below_running", held=int(below), of=n, setting=ORDER_SETTING)
     record("ch07", "sorted_below_spread", held=int(far), of=n, setting=ORDER_SETTING)
@@ -123,7 +124,7 @@ def test_smaller_batches_widen_the_spread():
         ten = R.order_spread(net, data.x_test, data.y_test, orders=400, seed=k, batch=10)
         wider += ten.sd > twenty.sd
         lower += ten.mean < twenty.mean
-        near += abs(ten.mean - twenty.mean) * len(data.y_test) <= 2
+        near += abs(ten.mean - twenty.mean) * len(data.y_test) <= R.TEN_NEAR_SUBSCRIBERS
     n = len(NETS)
     setting = ORDER_SETTING.replace("batches of 20", "batches of 10 against 20")
     record("ch07", "ten_wider", held=int(wider), of=n, setting=setting)
