@@ -146,6 +146,14 @@ def test_the_story_is_the_same_at_400_epochs():
 def test_first_under_and_verdict():
     assert comparison.first_under(np.array([0.9, 0.5, 0.29, 0.1])) == 3
     assert comparison.first_under(np.array([0.9, 0.5])) is None
+    a, b = np.array([0.5, 0.4, 0.3, 0.2]), np.array([0.5, 0.405, 0.32, 0.2])
+    assert comparison.first_apart(a, b) == 3  # counted from 1, strictly more than 0.01
+    assert comparison.first_apart(a, b, tolerance=0.05) is None
+    overlap = comparison.in_overlap()
+    assert overlap.shape == (25,) and overlap.dtype == bool
+    # with every other person as a neighbour, "the overlap" is the smaller class (12 of 24 or more)
+    labels = np.asarray(load_crowd().labels).ravel()
+    assert np.array_equal(comparison.in_overlap(24), [np.sum(labels != y) >= 12 for y in labels])
     s = {
         "none": comparison.Scores(
             "none",

@@ -1,4 +1,5 @@
-"""Checks for chapter 5's exercises. Answers are computed with normcore and never printed."""
+"""Checks for chapter 5's exercises. Answers are computed with normcore and never printed; each
+checker names the mistakes it expects (see `normcore.exercises._mistakes`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 
 from normcore.dense import WeightNormDense
 from normcore.exercises import Verdict, verdict
+from normcore.exercises._mistakes import judged
 
 #: Exercise 1: a dense slope and a stored direction for one neuron (two inputs).
 DENSE_SLOPE = np.array([[0.6], [-0.2]])
@@ -20,20 +22,75 @@ def _slopes(project: bool) -> dict[str, np.ndarray]:
     return layer.slopes_from_dense(DENSE_SLOPE, project=project)
 
 
+def _parts() -> tuple[np.ndarray, np.ndarray, float]:
+    """The unit direction u, the dense slope with its part along u removed, and g/|v|."""
+    u = DIRECTION / np.linalg.norm(DIRECTION)
+    across = DENSE_SLOPE - float(np.sum(DENSE_SLOPE * u)) * u
+    return u, across, float(MAGNITUDE[0] / np.linalg.norm(DIRECTION))
+
+
 def check_magnitude_slope(answer: Any) -> Verdict:
     """Exercise 1a: the magnitude's slope for DENSE_SLOPE, DIRECTION and MAGNITUDE (a number)."""
-    return verdict(answer if answer is None else np.ravel(answer), _slopes(True)["magnitude"])
+
+    def mistakes() -> list[tuple[Any, str]]:
+        u, _, _ = _parts()
+        along = float(np.sum(DENSE_SLOPE * u))
+        return [
+            (
+                [float(np.sum(DENSE_SLOPE * DIRECTION))],
+                "that dots the gradient with the stored direction v; dw/dg is the unit "
+                "direction u = v/|v|",
+            ),
+            ([float(MAGNITUDE[0]) * along], "that multiplies by the length g; dw/dg = u has no g"),
+        ]
+
+    given = answer if answer is None else np.ravel(answer)
+    return judged(given, _slopes(True)["magnitude"], mistakes)
 
 
 def check_direction_slope(answer: Any) -> Verdict:
     """Exercise 1b: the (projected) direction slope, as a 2 x 1 array."""
-    return verdict(answer, _slopes(True)["direction"])
+
+    def mistakes() -> list[tuple[Any, str]]:
+        _, across, scale = _parts()
+        return [
+            (
+                scale * DENSE_SLOPE,
+                "that is the shortcut, g/|v| times the dense gradient: remove its part along u "
+                "first",
+            ),
+            (across, "the part along u is removed; it still needs the factor g/|v|"),
+            (float(MAGNITUDE[0]) * across, "that scales by g; the factor is g/|v|"),
+            (across / np.linalg.norm(DIRECTION), "that divides by |v| but leaves out g"),
+        ]
+
+    return judged(answer, _slopes(True)["direction"], mistakes)
 
 
 def check_unprojected_dot(answer: Any) -> Verdict:
     """Exercise 2: the unprojected direction slope dotted with DIRECTION (a number)."""
+
+    def mistakes() -> list[tuple[Any, str]]:
+        u, _, scale = _parts()
+        return [
+            (
+                0.0,
+                "zero is what the projected gradient gives; the question asks for the "
+                "unprojected one, g/|v| times the dense gradient",
+            ),
+            (
+                float(np.sum(DENSE_SLOPE * DIRECTION)),
+                "that dots the dense gradient itself; the unprojected direction gradient "
+                "carries the factor g/|v|",
+            ),
+            (
+                scale * float(np.sum(DENSE_SLOPE * u)),
+                "that dots with the unit direction u; the question dots with the stored v",
+            ),
+        ]
+
     unprojected = _slopes(False)["direction"]
-    return verdict(answer, float(np.sum(unprojected * DIRECTION)))
+    return judged(answer, float(np.sum(unprojected * DIRECTION)), mistakes)
 
 
 def check_gap_factor(answer: Any) -> Verdict:

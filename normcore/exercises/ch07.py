@@ -1,36 +1,88 @@
 """Checks for chapter 7's exercises. Answers are computed with normcore and never printed, and
-only once there is an answer to check (an unanswered exercise trains nothing)."""
+only once there is an answer to check (an unanswered exercise trains nothing); each checker
+names the mistakes it expects (see `normcore.exercises._mistakes`)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from normcore.exercises import Verdict, verdict
+from normcore.exercises import Verdict
+from normcore.exercises._mistakes import judged
 from normcore.experiments import rates as R
 
 
 def check_clip_loss(answer: Any) -> Verdict:
-    """Exercise 1: the loss a network reports when every probability is clipped to 1e-12 and
-    every row labelled 1 is therefore wrong: share of 1s in y_train times -ln(1e-12)."""
-    share = float(R.subscribers().y_train.mean())
-    return verdict(answer, share * -math.log(R.CLIP))
+    """Exercise 1: the loss the reference program's formula gives on the test rows when every
+    probability is clipped to 1e-12, so every row labelled 1 is wrong: the share of 1s in y_test
+    times -ln(1e-12)."""
+    data = R.subscribers()
+    share, train_share = float(data.y_test.mean()), float(data.y_train.mean())
+    cap = -math.log(R.CLIP)
+    mistakes = [
+        (
+            train_share * cap,
+            "that is the training rows' figure (the table's); the question asks for the test rows",
+        ),
+        (
+            cap,
+            "that is one row's capped loss; average over the test rows, where only the rows "
+            "labelled 1 pay it",
+        ),
+        (
+            (1 - share) * cap,
+            "that charges the rows labelled 0; a probability of 1e-12 is right "
+            "about them and costs nothing",
+        ),
+        (
+            share * -math.log10(R.CLIP),
+            "that uses the base-10 logarithm; the loss uses the natural one",
+        ),
+    ]
+    return judged(answer, share * cap, mistakes)
+
+
+def _loss_at_ten(seed: int, normalised: bool) -> float:
+    return R.train(seed, 10.0, normalised).loss
 
 
 def check_rate_ten(answer: Any) -> Verdict:
     """Exercise 2: the final training loss of the normalised network, first seed, rate 10."""
-    return verdict(answer, lambda: R.train(R.RUN_SEEDS[0], 10.0, True).loss, tolerance=5e-5)
+
+    def mistakes() -> list[tuple[Any, str]]:
+        return [
+            (
+                _loss_at_ten(R.RUN_SEEDS[0], False),
+                "that is the plain network's loss; the question asks for the normalised one (True)",
+            ),
+            (
+                _loss_at_ten(R.RUN_SEEDS[1], True),
+                "that is the second seed's run; the question asks for the first, R.RUN_SEEDS[0]",
+            ),
+        ]
+
+    return judged(answer, lambda: _loss_at_ten(R.RUN_SEEDS[0], True), mistakes, tolerance=5e-5)
 
 
 def check_batch_of_ten(answer: Any) -> Verdict:
     """Exercise 3: test accuracy of the rate-0.05 normalised network (first seed) asked with
     the batch's own statistics in batches of 10 rather than 20."""
 
-    def expected() -> float:
+    def asked(purpose: str, batch: int) -> float:
         data = R.subscribers()
         net = R.train(R.RUN_SEEDS[0], 0.05, True).net
-        return R.accuracy(R.predict(net, data.x_test, "batch", batch=10), data.y_test)
+        return R.accuracy(R.predict(net, data.x_test, purpose, batch=batch), data.y_test)
+
+    def mistakes() -> list[tuple[Any, str]]:
+        return [
+            (asked("batch", R.BATCH), "that is batches of twenty; pass batch=10"),
+            (
+                asked("running", R.BATCH),
+                "that is the running figures' answer; ask with "
+                'the batch\'s own statistics ("batch")',
+            ),
+        ]
 
     # the worked solution gives the accuracy to four decimals, and a reader who types what it
     # shows is right (exercise 2 is checked the same way)
-    return verdict(answer, expected, tolerance=5e-5)
+    return judged(answer, lambda: asked("batch", 10), mistakes, tolerance=5e-5)

@@ -39,6 +39,12 @@ TARGET_LOSS = 0.3
 CURVE_SEED = 0
 SECOND_RATE = 0.3  # the learning rate at which the claims suite checks the verdict again
 SPIKE_RISE = 0.1  # a rise of the loss from one epoch to the next that counts as a spike
+# weight norm's first steps are the dense layer's to first order (chapter 5): its whole-crowd loss
+# should track the plain network's at first; "tracks" means within AGREE_LOSS, for AGREE_EPOCHS
+AGREE_LOSS = 0.01
+AGREE_EPOCHS = 30
+# weight norm "holds out within NEAR_PEOPLE people of the plain network" on a seed
+NEAR_PEOPLE = 2
 
 
 def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
@@ -242,6 +248,26 @@ def first_under(loss: np.ndarray, target: float = TARGET_LOSS) -> int | None:
     """The first epoch (counted from 1) whose loss is below `target`, or None."""
     below = np.flatnonzero(np.asarray(loss) < target)
     return int(below[0]) + 1 if below.size else None
+
+
+def in_overlap(neighbours: int = 4) -> np.ndarray:
+    """Whether each person of the crowd (in its order) sits in its mixed middle: at least half of
+    their `neighbours` nearest people, in standard units of height and weight, carry the other
+    label. Shape (25,)."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    labels = np.asarray(crowd.labels).ravel()
+    apart = np.linalg.norm(x[:, None] - x[None], axis=-1)
+    np.fill_diagonal(apart, np.inf)
+    nearest = np.argsort(apart, axis=1, kind="stable")[:, :neighbours]
+    return (labels[nearest] != labels[:, None]).mean(axis=1) >= 0.5
+
+
+def first_apart(a: np.ndarray, b: np.ndarray, tolerance: float = AGREE_LOSS) -> int | None:
+    """The first epoch (counted from 1) at which two loss curves differ by more than
+    `tolerance`, or None if they never do."""
+    apart = np.flatnonzero(np.abs(np.asarray(a) - np.asarray(b)) > tolerance)
+    return int(apart[0]) + 1 if apart.size else None
 
 
 def curves(
@@ -499,6 +525,9 @@ def spikes(loss: np.ndarray, rise: float = SPIKE_RISE) -> int:
 
 
 __all__ = [
+    "AGREE_EPOCHS",
+    "AGREE_LOSS",
+    "NEAR_PEOPLE",
     "batch_before_relu",
     "Comparison",
     "Curve",
@@ -512,7 +541,9 @@ __all__ = [
     "curves",
     "deal_folds",
     "disagreements",
+    "first_apart",
     "first_under",
+    "in_overlap",
     "fold_blocks",
     "losses_one_at_a_time",
     "nudged",

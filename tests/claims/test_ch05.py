@@ -11,7 +11,7 @@ from normcore.data import load_crowd
 from normcore.experiments import comparison, network, weightnorm
 
 SEEDS = fresh(20)
-SMALL = 0.0125
+SMALL = weightnorm.LIMIT_RATE
 
 
 def test_distance_over_rate_squared_tends_to_the_predicted_constant():
@@ -27,7 +27,7 @@ def test_distance_over_rate_squared_tends_to_the_predicted_constant():
             for rate in (SMALL, 2 * SMALL)
         }
         assert miss[SMALL] < 0.6 * miss[2 * SMALL], seed
-        held += miss[SMALL] / c < 0.02
+        held += miss[SMALL] / c < weightnorm.LIMIT_MISS
     record(
         "ch05",
         "second_order_limit",

@@ -48,13 +48,24 @@ from .network import (
     predict,
     three_ways,
 )
-from .orders import OrderSpread, batch_probabilities, order_spread, sorted_orders
+from .orders import (
+    NEAR_SUBSCRIBERS,
+    SORTED_DEVIATIONS,
+    TEN_NEAR_SUBSCRIBERS,
+    OrderSpread,
+    batch_probabilities,
+    order_spread,
+    sorted_orders,
+)
 from .replay import OrderNet, nan_units, train_in_order, train_in_order_many
 from .results import Bracket, SweepRow, largest_stable_rate, stable_bracket, sweep
 from .tables import CHAOTIC, Cell, compare_with_reference, comparison_table, shown, sweep_table
 from .trainer import Run, train, train_many, train_step
 
 __all__ = [
+    "NEAR_SUBSCRIBERS",
+    "SORTED_DEVIATIONS",
+    "TEN_NEAR_SUBSCRIBERS",
     "BATCH",
     "CHAOTIC",
     "CLIP",

@@ -24,6 +24,15 @@ from ...sequential import Sequential
 from .data import BATCH
 from .network import SubscriberNet
 
+# The lines chapter 7's claims about orders are drawn at (the claims suite counts with them and
+# the chapter glues them): an average over random orders "near" the running figures' answer is
+# within NEAR_SUBSCRIBERS test rows of it; label-sorted batches are "far below" the random orders
+# when more than SORTED_DEVIATIONS of their deviations under their mean; batches of ten "barely
+# move" the average when it stays within TEN_NEAR_SUBSCRIBERS rows of batches of twenty.
+NEAR_SUBSCRIBERS = 5
+SORTED_DEVIATIONS = 2
+TEN_NEAR_SUBSCRIBERS = 2
+
 
 def repeated(net: SubscriberNet, copies: int) -> SubscriberNet:
     """`copies` copies of a single network, side by side along a leading stack axis."""
