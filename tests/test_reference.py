@@ -184,6 +184,22 @@ def test_framework_defaults_are_listed_once_each() -> None:
     assert all(set(r) == {"framework", "setting", "behaviour", "normcore"} for r in rows)
 
 
+def test_framework_defaults_normcore_column_for_rms_is_measured() -> None:
+    """The normcore column of the RMS lines says what normcore's RMSNorm does: a shift that
+    starts at 0 and that a step moves (the frameworks' RMS layers have none)."""
+    rms = nc.RMSNorm.create(3)
+    assert np.all(rms.shift == 0) and rms.epsilon == 1e-5
+    x = np.array([[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]])
+    response = rms.forward(x, "training")
+    stepped = rms.step(rms.backward(response, np.ones_like(x)), 0.1)
+    assert np.all(stepped.shift != 0)  # learned
+    rows = [r for r in ref.framework_defaults() if "RMS" in r["setting"]]
+    assert len(rows) == 3
+    for r in rows:
+        assert "a shift that starts at 0 and is learned; epsilon 1e-5" in r["normcore"]
+        assert "no shift" in r["behaviour"]
+
+
 def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:
     """The PyTorch lines of the reference's framework table, checked against PyTorch itself."""
     torch = oracle("torch")
