@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from normcore.claims import fresh, record
-from normcore.experiments import digits_rates, scaleinv, smoothness
+from normcore.experiments import deepnet, digits_rates, scaleinv, smoothness
 
 SEEDS = fresh(20)
 SEED_WORDS = f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}"
@@ -111,6 +111,17 @@ def test_rate_grid_brackets_the_batch_network_and_speed(data) -> None:
     )
     assert at3.held >= 0.8 * at3.of  # "trains at 3 on k of them"
     assert at10.held == at10.of  # "and at 10 on none"
+    # scale invariance at the top of the grid: a step too large lengthens the hidden weights, so
+    # the effective rate at 10 ends below DAMPED_BELOW times the one at 1 (nominally ten times),
+    # and the run fails without diverging
+    start = scaleinv.hidden_length2(deepnet.build("batch", list(SEEDS)))
+    effective = {r: r * start / scaleinv.hidden_length2(batch.networks(r)) for r in (1.0, 10.0)}
+    damped = effective[10.0] < scaleinv.DAMPED_BELOW * effective[1.0]
+    eff10 = record("ch08", "batch_effective_rate_10_damped", int(damped.sum()), len(SEEDS), setting)
+    calm = ~batch.diverged[batch.rates.index(10.0)]
+    calm10 = record("ch08", "batch_no_divergence_at_10", int(calm.sum()), len(SEEDS), setting)
+    assert eff10.held >= 0.75 * eff10.of  # "on k of n"
+    assert calm10.held >= 0.75 * calm10.of  # "did not diverge on k of n"
     largest = {v: s.largest_rate() for v, s in sweeps.items()}
     above = largest["batch"] > np.max([largest[v] for v in OTHERS], axis=0)
     tolerance = record("ch08", "batch_largest_rate_above", int(above.sum()), len(SEEDS), setting)
