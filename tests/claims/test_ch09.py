@@ -114,8 +114,26 @@ def test_fine_tuning_on_a_shifted_task(data, sizes) -> None:
         len(SEEDS),
         setting,
     )
+    # the third way: the training-mode network with its statistics recomputed on the labelled
+    # inverted images repairs part of the loss at most, and stays below the frozen one
+    below = record(
+        "ch09",
+        "shift_recomputed_below_frozen",
+        int(np.sum(shifted.recomputed < shifted.frozen)),
+        len(SEEDS),
+        setting,
+    )
+    repairs = record(
+        "ch09",
+        "shift_recomputed_above_training",
+        int(np.sum(shifted.recomputed > shifted.training)),
+        len(SEEDS),
+        setting,
+    )
     assert beats.held >= 0.75 * beats.of
     assert learns.held >= 0.75 * learns.of
+    assert below.held >= 0.9 * below.of  # "below the frozen network on k of n"
+    assert 0 < repairs.held < repairs.of  # "above training mode on k": sometimes, not always
 
 
 def test_post_and_pre_normalised_gradient_profiles() -> None:
@@ -165,6 +183,16 @@ def test_depth_sweep_pre_against_post() -> None:
         n,
         f"pre-LN, {DEPTHS[-1]} blocks at initialisation, {SEED_WORDS}",
     )
+    # "in the same pre- stack with DyT the stream still grows, but more slowly"
+    dyt_stream = runs["pre-DyT"][-1].stream[:, -1] / DEPTHS[-1]
+    slower = record(
+        "ch09",
+        "dyt_stream_slower",
+        int(np.sum(dyt_stream < deep)),
+        n,
+        f"pre-DyT against pre-LN, {DEPTHS[-1]} blocks at initialisation, {SEED_WORDS}",
+    )
+    assert slower.held >= 0.9 * n
     assert pre.held >= 0.75 * n  # "on most seeds" smaller at 32 blocks than at 4
     assert post.held < 0.5 * n  # "on fewer than half"
     assert 0.25 * n <= dyt.held <= 0.75 * n  # "as often as not, roughly"
