@@ -65,6 +65,13 @@ def test_smoothness_depends_on_the_measure_and_the_moment(data) -> None:
                 f"before step {step} at rate {smoothness.RATE:g}, {SEED_WORDS}",
             ).held
     n = len(SEEDS)
+    # "the seeds alike": at each probe, the batch network's relative change spreads less over
+    # the fresh seeds (standard deviation) than the plain network's
+    alike = plain.gradient_change.std(axis=1) > batch.gradient_change.std(axis=1)
+    seeds_alike = record(
+        "ch08", "smooth_seeds_alike", int(alike.sum()), alike.size, f"{setting}, per probe"
+    )
+    assert seeds_alike.held == seeds_alike.of
     # "smaller with the batch layer on k of n pairs ... at every probe"
     assert rel.held >= 0.9 * rel.of and long.held >= 0.9 * long.of
     # "early (steps 8 and 16), on nearly every fresh seed, the gradient is the longer one and
@@ -134,6 +141,13 @@ def test_rate_grid_brackets_the_batch_network_and_speed(data) -> None:
     ahead = at_best["batch"] > np.max([at_best[v] for v in OTHERS], axis=0)
     fastest = record("ch08", "batch_fastest_two_epochs", int(ahead.sum()), len(SEEDS), setting)
     assert fastest.held >= 0.9 * fastest.of  # "trains faster"
+    # "made its seeds behave alike": at each version's best rate, the other versions' final
+    # accuracies spread more over the fresh seeds (standard deviation) than the batch network's
+    wider = np.array([at_best[v].std() > at_best["batch"].std() for v in OTHERS])
+    alike = record(
+        "ch08", "batch_seeds_alike", int(wider.sum()), wider.size, f"{setting}, per version"
+    )
+    assert alike.held == alike.of
 
 
 def test_after_ten_epochs_the_versions_end_close_together(data) -> None:
