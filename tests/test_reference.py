@@ -175,6 +175,16 @@ def test_exercise_checks():
     assert ch12.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
     assert ch12.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
     assert ch12.check_tiny_scale(-2) == "right"
+    # each checker names the mistakes it expects, without the answer
+    assert "biased variance" in ch12.check_pytorch_variance(0.9 + 0.1 * 9.0)
+    assert "share taken" in ch12.check_pytorch_variance(0.1 + 0.9 * 12.0)
+    assert "starts at 1" in ch12.check_pytorch_variance(0.1 * 12.0)
+    assert "after one step" in ch12.check_two_steps(0.5)
+    assert "share of the old figure" in ch12.check_two_steps(0.9 * 5 + 0.09 * 5)
+    assert "batch mean itself" in ch12.check_two_steps(5.0)
+    assert "epsilon's size" in ch12.check_tiny_scale(-3)
+    assert "not the first power" in ch12.check_tiny_scale(-1)
+    assert ch12.check_tiny_scale(0) == "not yet: that is not the answer"
 
 
 def test_framework_defaults_are_listed_once_each() -> None:
