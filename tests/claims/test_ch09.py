@@ -229,3 +229,44 @@ def test_rms_pass_is_cheaper() -> None:
 
     saved = rmscost.saving(rows=512, features=512, trials=20, repeats=3, seed=SEEDS[0])
     assert np.median(saved) > rmscost.CLAIMED_SAVING
+
+
+def test_qk_norm_when_training_grows_the_weights() -> None:
+    """Trained, not imposed: without QK-norm gradient descent lengthens the query and key weights
+    and the largest logit grows; with it the logits stay within sqrt(d) while the task is
+    learned, and the weights, scale-invariant behind the normaliser, lengthen less."""
+    from normcore.experiments import attention
+
+    n = len(SEEDS)
+    plain = attention.trained(False, seeds=SEEDS)
+    normed = attention.trained(True, seeds=SEEDS)
+    setting = (
+        f"{attention.TRAIN_STEPS} steps at rate {attention.TRAIN_RATE:g}, "
+        f"{attention.TOKENS} tokens of width {attention.WIDTH}, {SEED_WORDS}"
+    )
+    # structural on every seed and step: the bound sqrt(d) with QK-norm
+    assert np.all(normed.largest <= np.sqrt(attention.WIDTH) + 1e-9)
+    grows = record(
+        "ch09",
+        "qk_trained_plain_grows",
+        int(np.sum(plain.largest[-1] > attention.GROWS_BY * plain.largest[0])),
+        n,
+        setting,
+    )
+    learns = record(
+        "ch09",
+        "qk_trained_normed_learns",
+        int(np.sum(normed.loss[-1] < 0.5 * normed.loss[0])),
+        n,
+        setting,
+    )
+    longer = record(
+        "ch09",
+        "qk_trained_plain_lengthens_more",
+        int(np.sum(plain.length[-1] / plain.length[0] > normed.length[-1] / normed.length[0])),
+        n,
+        setting,
+    )
+    assert grows.held >= 0.75 * n  # "the largest logit grows more than threefold"
+    assert learns.held >= 0.75 * n  # "learned ... the loss more than halved"
+    assert longer.held >= 0.75 * n  # "the weights lengthen less"
