@@ -135,6 +135,10 @@ def test_rate_grid_brackets_the_batch_network_and_speed(data) -> None:
     tenfold = largest["batch"] >= digits_rates.TENFOLD * largest["plain"] - 1e-9
     ten = record("ch08", "batch_rate_tenfold", int(tenfold.sum()), len(SEEDS), setting)
     assert tolerance.held >= 0.9 * tolerance.of  # "trains ... at larger rates"
+    # the row normalisers against the plain network: how often either trains at a larger rate
+    rows_above = np.maximum(largest["layer"], largest["rms"]) > largest["plain"]
+    rows = record("ch08", "rows_rate_above_plain", int(rows_above.sum()), len(SEEDS), setting)
+    assert rows.held <= 0.5 * rows.of  # "on only k of n"
     assert ten.held >= 0.75 * ten.of
     # speed: after two epochs, each version at its own best rate (mean over all seeds)
     at_best = {v: s.final[s.rates.index(s.best_rate())] for v, s in sweeps.items()}
