@@ -194,6 +194,10 @@ def test_depth_sweep_pre_against_post() -> None:
     )
     assert slower.held >= 0.9 * n
     assert pre.held >= 0.75 * n  # "on most seeds" smaller at 32 blocks than at 4
+    # "seed by seed the pre-LN slope falls more slowly than 1/sqrt(L) about as often as not"
+    slower = last["pre-LN"][-1] / last["pre-LN"][0] > np.sqrt(DEPTHS[0] / DEPTHS[-1])
+    bound = record("ch09", "depth_pre_ln_slower_than_bound", int(slower.sum()), n, setting)
+    assert 0.25 * n <= bound.held <= 0.75 * n
     assert post.held < 0.5 * n  # "on fewer than half"
     assert 0.25 * n <= dyt.held <= 0.75 * n  # "as often as not, roughly"
     assert linear.held >= 0.9 * n  # "about two per block"
