@@ -744,7 +744,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "PyTorch",
             "setting": "RMSNorm(eps=None)",
             "behaviour": "a scale and no shift; eps None means the dtype's machine epsilon",
-            "normcore": "a scale and no shift; epsilon 1e-5",
+            "normcore": "a scale, and a shift that starts at 0 and is learned; epsilon 1e-5",
         },
         {
             "framework": "PyTorch",
@@ -789,7 +789,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "Keras",
             "setting": "RMSNormalization(epsilon=1e-6)",
             "behaviour": "a scale and no shift; epsilon 1e-6",
-            "normcore": "a scale and no shift; epsilon 1e-5",
+            "normcore": "a scale, and a shift that starts at 0 and is learned; epsilon 1e-5",
         },
         {
             "framework": "Flax",
@@ -809,6 +809,6 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "Flax",
             "setting": "nn.RMSNorm(epsilon=1e-6)",
             "behaviour": "a scale and no shift; epsilon 1e-6",
-            "normcore": "a scale and no shift; epsilon 1e-5",
+            "normcore": "a scale, and a shift that starts at 0 and is learned; epsilon 1e-5",
         },
     ]

@@ -19,6 +19,10 @@ def test_gradient_change() -> None:
     assert ch08.check_gradient_change(10.1) != "right"
     # the relative change (divided by |g| = sqrt(101)) is named as that mistake
     assert "divided by the gradient" in ch08.check_gradient_change(change / math.sqrt(101))
+    # the gradient's own length, the step's length and the change per distance are named too
+    assert "gradient g(w) itself" in ch08.check_gradient_change(math.sqrt(101))
+    assert "length of the step" in ch08.check_gradient_change(0.1 * math.sqrt(101))
+    assert "per distance" in ch08.check_gradient_change(change / (0.1 * math.sqrt(101)))
 
 
 def test_parameter_counts() -> None:
@@ -56,6 +60,8 @@ def test_balancing_decay() -> None:
     assert ch08.check_balancing_decay(0.1 * 0.02 / 8) == "right"
     assert "2 belongs" in ch08.check_balancing_decay(0.1 * 0.02 / 4)
     assert "half" in ch08.check_balancing_decay(0.1 * 0.02 / 16)
+    # the lengths, not their squares: eta |g| / (2 |w|)
+    assert "squared lengths" in ch08.check_balancing_decay(0.1 * math.sqrt(0.02) / (2 * 2))
 
 
 def test_balancing_decay_refuses_text() -> None:

@@ -97,3 +97,31 @@ def test_bad_settings_are_refused() -> None:
         rmscost.saving(rows=0)
     with pytest.raises(SettingError):
         rmscost.saving(trials=True)
+
+
+@pytest.mark.parametrize("qk_norm", [False, True])
+def test_trained_toy_slopes_match_the_oracle(qk_norm: bool) -> None:
+    """The written-out slopes of the attention toy's loss, held against central differences."""
+    x, wq, wk = attention._draw((3,))
+    y = np.zeros((1, attention.TOKENS, attention.TOKENS))
+    y[0, np.arange(attention.TOKENS), attention.targets((3,))[0]] = 1.0
+    _, _, dwq, dwk = attention.loss_and_slopes(x, wq, wk, y, qk_norm)
+
+    def loss_q(w):
+        return attention.loss_and_slopes(x, w[None], wk, y, qk_norm)[1][0]
+
+    def loss_k(w):
+        return attention.loss_and_slopes(x, wq, w[None], y, qk_norm)[1][0]
+
+    np.testing.assert_allclose(finite_difference(loss_q, wq[0]), dwq[0], atol=1e-7)
+    np.testing.assert_allclose(finite_difference(loss_k, wk[0]), dwk[0], atol=1e-7)
+
+
+def test_trained_toy_facts() -> None:
+    plain, normed = attention.trained(False, steps=20), attention.trained(True, steps=20)
+    assert np.all(normed.largest <= np.sqrt(attention.WIDTH) + 1e-9)  # at every step
+    assert np.all(plain.largest[-1] > plain.largest[0])
+    assert np.all(plain.length[-1] > plain.length[0])
+    assert np.all(normed.loss[-1] < normed.loss[0])
+    with pytest.raises(SettingError):
+        attention.trained(True, steps=0)

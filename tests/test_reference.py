@@ -175,6 +175,16 @@ def test_exercise_checks():
     assert ch12.check_pytorch_variance(0.9 + 0.1 * 9.0 * 4 / 3) == "right"
     assert ch12.check_two_steps(0.1 * 5 + 0.09 * 5) == "right"
     assert ch12.check_tiny_scale(-2) == "right"
+    # each checker names the mistakes it expects, without the answer
+    assert "biased variance" in ch12.check_pytorch_variance(0.9 + 0.1 * 9.0)
+    assert "share taken" in ch12.check_pytorch_variance(0.1 + 0.9 * 12.0)
+    assert "starts at 1" in ch12.check_pytorch_variance(0.1 * 12.0)
+    assert "after one step" in ch12.check_two_steps(0.5)
+    assert "share of the old figure" in ch12.check_two_steps(0.9 * 5 + 0.09 * 5)
+    assert "batch mean itself" in ch12.check_two_steps(5.0)
+    assert "epsilon's size" in ch12.check_tiny_scale(-3)
+    assert "not the first power" in ch12.check_tiny_scale(-1)
+    assert ch12.check_tiny_scale(0) == "not yet: that is not the answer"
 
 
 def test_framework_defaults_are_listed_once_each() -> None:
@@ -182,6 +192,22 @@ def test_framework_defaults_are_listed_once_each() -> None:
     assert {r["framework"] for r in rows} == {"PyTorch", "Keras", "Flax"}
     assert len({(r["framework"], r["setting"]) for r in rows}) == len(rows)
     assert all(set(r) == {"framework", "setting", "behaviour", "normcore"} for r in rows)
+
+
+def test_framework_defaults_normcore_column_for_rms_is_measured() -> None:
+    """The normcore column of the RMS lines says what normcore's RMSNorm does: a shift that
+    starts at 0 and that a step moves (the frameworks' RMS layers have none)."""
+    rms = nc.RMSNorm.create(3)
+    assert np.all(rms.shift == 0) and rms.epsilon == 1e-5
+    x = np.array([[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]])
+    response = rms.forward(x, "training")
+    stepped = rms.step(rms.backward(response, np.ones_like(x)), 0.1)
+    assert np.all(stepped.shift != 0)  # learned
+    rows = [r for r in ref.framework_defaults() if "RMS" in r["setting"]]
+    assert len(rows) == 3
+    for r in rows:
+        assert "a shift that starts at 0 and is learned; epsilon 1e-5" in r["normcore"]
+        assert "no shift" in r["behaviour"]
 
 
 def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:

@@ -24,13 +24,21 @@ def check_gradient_change(answer: Any) -> Verdict:
     g = CURVATURE * W
     moved = CURVATURE * (W - RATE * g)
     expected = float(np.linalg.norm(moved - g))
-    if answer is not None and _number(answer) is not None:
-        relative = expected / float(np.linalg.norm(g))
-        if abs(_number(answer) - relative) < 5e-4 * max(1.0, relative):
-            return Verdict(
-                "not yet: that is the change divided by the gradient's length; the "
-                "question asks for the absolute length of the change"
-            )
+    length = float(np.linalg.norm(g))
+    step = RATE * length
+    mistakes = {
+        expected / length: "that is the change divided by the gradient's length; the question "
+        "asks for the absolute length of the change",
+        length: "that is the length of the gradient g(w) itself, not of its change",
+        step: "that is the length of the step, eta |g(w)|, not the change of the gradient",
+        expected / step: "that is the change per distance moved (divided by the step's "
+        "length); the question asks for the change itself",
+    }
+    value = _number(answer) if answer is not None else None
+    if value is not None:
+        for wrong, why in mistakes.items():
+            if abs(value - wrong) < 5e-4 * max(1.0, abs(wrong)):
+                return Verdict(f"not yet: {why}")
     return verdict(answer, expected)
 
 
@@ -76,5 +84,11 @@ def check_balancing_decay(answer: Any) -> Verdict:
     if abs(share - 0.5) < 1e-3:
         return Verdict(
             "not yet: the balance is 2 lambda |w|^2 = eta |g|^2; this is half the decay it gives"
+        )
+    unsquared = STEP_RATE * np.sqrt(SLOPE2) / (2 * np.sqrt(LENGTH2))
+    if abs(float(answer) - unsquared) <= 1e-3 * unsquared:
+        return Verdict(
+            "not yet: the numbers given are squared lengths; the balance uses them as they are, "
+            "not their square roots"
         )
     return verdict(share, 1.0)

@@ -1,5 +1,5 @@
-"""Checks for the reference chapter's exercises (chapter 11). Answers are computed with normcore and
-never printed."""
+"""Checks for the reference chapter's exercises (chapter 12). Answers are computed with normcore and
+never printed; each checker names the mistakes it expects (`normcore.exercises._mistakes`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import numpy as np
 
 from normcore import BatchNorm
 from normcore.exercises import Verdict, verdict
+from normcore.exercises._mistakes import judged
 
 COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]])
 
@@ -17,7 +18,29 @@ def check_pytorch_variance(answer: Any) -> Verdict:
     """Exercise 1: PyTorch's running variance (momentum 0.1, unbiased variance, start 1) after
     one training batch COLUMN."""
     n = COLUMN.shape[0]
-    return verdict(answer, 0.9 * 1.0 + 0.1 * float(COLUMN.var()) * n / (n - 1))
+    biased = float(COLUMN.var())
+    unbiased = biased * n / (n - 1)
+    mistakes = [
+        (
+            0.9 + 0.1 * biased,
+            "that folds in the biased variance, as normcore does; PyTorch folds "
+            "in the unbiased one (divided by n - 1)",
+        ),
+        (
+            0.1 + 0.9 * unbiased,
+            "PyTorch's momentum 0.1 is the share taken from the batch, not the share kept",
+        ),
+        (
+            0.1 * unbiased,
+            "the running variance starts at 1, not 0: nine tenths of that start are kept",
+        ),
+        (
+            unbiased,
+            "that is the batch's unbiased variance itself; the running figure moves only "
+            "a tenth of the way to it",
+        ),
+    ]
+    return judged(answer, 0.9 * 1.0 + 0.1 * unbiased, mistakes)
 
 
 def check_two_steps(answer: Any) -> Verdict:
@@ -26,7 +49,21 @@ def check_two_steps(answer: Any) -> Verdict:
     for _ in range(2):
         r = layer.forward(COLUMN, "training")
         layer = layer.step(layer.backward(r, np.zeros_like(COLUMN)), 0.0)
-    return verdict(answer, float(layer.running_mean[0]))
+    mean = float(COLUMN.mean())
+    mistakes = [
+        (0.1 * mean, "that is the running mean after one step; the question asks for two"),
+        (
+            0.9 * mean + 0.1 * 0.9 * mean,
+            "normcore's momentum 0.9 is the share of the old figure "
+            "kept, not the share taken from the batch",
+        ),
+        (
+            mean,
+            "that is the batch mean itself; the running mean starts at 0 and moves a tenth of "
+            "the way each step",
+        ),
+    ]
+    return judged(answer, float(layer.running_mean[0]), mistakes)
 
 
 def check_tiny_scale(answer: Any) -> Verdict:
@@ -35,5 +72,17 @@ def check_tiny_scale(answer: Any) -> Verdict:
     for exponent in range(-10, 5):
         z = BatchNorm.create(1).forward(COLUMN * 10.0**exponent, "training").output
         if z[-1, 0] > 1.5:
-            return verdict(answer, exponent, tolerance=0)
+            mistakes = [
+                (
+                    exponent - 1,
+                    "at that power the variance is about epsilon's size, and the "
+                    "entry stays below 1.5",
+                ),
+                (
+                    exponent + 1,
+                    "the entry is above 1.5 there, but that is not the first power "
+                    "from which it stays above",
+                ),
+            ]
+            return judged(answer, exponent, mistakes, tolerance=0)
     return verdict(answer, np.nan)

@@ -3,11 +3,14 @@
 One head of self-attention over TOKENS tokens of width WIDTH: queries q = x Wq and keys k = x Wk
 (one row per token), logits z_ij = q_i . k_j / sqrt(WIDTH), attention weights softmax_j(z_ij).
 Training tends to lengthen Wq and Wk (Dehghani et al. 2023 saw the logits of a large vision
-transformer grow until the attention weights were nearly one-hot); here the growth is imposed, as
-a factor c on both weight blocks (c^2 on every logit), not trained. With QK-norm every query and
-every key is put through a layer normaliser (no learned scale here) before the product, as in
-Dehghani et al., so c cancels: the logits cannot grow with the weights. Seeds stack along the
-leading axis, every draw from ``np.random.default_rng(seed)``.
+transformer grow until the attention weights were nearly one-hot). `logits` imposes the growth,
+as a factor c on both weight blocks (c^2 on every logit); `trained` lets gradient descent do it,
+on a task that rewards sharp attention (each token to attend to one token, chosen at random,
+scored by the cross-entropy of its attention weights). With QK-norm every query and every key is
+put through a layer normaliser (no learned scale here) before the product, as in Dehghani et
+al., so the weights' length cancels: the logits cannot pass sqrt(WIDTH) however the weights
+grow, and the weights, scale-invariant behind the normaliser, receive slopes at right angles to
+themselves. Seeds stack along the leading axis, every draw from ``np.random.default_rng(seed)``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ SEEDS = (0, 1, 2, 3, 4)
 SCALES = (1.0, 2.0, 4.0, 8.0)
 #: a token's largest attention weight above this counts as "peaked" (tests/claims/test_ch09.py)
 PEAKED = 0.8
+#: `trained`: gradient-descent steps and learning rate on the query and key weights
+TRAIN_STEPS = 100
+TRAIN_RATE = 1.0
+#: the claims suite's reading of `trained` without QK-norm: the largest logit grows by more than
+#: this factor over the steps
+GROWS_BY = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,3 +81,81 @@ def logits(qk_norm: bool, scales=SCALES, seeds=SEEDS) -> Logits:
         entropy[i] = -(p * np.log(np.maximum(p, 1e-300))).sum(axis=-1).mean(axis=-1)
         top[i] = p.max(axis=-1).mean(axis=-1)
     return Logits(scales=scales, largest=largest, entropy=entropy, top=top)
+
+
+@dataclass(frozen=True, eq=False)
+class Training:
+    """Per step (0 to `steps`, before each update and after the last) and seed, arrays of shape
+    (steps + 1, len(seeds)): `largest` the largest |logit|, `loss` the mean cross-entropy of a
+    token's attention weights against its target, `length` the product of the lengths of Wq and
+    Wk (Frobenius), which scales every logit without QK-norm."""
+
+    qk_norm: bool
+    largest: np.ndarray
+    loss: np.ndarray
+    length: np.ndarray
+
+
+def targets(seeds=SEEDS) -> np.ndarray:
+    """(S, TOKENS): the token each token is to attend to, a permutation per seed, drawn after the
+    tokens and weights from the seed's own generator."""
+    out = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        rng.normal(size=(TOKENS + 2 * WIDTH, WIDTH))  # the draws of `_draw`, in its order
+        out.append(rng.permutation(TOKENS))
+    return np.array(out)
+
+
+def loss_and_slopes(
+    x: np.ndarray, wq: np.ndarray, wk: np.ndarray, y: np.ndarray, qk_norm: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """For stacked tokens x (S, T, d), weights wq, wk (S, d, d) and one-hot targets y (S, T, T):
+    per seed the largest |logit| and the mean cross-entropy of a token's attention weights, and
+    the slopes of that loss for wq and wk, written out: dz = (p - y) / T, dq = dz k / sqrt(d),
+    dk = dz^T q / sqrt(d), through the normaliser's own backward pass with QK-norm (a layer
+    normaliser whose scale and shift stay at 1 and 0), then dW = x^T d(pre-activation)."""
+    s, t, d = x.shape
+    q, k = x @ wq, x @ wk
+    if qk_norm:
+        norm = LayerNorm.create(d, stack=(s,))
+        rq, rk = norm.forward(q, "training"), norm.forward(k, "training")
+        q, k = rq.output, rk.output
+    z = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
+    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    p /= p.sum(axis=-1, keepdims=True)
+    largest = np.abs(z).max(axis=(1, 2))
+    loss = -(y * np.log(np.maximum(p, 1e-300))).sum(axis=(1, 2)) / t
+    dz = (p - y) / t
+    dq = dz @ k / np.sqrt(d)
+    dk = np.swapaxes(dz, -1, -2) @ q / np.sqrt(d)
+    if qk_norm:
+        dq = norm.backward(rq, dq).passed_down
+        dk = norm.backward(rk, dk).passed_down
+    xt = np.swapaxes(x, -1, -2)
+    return largest, loss, xt @ dq, xt @ dk
+
+
+def trained(
+    qk_norm: bool, steps: int = TRAIN_STEPS, rate: float = TRAIN_RATE, seeds=SEEDS
+) -> Training:
+    """Train Wq and Wk of the toy by plain gradient descent for `steps` steps at `rate`, every
+    token's attention weights scored by cross-entropy against its target token (`targets`),
+    with or without QK-norm (`loss_and_slopes`)."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise SettingError(f"steps: expected a whole number >= 1, got {steps!r}")
+    if not (np.isfinite(rate) and rate > 0):
+        raise SettingError(f"rate: expected a finite rate > 0, got {rate!r}")
+    if not seeds:
+        raise SettingError("seeds: expected at least one seed")
+    x, wq, wk = _draw(seeds)
+    s, t, _ = x.shape
+    y = np.zeros((s, t, t))
+    y[np.arange(s)[:, None], np.arange(t)[None, :], targets(seeds)] = 1.0
+    largest, loss, length = (np.empty((steps + 1, s)) for _ in range(3))
+    for step in range(steps + 1):
+        largest[step], loss[step], dwq, dwk = loss_and_slopes(x, wq, wk, y, qk_norm)
+        length[step] = np.sqrt((wq**2).sum(axis=(1, 2)) * (wk**2).sum(axis=(1, 2)))
+        if step < steps:
+            wq, wk = wq - rate * dwq, wk - rate * dwk
+    return Training(qk_norm=qk_norm, largest=largest, loss=loss, length=length)

@@ -38,6 +38,18 @@ DEPTH = 3  # the effective-rate runs use three hidden layers, to stay quick
 #: this share of the prediction, and more than this many times the undecayed one
 ANGLE_TOLERANCE = 0.15
 ANGLE_RATIO = 10
+#: the claims suite's reading of the top of the rate grid: the effective rate at rate 10 ends
+#: below this many times the one at rate 1 (nominally ten times)
+DAMPED_BELOW = 3
+
+
+def hidden_length2(net: deepnet.DeepNet) -> np.ndarray:
+    """The squared length of all the hidden dense layers' weights and biases together, one
+    figure per network of a stack: the length the batch layers after them cannot see."""
+    return sum(
+        (d.weights.reshape(net.size, -1) ** 2).sum(axis=1) + (d.bias**2).sum(axis=1)
+        for d in net.dense
+    )
 
 
 @dataclass(frozen=True)

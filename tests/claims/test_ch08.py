@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from normcore.claims import fresh, record
-from normcore.experiments import digits_rates, scaleinv, smoothness
+from normcore.experiments import deepnet, digits_rates, scaleinv, smoothness
 
 SEEDS = fresh(20)
 SEED_WORDS = f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}"
@@ -65,6 +65,13 @@ def test_smoothness_depends_on_the_measure_and_the_moment(data) -> None:
                 f"before step {step} at rate {smoothness.RATE:g}, {SEED_WORDS}",
             ).held
     n = len(SEEDS)
+    # "the seeds alike": at each probe, the batch network's relative change spreads less over
+    # the fresh seeds (standard deviation) than the plain network's
+    alike = plain.gradient_change.std(axis=1) > batch.gradient_change.std(axis=1)
+    seeds_alike = record(
+        "ch08", "smooth_seeds_alike", int(alike.sum()), alike.size, f"{setting}, per probe"
+    )
+    assert seeds_alike.held == seeds_alike.of
     # "smaller with the batch layer on k of n pairs ... at every probe"
     assert rel.held >= 0.9 * rel.of and long.held >= 0.9 * long.of
     # "early (steps 8 and 16), on nearly every fresh seed, the gradient is the longer one and
@@ -111,18 +118,40 @@ def test_rate_grid_brackets_the_batch_network_and_speed(data) -> None:
     )
     assert at3.held >= 0.8 * at3.of  # "trains at 3 on k of them"
     assert at10.held == at10.of  # "and at 10 on none"
+    # scale invariance at the top of the grid: a step too large lengthens the hidden weights, so
+    # the effective rate at 10 ends below DAMPED_BELOW times the one at 1 (nominally ten times),
+    # and the run fails without diverging
+    start = scaleinv.hidden_length2(deepnet.build("batch", list(SEEDS)))
+    effective = {r: r * start / scaleinv.hidden_length2(batch.networks(r)) for r in (1.0, 10.0)}
+    damped = effective[10.0] < scaleinv.DAMPED_BELOW * effective[1.0]
+    eff10 = record("ch08", "batch_effective_rate_10_damped", int(damped.sum()), len(SEEDS), setting)
+    calm = ~batch.diverged[batch.rates.index(10.0)]
+    calm10 = record("ch08", "batch_no_divergence_at_10", int(calm.sum()), len(SEEDS), setting)
+    assert eff10.held >= 0.75 * eff10.of  # "on k of n"
+    assert calm10.held >= 0.75 * calm10.of  # "did not diverge on k of n"
     largest = {v: s.largest_rate() for v, s in sweeps.items()}
     above = largest["batch"] > np.max([largest[v] for v in OTHERS], axis=0)
     tolerance = record("ch08", "batch_largest_rate_above", int(above.sum()), len(SEEDS), setting)
     tenfold = largest["batch"] >= digits_rates.TENFOLD * largest["plain"] - 1e-9
     ten = record("ch08", "batch_rate_tenfold", int(tenfold.sum()), len(SEEDS), setting)
     assert tolerance.held >= 0.9 * tolerance.of  # "trains ... at larger rates"
+    # the row normalisers against the plain network: how often either trains at a larger rate
+    rows_above = np.maximum(largest["layer"], largest["rms"]) > largest["plain"]
+    rows = record("ch08", "rows_rate_above_plain", int(rows_above.sum()), len(SEEDS), setting)
+    assert rows.held <= 0.5 * rows.of  # "on only k of n"
     assert ten.held >= 0.75 * ten.of
     # speed: after two epochs, each version at its own best rate (mean over all seeds)
     at_best = {v: s.final[s.rates.index(s.best_rate())] for v, s in sweeps.items()}
     ahead = at_best["batch"] > np.max([at_best[v] for v in OTHERS], axis=0)
     fastest = record("ch08", "batch_fastest_two_epochs", int(ahead.sum()), len(SEEDS), setting)
     assert fastest.held >= 0.9 * fastest.of  # "trains faster"
+    # "made its seeds behave alike": at each version's best rate, the other versions' final
+    # accuracies spread more over the fresh seeds (standard deviation) than the batch network's
+    wider = np.array([at_best[v].std() > at_best["batch"].std() for v in OTHERS])
+    alike = record(
+        "ch08", "batch_seeds_alike", int(wider.sum()), wider.size, f"{setting}, per version"
+    )
+    assert alike.held == alike.of
 
 
 def test_after_ten_epochs_the_versions_end_close_together(data) -> None:
