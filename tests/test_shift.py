@@ -6,11 +6,14 @@ or from a plain-numpy recomputation that shares no code with normcore's layers.
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from js.node import run  # tests/js/node.py: the bundle under node, as the page runs it
 
 import normcore as nc
 from normcore.experiments import network
@@ -317,8 +320,56 @@ def test_shift_chart_switches_between_the_two_networks() -> None:
     assert chart.answer()["shift_gap"] is None
     chart.select("batch")
     assert chart.answer()["largest_shift"] == f"{batch.largest_shift:.4f}"
-    assert chart.answer()["shift_gap"] == f"{batch.shift_gap:.1e}"
+    assert chart.answer()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
     assert chart.results["batch"]["figures"] == chart.answer()
     with pytest.raises(ValueError, match="arrangement"):
         chart.select("layer")
     assert chart.selected == "batch"
+
+
+def _gapped(gap: float) -> sh.CrowdShift:
+    """A two-epoch record under a batch layer whose block's mean is off its shift by `gap`."""
+    shift = np.array([[0.0, 0.5], [0.25, -0.125]])
+    mean = shift.copy()
+    mean[1, 0] += gap
+    return _fake(mean, shift=shift)
+
+
+@pytest.mark.parametrize("gap", [4.6e-16, 5.1e-16, 3e-15, 1e-14])
+def test_the_switch_shows_a_rounding_level_gap_as_its_bound(gap: float) -> None:
+    # 4.6e-16 on one processor, 5.1e-16 on another: the readout must not tell them apart
+    from normcore.book import bound
+    from normcore.widgets.shift_chart import GAP_FLOOR, describe
+
+    record = _gapped(gap)
+    assert record.shift_gap == pytest.approx(gap, rel=1e-6)
+    assert describe(record)["shift_gap"] == "1e-14" == f"{bound(gap, GAP_FLOOR):.0e}"
+    assert describe(_fake(record.mean))["shift_gap"] is None  # no batch layer, no gap
+
+
+def test_a_gap_above_the_floor_is_shown_as_the_next_power_of_ten() -> None:
+    from normcore.widgets.shift_chart import describe
+
+    assert describe(_gapped(2e-14))["shift_gap"] == "1e-13"
+    assert describe(_gapped(1e-13))["shift_gap"] == "1e-13"
+
+
+READOUT = """answer(input.map((figures) => m.readout(figures)));"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_page_shows_the_gap_as_python_describes_it() -> None:
+    # the switch's readout, run under node from the page's bundle: the same text for a gap of
+    # 4.6e-16 and one of 5.1e-16, and the figure Python stored, after "at most"
+    from normcore.widgets.shift_chart import describe
+
+    figures = [describe(_gapped(gap)) for gap in (4.6e-16, 5.1e-16)]
+    plain = describe(_fake(np.array([[0.0, 1.0], [0.5, 0.9]])))
+    shown = run(shutil.which("node"), "shift-chart.js", READOUT, [*figures, plain])
+    assert shown[0] == shown[1]
+    assert 'the layer\'s shift: at most <b data-key="shift_gap">1e-14</b>' in shown[0]
+    assert "shift_gap" not in shown[2] and "at most" not in shown[2]
+    for text, f in zip(shown, [*figures, plain], strict=True):
+        for key, value in f.items():
+            if value is not None:
+                assert f'<b data-key="{key}">{value}</b>' in text
