@@ -207,20 +207,40 @@ def test_under_the_batch_layer_the_read_deviation_is_the_scale() -> None:
 
 
 def test_travels_on_a_hand_made_record() -> None:
-    mean = np.array([[0.0, 1.0], [0.5, 0.9], [0.2, 0.3]])
+    # three rows, three units, three epochs. Epoch 1: (0, 1, 2) and (2, 1, 0), symmetric
+    # (skewness 0) and opposite (correlation -1), and a unit that is off (constant: NaN, left
+    # out). Last epoch: (0, 0, 1) has skewness 1/sqrt(2) and correlation sqrt(3)/2 with (0, 1, 2).
+    up, down, off, late = [0.0, 1, 2], [2.0, 1, 0], [0.0, 0, 0], [0.0, 0, 1]
+    read = np.array([np.column_stack(e) for e in ([up, down, off], [up, up, up], [late, up, late])])
+    mean = np.array([[0.0, 1.0, 0], [0.5, 0.9, 0], [0.2, 0.3, 0]])
     record = sh.CrowdShift(
         arrangement="none",
         seed=0,
         mean=mean,
-        deviation=np.array([[1.0, 2.0], [1, 2], [1.5, 1]]),
+        deviation=np.array([[1.0, 2.0, 0], [1, 2, 0], [1.5, 1, 0]]),
         shift=None,
         loss=np.zeros(3),
-        skewness=np.array([[0.0, np.nan], [0, 0], [0.4, 1.0]]),
-        correlation=np.array([[[1.0, 0.2], [0.2, 1]], [[1, 0], [0, 1]], [[1, -0.5], [-0.5, 1]]]),
+        read=read,
     )
-    assert record.travels() == pytest.approx(
-        {"mean": 0.7, "deviation": 1.0, "skewness": 0.4, "correlation": 0.7}
-    )
+    want = {"mean": 0.7, "deviation": 1.0, "skewness": 0.5**0.5, "correlation": 1 + 3**0.5 / 2}
+    assert record.travels() == pytest.approx(want, rel=1e-12)  # from the two ends alone
+    assert np.isnan(record.skewness[0, 2]) and np.isnan(record.correlation[0, 0, 2])
+    np.testing.assert_allclose(record.skewness[-1], [0.5**0.5, 0, 0.5**0.5], atol=1e-15)
+    assert record.travels() == pytest.approx(want, rel=1e-12)  # from the whole record
+    bare = sh.CrowdShift("none", 0, mean, mean, None, np.zeros(3))
+    assert bare.skewness is None and bare.correlation is None
+
+
+def test_the_shape_travels_need_only_the_ends() -> None:
+    # the travels computed from the first and last epochs alone are the whole record's, bit for
+    # bit (each column's moments run over the rows only)
+    alone = sh.crowd_shifts("batch", [0, 1], epochs=40)
+    for record in alone:
+        ends = record.travels()
+        assert record.skewness.shape == (40, 16) and record.correlation.shape == (40, 16, 16)
+        assert record.travels() == ends
+        whole = sh.skewness(record.read)
+        assert np.array_equal(whole[[0, -1]], sh.skewness(record.read[[0, -1]]), equal_nan=True)
 
 
 def test_crowd_shifts_refuses_other_arrangements() -> None:
