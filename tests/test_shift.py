@@ -417,3 +417,37 @@ def test_the_switch_charts_fixed_frame_holds_every_label() -> None:
         assert drawn.x1 <= width and drawn.y1 <= height, (record.arrangement, record.seed, drawn)
         plt.close(fig)
     assert "\u22120.050" in [t.get_text() for t in fig.axes[0].get_yticklabels()]
+
+
+def _laid_out(fig) -> None:
+    """No panel's tick labels, axis labels or legend run into another panel, and nothing leaves
+    the canvas (a figure laid out by fixed frames, with no layout engine to move its panels). A
+    left-set title may run on above the next panel, as it did under constrained layout."""
+    import matplotlib.pyplot as plt
+    from matplotlib.transforms import Bbox
+
+    assert fig.get_layout_engine() is None
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    whole = fig.get_tightbbox(renderer)  # inches
+    width, height = fig.get_size_inches()
+    assert 0 <= whole.x0 and whole.x1 <= width and 0 <= whole.y0 and whole.y1 <= height, whole
+    for a in fig.axes:
+        parts = [a.xaxis.get_tightbbox(renderer), a.yaxis.get_tightbbox(renderer)]
+        if a.get_legend() is not None:
+            parts.append(a.get_legend().get_window_extent(renderer))
+        reach = Bbox.union([p for p in parts if p is not None])
+        for b in fig.axes:
+            if b is not a:
+                assert not reach.overlaps(b.get_window_extent(renderer)), (a, b)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_chapter_one_figures_fixed_frames_hold_their_labels(seed: int) -> None:
+    from normcore.plots.ch01 import crowd_shift_comparison, stack_drift_figure
+
+    stacks = [sh.deep_stack(False, seed=seed + 3), sh.deep_stack(True, seed=seed + 3)]
+    _laid_out(stack_drift_figure(*stacks, sh.deep_stack(False, seed=seed + 3, init="he")))
+    plain, batch = sh.crowd_shift("none", seed=seed), sh.crowd_shift("batch", seed=seed)
+    _laid_out(crowd_shift_comparison(plain, batch))
