@@ -237,24 +237,18 @@ class Normaliser(Remade):
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
         return rate, slopes, False
 
-    def _known(self) -> dict[Any, Any]:
-        """What this layer has worked out about the blocks it has read (its parameters lined up
-        with them): a layer cannot change, so each is worked out once."""
-        known = self.__dict__.get("_lined_up")
-        if known is None:
-            known = self.__dict__["_lined_up"] = {}
-        elif len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
-            known.clear()
-        return known
+    def _cache(self, name: str) -> dict[Any, Any]:
+        """The dict `name` in this layer's ``__dict__``, made on first use: what the layer has
+        worked out about the blocks it has read, which cannot change as the layer cannot. Emptied
+        past 64 entries (many shapes read, as in a fuzz) rather than left to grow.
 
-    def _shared(self) -> dict[Any, Any]:
-        """What this layer and the layers its steps make have worked out about the blocks they
-        read (layouts, checks passed, shapes): a step changes no shape and no setting, so it is
-        shared from layer to successor (`_successor`)."""
-        known = self.__dict__.get("_layouts")
+        ``_lined_up`` holds this layer's parameters lined up with a block; ``_layouts`` holds
+        layouts, checks passed and shapes, which a step does not change, so it is shared with the
+        layers the steps make (`_successor`)."""
+        known = self.__dict__.get(name)
         if known is None:
-            known = self.__dict__["_layouts"] = {}
-        elif len(known) > 64:  # many shapes read (a fuzz): start again rather than grow
+            known = self.__dict__[name] = {}
+        elif len(known) > 64:
             known.clear()
         return known
 
@@ -275,7 +269,7 @@ class Normaliser(Remade):
         for name in field_names(cls):
             fields[name] = old[name]
         fields.update(moved)
-        fields["_layouts"] = self._shared()
+        fields["_layouts"] = self._cache("_layouts")
         return new
 
     def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:
@@ -284,7 +278,7 @@ class Normaliser(Remade):
         `x`, the axes they run along and the count `check_values` bounds magnitudes for. The
         checks depend only on the block's shape and dtype (and the layer's settings, which a
         step keeps), so each shape is checked once by a layer and the layers its steps make."""
-        known = self._shared()
+        known = self._cache("_layouts")
         key = (x.shape, x.dtype, purpose)
         found = known.get(key)
         if found is None:
@@ -317,7 +311,7 @@ class Normaliser(Remade):
         when not affine. Worked out once per rank and dtype: the layer cannot change."""
         if not self.affine:
             return None, None, ()
-        known = self._known()
+        known = self._cache("_lined_up")
         key = (x.ndim, x.dtype)
         found = known.get(key)
         if found is None:
@@ -330,7 +324,7 @@ class Normaliser(Remade):
         shapes and dtype) as reshapes of scale and shift to the shape it gave, which is what
         `_in_view` makes when no cast is needed (lining up inserts or splits axes; it never
         reorders values)."""
-        shapes = self._shared()
+        shapes = self._cache("_layouts")
         key = ("lined up", x.ndim, x.dtype)
         layout = shapes.get(key)
         if layout is None or self.scale.dtype != x.dtype or self.shift.dtype != x.dtype:

@@ -172,7 +172,7 @@ class BatchNorm(Normaliser):
     def _given(self, x: np.ndarray) -> Given:
         """The running mean and deviation lined up with `x` (worked out once per rank and
         dtype: the layer cannot change)."""
-        known = self._known()
+        known = self._cache("_lined_up")
         key = ("given", x.ndim, x.dtype)
         if key not in known:
             mean = self._in_view(self.running_mean, x, "running_mean")
