@@ -151,22 +151,8 @@ def field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
-#: field types that never hold an array of their own: numbers, flags, strings, tuples of whole
-#: numbers, and the values that seal their own arrays (`Sealed`), which `Sealed` does not look
-#: inside again (the rest are looked at by `Sealed`)
-_PLAIN_TYPES = frozenset(
-    {
-        "int",
-        "bool",
-        "float",
-        "str",
-        "Purpose",
-        "tuple[int, ...]",
-        "Statistics | None",
-        "tuple[Response, ...]",
-        "tuple[Gradient, ...]",
-    }
-)
+#: field types that never hold an array (the rest are looked at by `Sealed`)
+_PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Purpose", "tuple[int, ...]"})
 
 
 #: the fields of each value type that may hold an array (`_may_hold_arrays`), by type
@@ -175,8 +161,7 @@ _ARRAY_FIELDS: dict[type, tuple[str, ...]] = {}
 
 def _may_hold_arrays(cls: type) -> tuple[str, ...]:
     """The fields of the dataclass `cls` that may hold an array or a dict: every field but those
-    typed as a number, a flag, a string, a tuple of whole numbers or a value that seals itself
-    (worked out once a type)."""
+    typed as a number, a flag, a string or a tuple of whole numbers (worked out once a type)."""
     names = _ARRAY_FIELDS.get(cls)
     if names is None:
         fields = dataclasses.fields(cls)
@@ -215,8 +200,8 @@ class Sealed(Remade):
     and sets the fields straight into the instance's ``__dict__`` (a frozen dataclass's
     generated constructor sets each through ``object.__setattr__``, which costs more than the
     rest of making the value). The others keep the generated constructor, which calls
-    `__post_init__` below: it seals every field not typed as a number, a flag, a string, a
-    tuple of whole numbers or a value that seals itself.
+    `__post_init__` below: it seals every field not typed as a number, a flag, a string or a
+    tuple of whole numbers.
     """
 
     __slots__ = ()
