@@ -181,14 +181,23 @@ def test_a_step_makes_what_the_constructor_makes_of_the_same_fields(
     """A normaliser's step makes its new layer without running the constructor's checks again
     (`Normaliser._successor`): the new layer must hold exactly what the constructor makes of
     the same fields (which checks and seals them again, and works out a batch layer's running
-    deviation again), and answer the same."""
+    deviation again), and answer the same, forward and backward (the new layer lines its
+    parameters up by reshaping them to the shapes its predecessor worked out; the remade one
+    works them out afresh)."""
     layer, x, d = _case(name)
     _, _, stepped = _three_calls(layer, x, d, purpose)
     fields = {f.name: getattr(stepped, f.name) for f in dataclasses.fields(stepped) if f.init}
     remade = type(stepped)(**fields)
     _same_fields(stepped, remade, name)
     for p in PURPOSES:
-        np.testing.assert_array_equal(stepped.forward(x, p).output, remade.forward(x, p).output)
+        got, want = stepped.forward(x, p), remade.forward(x, p)
+        np.testing.assert_array_equal(got.output, want.output)
+        got, want = stepped.backward(got, d), remade.backward(want, d)
+        np.testing.assert_array_equal(got.passed_down, want.passed_down)
+        assert sorted(got.slopes) == sorted(want.slopes)
+        for key, slope in got.slopes.items():
+            assert slope.shape == want.slopes[key].shape, key
+            np.testing.assert_array_equal(slope, want.slopes[key], err_msg=key)
 
 
 @pytest.mark.parametrize("name", ["batch", "ghost batch", "image batch"])
