@@ -52,3 +52,42 @@ def judged(
         if np.all(error <= near):
             return Verdict(f"not yet: {hint}")
     return first
+
+
+def pytorch_running_variance(
+    given: Any,
+    biased: float,
+    rows: int,
+    tolerance: float = 5e-4,
+    mistake_tolerance: float | None = None,
+) -> Verdict:
+    """A checker for PyTorch's running variance after one training batch from its start of 1:
+    momentum 0.1 in PyTorch's naming (the share taken from the batch), the batch's *unbiased*
+    variance folded in. `biased` is the batch's biased variance, `rows` its number of rows.
+
+    The mistakes it names: the biased variance folded in (normcore's and this book's rule),
+    momentum read as the share kept, the start of 1 forgotten, and the batch's variance taken
+    whole.
+    """
+    unbiased = biased * rows / (rows - 1)
+    mistakes = [
+        (
+            0.9 + 0.1 * biased,
+            "that folds in the biased variance, as normcore does; PyTorch folds in the "
+            "unbiased one (the squared offsets divided by n - 1)",
+        ),
+        (
+            0.1 + 0.9 * unbiased,
+            "PyTorch's momentum 0.1 is the share taken from the batch, not the share kept",
+        ),
+        (
+            0.1 * unbiased,
+            "the running variance starts at 1, not 0: nine tenths of that start are kept",
+        ),
+        (
+            unbiased,
+            "that is the batch's unbiased variance itself; the running figure moves only "
+            "a tenth of the way to it",
+        ),
+    ]
+    return judged(given, 0.9 * 1.0 + 0.1 * unbiased, mistakes, tolerance, mistake_tolerance)

@@ -9,7 +9,7 @@ import numpy as np
 
 from normcore.batch import BatchNorm
 from normcore.exercises import Verdict, verdict
-from normcore.exercises._mistakes import judged
+from normcore.exercises._mistakes import judged, pytorch_running_variance
 from normcore.experiments.shift import fold_in
 from normcore.worked import FOUR_ROWS
 
@@ -98,20 +98,7 @@ def check_pytorch_running_variance(value: Any) -> Verdict:
     """Exercise 4: the running variance of feature 2 after one step if, as PyTorch does, the
     unbiased variance were folded in (momentum 0.1 in PyTorch's naming)."""
     response = BatchNorm.create(2).forward(WORKED, "training")
-    rows = WORKED.shape[0]
-    biased = response.statistics.variance[1]
-    unbiased = biased * rows / (rows - 1)
-    mistakes = [
-        (
-            0.9 + 0.1 * biased,
-            "that is this book's rule, folding the biased variance; PyTorch "
-            "divides the squared offsets by n - 1",
-        ),
-        (
-            0.1 + 0.9 * unbiased,
-            "PyTorch's momentum 0.1 is the share taken from the batch, not the share kept",
-        ),
-    ]
-    return judged(
-        value, 0.9 * 1.0 + 0.1 * unbiased, mistakes, tolerance=1e-9, mistake_tolerance=1e-6
+    biased = float(response.statistics.variance[1])
+    return pytorch_running_variance(
+        value, biased, WORKED.shape[0], tolerance=1e-9, mistake_tolerance=1e-6
     )

@@ -9,7 +9,7 @@ import numpy as np
 
 from normcore import BatchNorm
 from normcore.exercises import Verdict, verdict
-from normcore.exercises._mistakes import judged
+from normcore.exercises._mistakes import judged, pytorch_running_variance
 
 COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]])
 
@@ -17,30 +17,7 @@ COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]])
 def check_pytorch_variance(answer: Any) -> Verdict:
     """Exercise 1: PyTorch's running variance (momentum 0.1, unbiased variance, start 1) after
     one training batch COLUMN."""
-    n = COLUMN.shape[0]
-    biased = float(COLUMN.var())
-    unbiased = biased * n / (n - 1)
-    mistakes = [
-        (
-            0.9 + 0.1 * biased,
-            "that folds in the biased variance, as normcore does; PyTorch folds "
-            "in the unbiased one (divided by n - 1)",
-        ),
-        (
-            0.1 + 0.9 * unbiased,
-            "PyTorch's momentum 0.1 is the share taken from the batch, not the share kept",
-        ),
-        (
-            0.1 * unbiased,
-            "the running variance starts at 1, not 0: nine tenths of that start are kept",
-        ),
-        (
-            unbiased,
-            "that is the batch's unbiased variance itself; the running figure moves only "
-            "a tenth of the way to it",
-        ),
-    ]
-    return judged(answer, 0.9 * 1.0 + 0.1 * unbiased, mistakes)
+    return pytorch_running_variance(answer, float(COLUMN.var()), COLUMN.shape[0])
 
 
 def check_two_steps(answer: Any) -> Verdict:
