@@ -6,11 +6,14 @@ or from a plain-numpy recomputation that shares no code with normcore's layers.
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from js.node import run  # tests/js/node.py: the bundle under node, as the page runs it
 
 import normcore as nc
 from normcore.experiments import network
@@ -204,20 +207,40 @@ def test_under_the_batch_layer_the_read_deviation_is_the_scale() -> None:
 
 
 def test_travels_on_a_hand_made_record() -> None:
-    mean = np.array([[0.0, 1.0], [0.5, 0.9], [0.2, 0.3]])
+    # three rows, three units, three epochs. Epoch 1: (0, 1, 2) and (2, 1, 0), symmetric
+    # (skewness 0) and opposite (correlation -1), and a unit that is off (constant: NaN, left
+    # out). Last epoch: (0, 0, 1) has skewness 1/sqrt(2) and correlation sqrt(3)/2 with (0, 1, 2).
+    up, down, off, late = [0.0, 1, 2], [2.0, 1, 0], [0.0, 0, 0], [0.0, 0, 1]
+    read = np.array([np.column_stack(e) for e in ([up, down, off], [up, up, up], [late, up, late])])
+    mean = np.array([[0.0, 1.0, 0], [0.5, 0.9, 0], [0.2, 0.3, 0]])
     record = sh.CrowdShift(
         arrangement="none",
         seed=0,
         mean=mean,
-        deviation=np.array([[1.0, 2.0], [1, 2], [1.5, 1]]),
+        deviation=np.array([[1.0, 2.0, 0], [1, 2, 0], [1.5, 1, 0]]),
         shift=None,
         loss=np.zeros(3),
-        skewness=np.array([[0.0, np.nan], [0, 0], [0.4, 1.0]]),
-        correlation=np.array([[[1.0, 0.2], [0.2, 1]], [[1, 0], [0, 1]], [[1, -0.5], [-0.5, 1]]]),
+        read=read,
     )
-    assert record.travels() == pytest.approx(
-        {"mean": 0.7, "deviation": 1.0, "skewness": 0.4, "correlation": 0.7}
-    )
+    want = {"mean": 0.7, "deviation": 1.0, "skewness": 0.5**0.5, "correlation": 1 + 3**0.5 / 2}
+    assert record.travels() == pytest.approx(want, rel=1e-12)  # from the two ends alone
+    assert np.isnan(record.skewness[0, 2]) and np.isnan(record.correlation[0, 0, 2])
+    np.testing.assert_allclose(record.skewness[-1], [0.5**0.5, 0, 0.5**0.5], atol=1e-15)
+    assert record.travels() == pytest.approx(want, rel=1e-12)  # from the whole record
+    bare = sh.CrowdShift("none", 0, mean, mean, None, np.zeros(3))
+    assert bare.skewness is None and bare.correlation is None
+
+
+def test_the_shape_travels_need_only_the_ends() -> None:
+    # the travels computed from the first and last epochs alone are the whole record's, bit for
+    # bit (each column's moments run over the rows only)
+    alone = sh.crowd_shifts("batch", [0, 1], epochs=40)
+    for record in alone:
+        ends = record.travels()
+        assert record.skewness.shape == (40, 16) and record.correlation.shape == (40, 16, 16)
+        assert record.travels() == ends
+        whole = sh.skewness(record.read)
+        assert np.array_equal(whole[[0, -1]], sh.skewness(record.read[[0, -1]]), equal_nan=True)
 
 
 def test_crowd_shifts_refuses_other_arrangements() -> None:
@@ -317,8 +340,106 @@ def test_shift_chart_switches_between_the_two_networks() -> None:
     assert chart.answer()["shift_gap"] is None
     chart.select("batch")
     assert chart.answer()["largest_shift"] == f"{batch.largest_shift:.4f}"
-    assert chart.answer()["shift_gap"] == f"{batch.shift_gap:.1e}"
+    assert chart.answer()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
     assert chart.results["batch"]["figures"] == chart.answer()
     with pytest.raises(ValueError, match="arrangement"):
         chart.select("layer")
     assert chart.selected == "batch"
+
+
+def _gapped(gap: float) -> sh.CrowdShift:
+    """A two-epoch record under a batch layer whose block's mean is off its shift by `gap`."""
+    shift = np.array([[0.0, 0.5], [0.25, -0.125]])
+    mean = shift.copy()
+    mean[1, 0] += gap
+    return _fake(mean, shift=shift)
+
+
+@pytest.mark.parametrize("gap", [4.6e-16, 5.1e-16, 3e-15, 1e-14])
+def test_the_switch_shows_a_rounding_level_gap_as_its_bound(gap: float) -> None:
+    # 4.6e-16 on one processor, 5.1e-16 on another: the readout must not tell them apart
+    from normcore.book import bound
+    from normcore.widgets.shift_chart import GAP_FLOOR, describe
+
+    record = _gapped(gap)
+    assert record.shift_gap == pytest.approx(gap, rel=1e-6)
+    assert describe(record)["shift_gap"] == "1e-14" == f"{bound(gap, GAP_FLOOR):.0e}"
+    assert describe(_fake(record.mean))["shift_gap"] is None  # no batch layer, no gap
+
+
+def test_a_gap_above_the_floor_is_shown_as_the_next_power_of_ten() -> None:
+    from normcore.widgets.shift_chart import describe
+
+    assert describe(_gapped(2e-14))["shift_gap"] == "1e-13"
+    assert describe(_gapped(1e-13))["shift_gap"] == "1e-13"
+
+
+READOUT = """answer(input.map((figures) => m.readout(figures)));"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_the_page_shows_the_gap_as_python_describes_it() -> None:
+    # the switch's readout, run under node from the page's bundle: the same text for a gap of
+    # 4.6e-16 and one of 5.1e-16, and the figure Python stored, after "at most"
+    from normcore.widgets.shift_chart import describe
+
+    figures = [describe(_gapped(gap)) for gap in (4.6e-16, 5.1e-16)]
+    plain = describe(_fake(np.array([[0.0, 1.0], [0.5, 0.9]])))
+    shown = run(shutil.which("node"), "shift-chart.js", READOUT, [*figures, plain])
+    assert shown[0] == shown[1]
+    assert 'the layer\'s shift: at most <b data-key="shift_gap">1e-14</b>' in shown[0]
+    assert "shift_gap" not in shown[2] and "at most" not in shown[2]
+    for text, f in zip(shown, [*figures, plain], strict=True):
+        for key, value in f.items():
+            if value is not None:
+                assert f'<b data-key="{key}">{value}</b>' in text
+
+
+def test_the_switch_charts_fixed_frame_holds_every_label() -> None:
+    # the switch's charts are laid out once (CHART_FRAME), not by a layout engine: for the
+    # chapter's seeds and for tick labels as wide as "-0.050" (a synthetic record), no panel's
+    # labels run into the other and nothing leaves the canvas
+    from normcore.plots.ch01 import crowd_shift_figure
+
+    e = np.linspace(0.0, 1.0, 50)[:, None]
+    mean = np.hstack([-0.0375 + 0.15 * e, 0.05 * e])
+    wide = sh.CrowdShift("batch", 0, mean, 1 + mean, mean, np.zeros(50))
+    fig = crowd_shift_figure(wide)
+    _laid_out(fig)
+    assert "\u22120.050" in [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    for record in [*sh.crowd_shifts("none", range(2)), *sh.crowd_shifts("batch", range(2))]:
+        _laid_out(crowd_shift_figure(record))
+
+
+def _laid_out(fig) -> None:
+    """No panel's tick labels, axis labels or legend run into another panel, and nothing leaves
+    the canvas (a figure laid out by fixed frames, with no layout engine to move its panels). A
+    left-set title may run on above the next panel, as it did under constrained layout."""
+    import matplotlib.pyplot as plt
+    from matplotlib.transforms import Bbox
+
+    assert fig.get_layout_engine() is None
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    whole = fig.get_tightbbox(renderer)  # inches
+    width, height = fig.get_size_inches()
+    assert 0 <= whole.x0 and whole.x1 <= width and 0 <= whole.y0 and whole.y1 <= height, whole
+    for a in fig.axes:
+        parts = [a.xaxis.get_tightbbox(renderer), a.yaxis.get_tightbbox(renderer)]
+        if a.get_legend() is not None:
+            parts.append(a.get_legend().get_window_extent(renderer))
+        reach = Bbox.union([p for p in parts if p is not None])
+        for b in fig.axes:
+            if b is not a:
+                assert not reach.overlaps(b.get_window_extent(renderer)), (a, b)
+    plt.close(fig)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_chapter_one_figures_fixed_frames_hold_their_labels(seed: int) -> None:
+    from normcore.plots.ch01 import crowd_shift_comparison, stack_drift_figure
+
+    stacks = [sh.deep_stack(False, seed=seed + 3), sh.deep_stack(True, seed=seed + 3)]
+    _laid_out(stack_drift_figure(*stacks, sh.deep_stack(False, seed=seed + 3, init="he")))
+    plain, batch = sh.crowd_shift("none", seed=seed), sh.crowd_shift("batch", seed=seed)
+    _laid_out(crowd_shift_comparison(plain, batch))

@@ -14,7 +14,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -253,9 +254,12 @@ class CrowdShift:
     over the rows, measured on each epoch's training pass before its step. `shift` and `scale`
     (same shape) are the batch layer's shift and scale at that pass, and `source_variance` the
     biased variance of the block it standardised (the ReLU's output); all three None without a
-    batch layer. `skewness` (epochs, units) and `correlation` (epochs, units, units) describe the
-    read block's shape and how its units move together; NaN where a unit is constant over the
-    rows (off for every person). `rate` is the learning rate the network was trained at.
+    batch layer. `read` (epochs, rows, units) is the block itself. `skewness` (epochs, units) and
+    `correlation` (epochs, units, units) describe its shape and how its units move together; NaN
+    where a unit is constant over the rows (off for every person). They are computed from `read`
+    when first asked for (None without it), and the travels need only the first and last epochs,
+    so a record whose shape is never drawn costs two epochs' worth, not four hundred. `rate` is
+    the learning rate the network was trained at.
     """
 
     arrangement: str
@@ -264,8 +268,7 @@ class CrowdShift:
     deviation: np.ndarray
     shift: np.ndarray | None
     loss: np.ndarray
-    skewness: np.ndarray | None = None
-    correlation: np.ndarray | None = None
+    read: np.ndarray | None = field(default=None, repr=False)
     scale: np.ndarray | None = None
     source_variance: np.ndarray | None = None
     rate: float = DRIFT_RATE
@@ -295,18 +298,36 @@ class CrowdShift:
         """The largest change of any unit's deviation, first epoch to last."""
         return _largest_change(self.deviation[0], self.deviation[-1])
 
+    @cached_property
+    def skewness(self) -> np.ndarray | None:
+        """Each unit's skewness over the rows, per epoch: shape (epochs, units)."""
+        return None if self.read is None else skewness(self.read)
+
+    @cached_property
+    def correlation(self) -> np.ndarray | None:
+        """The correlation of every two units over the rows, per epoch: (epochs, units, units)."""
+        return None if self.read is None else correlations(self.read)
+
+    def _ends(self, name: str, measure) -> np.ndarray:
+        """`measure` of the read block at the first and last epochs (from the record's own, if
+        it has already been computed: the same figures, column by column)."""
+        whole = self.__dict__.get(name)
+        return whole[[0, -1]] if whole is not None else measure(self.read[[0, -1]])
+
     @property
     def skewness_travel(self) -> float:
         """The largest change of any unit's skewness, first epoch to last (units constant at
         either end left out)."""
-        return _largest_change(self.skewness[0], self.skewness[-1])
+        first, last = self._ends("skewness", skewness)
+        return _largest_change(first, last)
 
     @property
     def correlation_travel(self) -> float:
         """The largest change of the correlation between any two units, first epoch to last
         (pairs with a constant unit at either end left out)."""
-        upper = np.triu_indices(self.correlation.shape[-1], k=1)
-        return _largest_change(self.correlation[0][upper], self.correlation[-1][upper])
+        first, last = self._ends("correlation", correlations)
+        upper = np.triu_indices(first.shape[-1], k=1)
+        return _largest_change(first[upper], last[upper])
 
     def travels(self) -> dict[str, float]:
         """The four travels, first epoch to last, by measure."""
@@ -409,11 +430,10 @@ def crowd_shifts(
             scales.append(before.norm.scale)
             sources.append(seen.responses[2].statistics.variance)
     read = np.stack(reads)  # (epochs, seeds, rows, units)
+    read.flags.writeable = False
     record = {
         "mean": read.mean(axis=-2),
         "deviation": read.std(axis=-2),
-        "skewness": skewness(read),
-        "correlation": correlations(read),
         "loss": np.array(losses),
         "shift": np.array(shifts) if shifts else None,
         "scale": np.array(scales) if scales else None,
@@ -427,8 +447,7 @@ def crowd_shifts(
             deviation=record["deviation"][:, i],
             shift=None if record["shift"] is None else record["shift"][:, i],
             loss=record["loss"][:, i],
-            skewness=record["skewness"][:, i],
-            correlation=record["correlation"][:, i],
+            read=read[:, i],
             scale=None if record["scale"] is None else record["scale"][:, i],
             source_variance=None if record["source"] is None else record["source"][:, i],
             rate=float(rate),

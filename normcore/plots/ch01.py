@@ -13,12 +13,34 @@ from normcore.plots.style import BOOK_COLOURS, PNG_METADATA, use_book_style
 
 TITLES = {"none": "plain network", "batch": "with a batch layer after the ReLU"}
 
+# Chapter 1's figures are laid out once, by these frames, instead of by the book style's
+# constrained layout: a layout engine makes every save (the page's PNG, the figure pack's SVG)
+# measure every tick label and title once more before it draws, a quarter of each figure's cost.
+# The frames are where constrained layout put the panels of the chapter's own run (at the page's
+# 110 dpi), so the figures look as they did; tests/test_shift.py checks that no panel's labels
+# run into another panel and nothing leaves the canvas.
+
+#: The deep-stack figure's two panels: (left, bottom, width, height) in figure fractions.
+STACK_FRAME = ((0.0848, 0.1480, 0.4092, 0.7756), (0.5846, 0.1480, 0.4092, 0.7756))
+#: The comparison figure's columns (left edges) and rows (bottom edges), and one panel's size:
+#: the first column's legend runs past its panel, so the first gap is the wider.
+COMPARISON_COLUMNS = (0.0801, 0.4628, 0.7715)
+COMPARISON_ROWS = (0.5570, 0.0904)
+COMPARISON_PANEL = (0.2137, 0.3962)
+
+
+def _framed(rows: int, columns: int, figsize: tuple[float, float], **shared):
+    """A figure of rows x columns panels with no layout engine (the caller places them)."""
+    return plt.subplots(rows, columns, figsize=figsize, layout="none", **shared)
+
 
 def stack_drift_figure(plain: StackDrift, normalised: StackDrift, he: StackDrift | None = None):
     """The deviation (left) and mean (right) of the block each layer hands on: the plain stack,
     the same draws He-initialised (if given) and the plain stack with batch layers."""
     use_book_style()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(6.8, 3.3), sharex=True)
+    fig, (left, right) = _framed(1, 2, (6.8, 3.3), sharex=True)
+    for ax, frame in zip((left, right), STACK_FRAME, strict=True):
+        ax.set_position(frame)
     depth = np.arange(plain.depth + 1)
     lines = [(plain, BOOK_COLOURS[0], "o", "default initialisation")]
     if he is not None:
@@ -68,10 +90,21 @@ def crowd_shift_axes(shift: CrowdShift, mean_ax, deviation_ax, skewness_ax=None)
     mean_ax.legend(loc="upper left", fontsize=8)
 
 
+#: Where `crowd_shift_figure` puts its two panels (figure fractions), set once instead of by the
+#: book style's constrained layout: a layout engine costs the switch's charts a whole extra pass
+#: over every tick and label. The margins hold tick labels as wide as "-0.025" and the suptitle
+#: (tests/test_shift.py draws the charts of several seeds and finds nothing outside the canvas).
+CHART_FRAME = {"left": 0.125, "right": 0.99, "bottom": 0.152, "top": 0.908, "wspace": 0.27}
+
+
 def crowd_shift_figure(shift: CrowdShift):
-    """The block the output layer reads, unit by unit, over training: one arrangement."""
+    """The block the output layer reads, unit by unit, over training: one arrangement (the
+    switch's chart; its panels sit where `CHART_FRAME` puts them)."""
     use_book_style()
-    fig, (mean_ax, deviation_ax) = plt.subplots(1, 2, figsize=(6.8, 3.2), sharex=True)
+    fig, (mean_ax, deviation_ax) = plt.subplots(
+        1, 2, figsize=(6.8, 3.2), sharex=True, layout="none"
+    )
+    fig.subplots_adjust(**CHART_FRAME)
     crowd_shift_axes(shift, mean_ax, deviation_ax)
     fig.suptitle(
         f"What the output layer reads: {TITLES.get(shift.arrangement, shift.arrangement)}",
@@ -85,7 +118,11 @@ def crowd_shift_figure(shift: CrowdShift):
 def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
     """Both arrangements, one above the other, on shared axes: mean, deviation and skewness."""
     use_book_style()
-    fig, axes = plt.subplots(2, 3, figsize=(7.2, 5.4), sharex=True, sharey="col")
+    fig, axes = _framed(2, 3, (7.2, 5.4), sharex=True, sharey="col")
+    width, height = COMPARISON_PANEL
+    for row, bottom in zip(axes, COMPARISON_ROWS, strict=True):
+        for ax, left in zip(row, COMPARISON_COLUMNS, strict=True):
+            ax.set_position((left, bottom, width, height))
     for row, shift in zip(axes, (plain, batch), strict=True):
         crowd_shift_axes(shift, row[0], row[1], row[2])
         row[1].set_title(TITLES.get(shift.arrangement, shift.arrangement))
@@ -97,7 +134,8 @@ def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
 
 
 def png_bytes(fig, dpi: float = 100.0) -> bytes:
-    """The figure as PNG bytes without metadata (the same bytes on every run); closes it.
+    """The figure as PNG bytes without metadata (the same bytes on every run), its whole canvas
+    as laid out (no tight crop: that would draw it twice); closes it.
 
     Args:
         fig: a matplotlib figure.
@@ -106,6 +144,7 @@ def png_bytes(fig, dpi: float = 100.0) -> bytes:
             the book style's 150.
     """
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata=dict(PNG_METADATA), dpi=dpi)
+    with plt.rc_context({"savefig.bbox": "standard"}):
+        fig.savefig(buffer, format="png", metadata=dict(PNG_METADATA), dpi=dpi)
     plt.close(fig)
     return buffer.getvalue()

@@ -7,8 +7,12 @@
 
 Both networks are trained and both charts drawn (PNG) when the widget is made; the page chooses
 between them (``js/shift-chart.js``), so on the static site the switch works with no kernel. The
-figures are stored as the page shows them (4 decimals, or 2 significant figures for the gap), so
-a saved notebook holds no full-precision number.
+figures are stored as the page shows them (4 decimals), so a saved notebook holds no
+full-precision number. The gap between the block's mean and the batch layer's shift is at the
+level of rounding, whose first digit differs from one processor's arithmetic to another's (4.6e-16
+on one, 5.1e-16 on another): it is shown as the chapter shows such gaps, the power of ten at or
+above it with a floor of `GAP_FLOOR` (`normcore.book.bound`), which the page prefixes with
+"at most".
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 import traitlets
 
+from normcore.book import bound
 from normcore.errors import SettingError
 from normcore.experiments.shift import CrowdShift, crowd_shift
 from normcore.plots.ch01 import crowd_shift_figure, png_bytes
@@ -26,6 +31,9 @@ from normcore.widgets._input import check_state
 from normcore.widgets._page import PageWidget
 
 LABELS = {"none": "plain", "batch": "batch layer"}
+
+GAP_FLOOR = 1e-14
+"""The least the shift gap is shown as: above rounding level (the chapter's prose uses the same)."""
 
 
 def describe(shift: CrowdShift) -> dict[str, str | None]:
@@ -37,7 +45,9 @@ def describe(shift: CrowdShift) -> dict[str, str | None]:
         "largest_move": f"{shift.largest_move:.4f}",
         "move_unit": str(unit + 1),
         "move_epoch": str(epoch),
-        "shift_gap": None if shift.shift_gap is None else f"{shift.shift_gap:.1e}",
+        "shift_gap": None
+        if shift.shift_gap is None
+        else f"{bound(shift.shift_gap, GAP_FLOOR):.0e}",
     }
 
 

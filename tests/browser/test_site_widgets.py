@@ -661,6 +661,7 @@ def test_axes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # 
 SHIFT_READ = """root => { const box = document.querySelector(root);
   return {figures: Object.fromEntries(Array.from(box.querySelectorAll('.nc-readout [data-key]'),
                                                  e => [e.dataset.key, e.textContent])),
+          text: box.querySelector('.nc-readout').textContent,
           src: box.querySelector('img.nc-chart').src,
           pressed: box.querySelector('button[aria-pressed=true]').dataset.value,
           runs: box.querySelector('.nc-where').dataset.runs}; }"""
@@ -684,6 +685,9 @@ def test_shift_chart_switches_in_the_page(browser: Any, site: str) -> None:  # n
             got = page.evaluate(SHIFT_READ, root)
             expected = {k: v for k, v in want[chosen].items() if v is not None}
             assert got["figures"] == expected, f"{where}: {chosen}"
+            if chosen == "batch":  # a rounding-level gap, shown as the power of ten above it
+                assert f"shift: at most {expected['shift_gap']}" in got["text"], where
+                assert expected["shift_gap"] == "1e-14", where
             assert got["pressed"] == chosen and got["runs"] == "page", where
             assert shown.setdefault(chosen, got["src"]) == got["src"]  # each its own chart
 

@@ -12,7 +12,9 @@ export function readout(f) {
       `${item("move_epoch")})`,
   ];
   if (f.shift_gap !== null) {
-    lines.push(`largest gap between the block's mean and the layer's shift: ${item("shift_gap")}`);
+    // a rounding-level gap: Python sends the power of ten at or above it (normcore.book.bound)
+    lines.push(`largest gap between the block's mean and the layer's shift: at most ` +
+      `${item("shift_gap")}`);
   }
   return `<p>${lines.join("<br>")}</p>`;
 }
