@@ -369,3 +369,66 @@ def test_exercise_checks_say_right_to_right_answers():
     assert ch07.check_rate_ten(ten) == "right" and ch07.check_rate_ten(ten + 0.01) != "right"
     for check in (ch07.check_clip_loss, ch07.check_rate_ten, ch07.check_batch_of_ten):
         assert check(None) == PROMPT
+
+
+# --------------------------------------------------------------- the brake behind the batch layer
+def _first_batch():
+    data = R.subscribers()
+    from normcore.experiments.rates.data import orders
+
+    rows = orders(1)[0][: R.BATCH]
+    return data.x_train[rows], data.y_train[rows]
+
+
+def test_a_step_behind_the_batch_layer_only_lengthens_the_hidden_weights():
+    """The chapter's prediction on its own network: the step is at right angles to each unit's
+    weights, so ||w'||^2 = ||w||^2 + ||w' - w||^2 (eta^2 ||g||^2); the plain network's is not."""
+    xb, yb = _first_batch()
+    for normalised in (True, False):
+        net = R.build(R.RUN_SEEDS[0], normalised)
+        moved, _ = R.train_step(net, xb, yb, 5.0)
+        w, w2 = np.asarray(net.hidden.weights), np.asarray(moved.hidden.weights)
+        gain = R.unit_lengths(moved) - R.unit_lengths(net)
+        step = np.sum((w2 - w) ** 2, axis=0)
+        cosine = np.sum(w * (w2 - w), axis=0) / np.sqrt(np.sum(w**2, axis=0) * step)
+        if normalised:
+            np.testing.assert_allclose(gain, step, rtol=1e-6)
+            assert np.all(np.abs(cosine) < 1e-6)
+        else:
+            assert np.max(np.abs(cosine)) > 0.1
+
+
+def test_lengths_read_the_runs_start_and_end(rows):
+    row = next(r for r in rows if r.normalised and r.rate == 5.0)
+    brake = R.lengths(row.runs)
+    for k, run in enumerate(row.runs):
+        np.testing.assert_array_equal(brake.start[k], R.unit_lengths(R.build(run.seed, True)))
+        np.testing.assert_array_equal(brake.end[k], R.unit_lengths(run.net))
+    assert brake.start.shape == brake.end.shape == (2, R.HIDDEN)
+    np.testing.assert_allclose(brake.effective, np.mean(5.0 / brake.end, axis=-1))
+    np.testing.assert_allclose(brake.brake * brake.effective, 5.0)
+    assert np.all(brake.growth > 1) and np.all(brake.largest_effective >= brake.effective)
+    assert np.all(brake.effective_start > brake.effective)
+    table = R.length_table([brake])
+    assert len(table.rows) == 1 and table.rows[0][0] == "5"
+
+
+def test_lengths_refuse_runs_of_different_settings(rows):
+    from normcore.errors import SettingError
+
+    mixed = [r.runs[0] for r in rows if r.normalised and r.rate in (0.05, 5.0)]
+    with pytest.raises(SettingError, match="one rate"):
+        R.lengths(mixed)
+    with pytest.raises(SettingError, match="at least one"):
+        R.lengths([])
+
+
+def test_the_batch_layer_makes_the_loss_blind_to_the_hidden_length():
+    for seed in R.RUN_SEEDS:
+        normalised, plain = R.build(seed, True), R.build(seed, False)
+        for factor in (0.5, 2.0, 10.0):
+            assert R.scale_change(normalised, factor) < R.BLIND_BELOW
+            assert R.scale_change(plain, factor) > R.SEES_LENGTH
+        doubled = R.scaled(normalised, 2.0)
+        np.testing.assert_array_equal(doubled.hidden.weights, 2 * normalised.hidden.weights)
+        assert doubled.layers.layers[1:] == normalised.layers.layers[1:]

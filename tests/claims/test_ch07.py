@@ -133,3 +133,64 @@ def test_smaller_batches_widen_the_spread():
     assert wider == n
     assert near == n
     assert lower >= 0.75 * n  # "most"
+
+
+BRAKE_SEEDS = fresh(20)
+BRAKE_SETTING = (
+    f"{len(BRAKE_SEEDS)} fresh starting weights (seeds {BRAKE_SEEDS[0]}-{BRAKE_SEEDS[-1]}), "
+    f"normalised at rates {', '.join(f'{r:g}' for r in R.BRAKE_RATES)}, 30 epochs"
+)
+
+
+@cache
+def brakes() -> dict[float, R.Lengths]:
+    """The hidden weights' lengths of every fresh normalised run at the chapter's table's rates,
+    trained as one stack."""
+    seeds = [s for _ in R.BRAKE_RATES for s in BRAKE_SEEDS]
+    rates = [r for r in R.BRAKE_RATES for _ in BRAKE_SEEDS]
+    runs = R.train_many(seeds, rates, True)
+    n = len(BRAKE_SEEDS)
+    return {r: R.lengths(runs[k * n : (k + 1) * n]) for k, r in enumerate(R.BRAKE_RATES)}
+
+
+def test_lengths_grow_more_at_larger_rates():
+    """'Every unit lengthened and the lengths rose with the rate' (every fresh seed): the
+    gradient behind the batch layer is at right angles to the weights."""
+    settings = list(brakes().values())
+    every_unit = np.all([b.end > b.start for b in settings], axis=(0, 2))  # (seeds,)
+    rising = np.all(np.diff([b.end.mean(axis=-1) for b in settings], axis=0) > 0, axis=0)
+    n = len(BRAKE_SEEDS)
+    grew = int(np.sum(every_unit & rising))
+    record("ch07", "lengths_grow_with_rate", held=grew, of=n, setting=BRAKE_SETTING)
+    assert grew == n
+
+
+def test_effective_rate_ends_lower_at_the_top_rate():
+    """'The effective rate ended lower at 30 than at 5' (the mean over units, every fresh seed:
+    past rate 5 the brake more than keeps up with the rate), and 'at 30 every unit's effective
+    rate ended below eta / 100' (every fresh seed)."""
+    settings = brakes()
+    top = max(settings)
+    lower = int(np.sum(settings[top].effective < settings[R.FALLS_FROM].effective))
+    braked = int(np.sum(settings[top].largest_effective < top / R.BRAKE_AT_LEAST))
+    n = len(BRAKE_SEEDS)
+    record("ch07", "effective_lower_at_top", held=lower, of=n, setting=BRAKE_SETTING)
+    record("ch07", "brake_at_top", held=braked, of=n, setting=BRAKE_SETTING)
+    assert lower == n
+    assert braked == n
+
+
+def test_plain_loss_sees_the_length():
+    """'Doubling the hidden weights moved the plain loss by more than 1 %' (every fresh seed,
+    trained at 0.05), where the normalised network's moves by epsilon's share."""
+    rate = min(R.BRAKE_RATES)
+    plain = R.train_many(list(BRAKE_SEEDS), [rate] * len(BRAKE_SEEDS), False)
+    normalised = R.train_many(list(BRAKE_SEEDS), [rate] * len(BRAKE_SEEDS), True)
+    sees = sum(R.scale_change(run.net) > R.SEES_LENGTH for run in plain)
+    setting = (
+        f"{len(BRAKE_SEEDS)} plain networks from fresh seeds {BRAKE_SEEDS[0]}-{BRAKE_SEEDS[-1]},"
+        f" rate {rate:g}, hidden weights and biases doubled"
+    )
+    record("ch07", "plain_sees_length", held=int(sees), of=len(plain), setting=setting)
+    assert sees == len(plain)
+    assert all(R.scale_change(run.net) < R.BLIND_BELOW for run in normalised)  # structural

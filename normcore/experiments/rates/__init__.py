@@ -12,7 +12,9 @@ printed. The package is split by job:
 * `replay`: the reference program's arithmetic, operation by operation, each sum in a stated order
   (`train_in_order`), to measure what the order of adding changes;
 * `results`: the sweep over every setting (`sweep`);
-* `tables`: the sweep as the chapter shows it, and each cell beside the printed one.
+* `tables`: the sweep as the chapter shows it, and each cell beside the printed one;
+* `lengths`: the hidden weights' lengths at the start and the end of the sweep's runs, and the
+  effective rate they set behind the batch layer (`lengths`, `scale_change`).
 
 Everything a chapter or a test needs is importable from here: ``from normcore.experiments import
 rates as R``; ``R.sweep()``.
@@ -36,6 +38,19 @@ from .data import (
     RUN_SEEDS,
     SENSITIVE,
     subscribers,
+)
+from .lengths import (
+    BLIND_BELOW,
+    BRAKE_AT_LEAST,
+    BRAKE_RATES,
+    FALLS_FROM,
+    SEES_LENGTH,
+    Lengths,
+    length_table,
+    lengths,
+    scale_change,
+    scaled,
+    unit_lengths,
 )
 from .network import (
     SubscriberNet,
@@ -63,6 +78,11 @@ from .tables import CHAOTIC, Cell, compare_with_reference, comparison_table, sho
 from .trainer import Run, train, train_many, train_step
 
 __all__ = [
+    "BLIND_BELOW",
+    "BRAKE_AT_LEAST",
+    "BRAKE_RATES",
+    "FALLS_FROM",
+    "SEES_LENGTH",
     "NEAR_SUBSCRIBERS",
     "SORTED_DEVIATIONS",
     "TEN_NEAR_SUBSCRIBERS",
@@ -83,6 +103,7 @@ __all__ = [
     "SENSITIVE",
     "Bracket",
     "Cell",
+    "Lengths",
     "OrderSpread",
     "OrderNet",
     "Run",
@@ -98,10 +119,14 @@ __all__ = [
     "comparison_table",
     "dead_units",
     "largest_stable_rate",
+    "length_table",
+    "lengths",
     "nan_units",
     "order_spread",
     "predict",
     "shown",
+    "scale_change",
+    "scaled",
     "sorted_orders",
     "stable_bracket",
     "subscribers",
@@ -113,4 +138,5 @@ __all__ = [
     "train_in_order_many",
     "train_many",
     "train_step",
+    "unit_lengths",
 ]
