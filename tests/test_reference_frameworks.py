@@ -93,3 +93,22 @@ def test_flax_layer_and_rms_norm_defaults(linen) -> None:
     assert linen.LayerNorm().epsilon == 1e-6
     assert "epsilon 1e-6" in line("Flax", "nn.RMSNorm")["behaviour"]
     assert linen.RMSNorm().epsilon == 1e-6
+
+
+def test_pytorch_eval_turns_dropout_off(oracle) -> None:
+    """The reference's "`eval()` also turns dropout off": a model-wide eval() switches dropout
+    to the identity along with the batch layers, so freezing the batch layers that way drops
+    dropout too; calling eval() on the batch layer alone leaves dropout training."""
+    torch = oracle("torch")
+    assert "turns dropout off" in line("PyTorch", "model.eval()")["behaviour"]
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.BatchNorm1d(4), torch.nn.Dropout(0.5))
+    x = torch.randn(8, 4)
+    model.train()
+    assert (model(x) == 0).any()  # dropout zeroes some values while training
+    model.eval()
+    bn = model[0]
+    assert torch.equal(model(x), bn(x))  # eval(): dropout is the identity
+    model.train()
+    bn.eval()  # freezing only the batch layer
+    assert model[1].training and (model(x) == 0).any()

@@ -39,6 +39,8 @@ TARGET_LOSS = 0.3
 CURVE_SEED = 0
 SECOND_RATE = 0.3  # the learning rate at which the claims suite checks the verdict again
 SPIKE_RISE = 0.1  # a rise of the loss from one epoch to the next that counts as a spike
+PEOPLE_DRAWS = 4000  # bootstrap draws over people in `paired_people`
+PEOPLE_PERCENTILES = (2.5, 97.5)  # its interval's ends: a 95 % interval
 # weight norm's first steps are the dense layer's to first order (chapter 5): its whole-crowd loss
 # should track the plain network's at first; "tracks" means within AGREE_LOSS, for AGREE_EPOCHS
 AGREE_LOSS = 0.01
@@ -462,7 +464,7 @@ def paired_people(
     scores: dict[str, Scores],
     arrangement: str,
     reference: str = "none",
-    draws: int = 4000,
+    draws: int = PEOPLE_DRAWS,
     seed: int = 0,
 ) -> Paired:
     """Compare `arrangement` with `reference` person by person (see `Paired`); the bootstrap
@@ -474,7 +476,7 @@ def paired_people(
     people = per_person.size
     rng = np.random.default_rng(seed)
     resampled = per_person[rng.integers(0, people, size=(draws, people))].mean(axis=1)
-    low, high = np.percentile(resampled, [2.5, 97.5])
+    low, high = np.percentile(resampled, PEOPLE_PERCENTILES)
     per_seed = a.mean(axis=1) - r.mean(axis=1)
     error = per_seed.std(ddof=1) / np.sqrt(per_seed.size) if per_seed.size > 1 else 0.0
     mean = float(per_person.mean())
@@ -528,6 +530,8 @@ __all__ = [
     "AGREE_EPOCHS",
     "AGREE_LOSS",
     "NEAR_PEOPLE",
+    "PEOPLE_DRAWS",
+    "PEOPLE_PERCENTILES",
     "batch_before_relu",
     "Comparison",
     "Curve",

@@ -36,6 +36,10 @@ HE_STRETCH = float(np.sqrt(6.0))
 """He-uniform weights are uniform in ±sqrt(6 / fan_in): the default's ±1/sqrt(fan_in) times
 sqrt(6), so `deep_stack(init="he")` stretches the very same draws by this factor."""
 
+LEVEL = 1.25
+"""What "nearly level" means for a stack (chapter 1 and its claims suite): from layer 1 on, the
+largest of its block deviations is less than LEVEL times the smallest, and so are its means."""
+
 
 def uniform_dense(fan_in: int, fan_out: int, rng: np.random.Generator) -> Dense:
     """A dense layer drawn as PyTorch's ``nn.Linear`` draws its default: weights and bias

@@ -35,6 +35,10 @@ from . import deepnet, digits_rates
 SIZES = (2, 4, 8, 16, 32, 64)
 #: epochs of the group-size runs
 EPOCHS = 1
+#: the learning rates of the chapter's group-size runs: the batch network's, and the layer
+#: network's (the claims suite's settings name the same rates)
+GROUP_RATE = 0.3
+LAYER_RATE = 0.1
 TUNE_STEPS = 30
 TUNE_BATCH = 2
 TUNE_RATE = 0.003
