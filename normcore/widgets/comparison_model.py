@@ -40,8 +40,8 @@ DRAWS, DRAW_SEED = (
     inspect.signature(comparison.paired_people).parameters["draws"].default,
     inspect.signature(comparison.paired_people).parameters["seed"].default,
 )
-#: The bootstrap interval's percentiles (a 95 % interval, as `comparison.paired_people`).
-INTERVAL = (2.5, 97.5)
+#: The bootstrap interval's percentiles (`comparison.paired_people`'s 95 % interval).
+INTERVAL = comparison.PEOPLE_PERCENTILES
 #: The arrangement every other is paired with, person by person.
 REFERENCE = "none"
 #: How the table names each arrangement.

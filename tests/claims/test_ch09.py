@@ -26,11 +26,12 @@ def data():
 
 @pytest.fixture(scope="module")
 def sizes(data):
-    return smallbatch.group_sizes(data, 0.3, seeds=SEEDS, sizes=SIZES)
+    return smallbatch.group_sizes(data, smallbatch.GROUP_RATE, seeds=SEEDS, sizes=SIZES)
 
 
 def test_small_batches(data, sizes) -> None:
-    setting = f"one epoch at rate 0.3, B = {', '.join(map(str, SIZES))}, {SEED_WORDS}"
+    sizes_words = ", ".join(map(str, SIZES))
+    setting = f"one epoch at rate {smallbatch.GROUP_RATE:g}, B = {sizes_words}, {SEED_WORDS}"
     running, again = sizes.running, sizes.recomputed
     b = list(SIZES)
     big = running[b.index(8) :] >= digits_rates.TRAINS
@@ -39,14 +40,14 @@ def test_small_batches(data, sizes) -> None:
     below8 = record("ch09", "fails_below_eight", int(small.all(axis=0).sum()), len(SEEDS), setting)
     gain = again[b.index(4)] > running[b.index(4)]
     re4 = record("ch09", "recomputed_helps_at_four", int(gain.sum()), len(SEEDS), setting)
-    layer = smallbatch.layer_run(data, 0.1, seeds=SEEDS)
+    layer = smallbatch.layer_run(data, smallbatch.LAYER_RATE, seeds=SEEDS)
     between = (layer < running[b.index(64)]) & (layer > running[b.index(2)])
     lay = record(
         "ch09",
         "layer_between",
         int(between.sum()),
         len(SEEDS),
-        setting + ", the layer network at rate 0.1",
+        setting + f", the layer network at rate {smallbatch.LAYER_RATE:g}",
     )
     assert from8.held >= 0.9 * from8.of and below8.held >= 0.9 * below8.of
     assert re4.held >= 0.7 * re4.of  # "part of the fall is not training at all"
