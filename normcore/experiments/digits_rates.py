@@ -93,10 +93,11 @@ class Sweep:
 
     def cell(self, i: int) -> str:
         """Rate ``rates[i]`` as the chapter's table shows it: the mean final held-out accuracy
-        over every seed (two decimals) when every seed trains; that mean and how many seeds train
-        when some do; 'fails' when none does, 'diverges' when every run diverged. The accuracy of
-        a run that fails without diverging is not shown alone: such a run ends wherever its last
-        steps threw it, and a change in the last bit of the arithmetic moves it by hundredths."""
+        over every seed (two decimals) when every seed trains; how many seeds train ('2 of 3
+        train') when only some do; 'fails' when none does, 'diverges' when every run diverged.
+        No accuracy is shown unless every seed trains: a run that fails without diverging ends
+        wherever its last steps threw it, and a change in the last bit of the arithmetic moves it
+        by hundredths, so a mean that includes one would not hold on another machine."""
         n = len(self.rates)
         if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < n:
             raise SettingError(f"i: expected a whole number from 0 to {n - 1}, got {i!r}")
