@@ -82,18 +82,24 @@ def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 
 
 def standardise(
-    x: np.ndarray, axes: tuple[int, ...], epsilon: float, centre: bool = True
+    x: np.ndarray,
+    axes: tuple[int, ...],
+    epsilon: float,
+    centre: bool = True,
 ) -> Standardised:
-    """Standardise `x` by its own statistics along `axes` (biased variance, epsilon under the root).
+    """Standardise `x` by its own statistics along `axes` (biased variance,
+    epsilon under the root).
 
     The caller has checked `x` (finite float array) and `epsilon` (> 0).
     """
     axes = tuple(a % x.ndim for a in axes)
     n = statistic_count(x.shape, axes)
     if centre:
-        # summed in float64 (as numpy sums a float64 block anyway), so that a float32 block far
-        # from zero keeps the digits of its spread; then stored in the block's own type
-        mean = (x.sum(axis=axes, keepdims=True, dtype=np.float64) / n).astype(x.dtype, copy=False)
+        # summed in float64 (as numpy sums a float64 block anyway), so that
+        # a float32 block far from zero keeps the digits of its spread; then
+        # stored in the block's own type
+        total = x.sum(axis=axes, keepdims=True, dtype=np.float64)
+        mean = (total / n).astype(x.dtype, copy=False)
         centred = x - mean
     else:
         mean = None
@@ -129,10 +135,12 @@ def standardise_by(
 
 
 def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
-    """The slope passed down to the block, given the slope `d` arriving at the standardised block.
+    """The slope passed down to the block, given the slope `d` arriving at
+    the standardised block.
 
-    Statistics read from the block contribute their routes (three when centred, two for RMS);
-    statistics handed in are constants and contribute none.
+    Statistics read from the block contribute their routes (three when
+    centred, two for RMS); statistics handed in are constants and contribute
+    none.
     """
     if not st.from_block:
         return d / st.deviation
