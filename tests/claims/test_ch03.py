@@ -31,12 +31,14 @@ def smooth() -> routes.TrainingPair:
 
 
 def test_the_naive_pass_still_trains(rough):
-    # "the naive runs more than halve their starting loss": a claim about the method (every seed)
+    # "the naive runs more than halve their starting loss", usually: the chapter glues the count
+    # (not every seed: at rate 1 a run can end on a spike, as one of the chapter's seeds moved by
+    # 113 did, above its start)
     halved = rough.naive_loss[-1] < 0.5 * rough.naive_loss[0]
     h = record(
         "ch03", "naive_halves_loss", held=int(halved.sum()), of=len(SEEDS), setting=SETTING_1
     )
-    assert h.every
+    assert h.held > h.of / 2
 
 
 def test_at_rate_1_the_true_pass_ends_lower_only_on_a_minority(rough):
