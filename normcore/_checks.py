@@ -336,20 +336,29 @@ def _refuse_non_finite(a: np.ndarray, name: str) -> None:
     raise NonFiniteError(f"{name}: expected finite values, got {bad} NaN or infinite entries")
 
 
-def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
-    """Refuse NaN, infinity and magnitudes whose squares, summed `count` at a time, would overflow.
+def check_values(a: np.ndarray, count: int, name: str = "block") -> float:
+    """Refuse NaN, infinity and magnitudes whose squares, summed `count` at a time, would overflow;
+    return a bound on the magnitudes (`check_magnitudes` with the limit for `count`)."""
+    return check_magnitudes(a, magnitude_limit(a.dtype, count), count, name)
 
-    A contiguous block is read once, by one BLAS dot product of the block with itself (`np.vdot`,
-    which reads any contiguous block as one run of values): a NaN or
-    an infinity makes the sum of squares non-finite, and a finite sum of squares bounds every
-    magnitude (``|a_i| <= sqrt(sum a**2)``). Only a block that fails that quick test, or is not
-    contiguous, is read again for its exact smallest and largest values, which decide the error.
+
+def check_magnitudes(a: np.ndarray, limit: float, count: int, name: str = "block") -> float:
+    """Refuse NaN, infinity (NonFiniteError) and magnitudes above `limit` (MagnitudeError, which
+    says the limit is for statistics over `count` values); return a bound on the magnitudes, at
+    most `limit` (0.0 for an empty block).
+
+    The block is read once, by one BLAS dot product of the block with itself (`np.vdot`, which
+    reads a contiguous block as one run of values and copies any other): a NaN or an infinity
+    makes the sum of squares non-finite, and a finite sum of squares bounds every magnitude
+    (``|a_i| <= sqrt(sum a**2)``), so its root is the bound. Only a block that fails that quick
+    test is read again for its exact smallest and largest values, which decide the error (or,
+    when every magnitude is within the limit, are the bound).
     """
     if a.size == 0:
-        return
-    limit = _magnitude_limit(a.dtype, count)
-    if a.flags.c_contiguous and math.sqrt(np.vdot(a, a)) <= limit:  # False for NaN and inf
-        return
+        return 0.0
+    root = math.sqrt(np.vdot(a, a))
+    if root <= limit:  # False for NaN and inf
+        return root
     lo, hi = float(np.min(a)), float(np.max(a))
     if not (math.isfinite(lo) and math.isfinite(hi)):  # both reductions carry a NaN through
         _refuse_non_finite(a, name)
@@ -359,11 +368,20 @@ def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
             f"{name}: expected magnitudes up to {limit:.3g} for {a.dtype} statistics over "
             f"{count} values, got {largest:.3g}"
         )
+    return largest
 
 
 @functools.lru_cache(maxsize=256)
-def _magnitude_limit(dtype: np.dtype, count: int) -> float:
+def magnitude_limit(dtype: np.dtype, count: int) -> float:
+    """The largest magnitude whose square, summed `count` times (and then some: a factor 8 of
+    room), stays within the float type `dtype`: ``sqrt(largest / (8 count))``."""
     return math.sqrt(float(np.finfo(dtype).max) / (8.0 * max(count, 1)))
+
+
+def largest_magnitude(*arrays: np.ndarray) -> float:
+    """The largest magnitude in any of `arrays` (finite float arrays), as a float; 0.0 when they
+    hold no value."""
+    return max((float(np.max(np.abs(a))) for a in arrays if a.size), default=0.0)
 
 
 # -- shapes and settings ---------------------------------------------------------------------

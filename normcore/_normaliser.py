@@ -3,13 +3,25 @@
 Subclasses say only where their statistics run (`_stat_axes`), how their parameters line up with
 the block (`_expand`) and what input shapes they take (`_prepare`). The arithmetic is the routine
 in `normcore.standardise`, called by `forward` and `backward` below, for every block.
+
+**How a result is known to be finite.** Each call reads its input once (`check_values`: finite,
+and small enough that the statistics' sums of squares cannot overflow), which also gives a bound
+on the input's magnitudes. A layer knows a bound on its parameters' magnitudes (`_reach`: worked
+out by its constructor, carried forward by each step), and statistics read from the block bound
+every standardised value, ``|z| <= sqrt(n)`` (taken as ``2 sqrt(n) + 2``, far above what
+rounding adds). Together they bound every value `forward`, `backward` and `step` compute (`Layout`
+and `Normaliser._bounded`). A result whose bound stays below its float type's largest value over
+256 cannot have overflowed, and is handed back without reading it again; any other result (huge
+parameters, or statistics handed in, as the running figures of a predicting pass, which bound no
+z) is read entry by entry (`check_finite_result`) and refused if it overflowed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -20,11 +32,13 @@ from ._checks import (
     check_epsilon,
     check_epsilon_fits,
     check_finite_result,
+    check_magnitudes,
     check_not_empty,
     check_rate,
-    check_values,
     field_names,
     fits,
+    largest_magnitude,
+    magnitude_limit,
     own_error_state,
     sealed,
 )
@@ -48,8 +62,40 @@ from .standardise import (
 )
 
 Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
-#: scale and shift lined up with a block, and the axes they are shared along
-Lined = tuple[np.ndarray | None, np.ndarray | None, tuple[int, ...]]
+
+#: a result whose bound is below its float type's largest value divided by this is taken as
+#: finite without a scan (the bounds are loose by far less: this is a margin, not a correction)
+MARGIN = 256.0
+
+
+class Layout(NamedTuple):
+    """What a layer works out once about the blocks of one shape, float type and purpose (none
+    of it can change: a step keeps every shape and setting).
+
+    `shape` is the statistics' view of the block, `axes` the axes they run along and `count` the
+    values each statistic reads. `limit` is the magnitude limit `check_magnitudes` holds the block
+    to: its squares summed `checked` at a time stay finite (`count`, or the row count for a
+    predicting batch layer); `d_limit` is the one for a slope of its shape (`count` at a time).
+    `z_reach` bounds |z| when the statistics are read from the block: ``|z| <=
+    sqrt(count)``, taken as ``2 sqrt(count) + 2`` so that no rounding (of the sums, or of a tiny
+    variance) can pass it. `terms` is how many values are summed into each entry of a parameter's
+    slope, and `ceiling` the largest bound taken without a scan (the float type's largest value
+    over `MARGIN`). `lined` is the parameters' shape lined up with the view, or None when they
+    broadcast as they are (a block (rows, features) and parameters (features,)), and `shared`
+    the axes of the view they are shared along, which their slopes sum over.
+    """
+
+    shape: tuple[int, ...]
+    axes: tuple[int, ...]
+    count: int
+    checked: int
+    limit: float
+    d_limit: float
+    z_reach: float
+    terms: int
+    ceiling: float
+    lined: tuple[int, ...] | None
+    shared: tuple[int, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +121,10 @@ class Normaliser(Remade):
         object.__setattr__(self, "affine", bool(self.affine))
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "shift", shift)
+        # not fields: a bound on the parameters' magnitudes, and the layouts of the blocks read
+        # (`Layout`), which the layers this one's steps make share
+        self.__dict__["_reach"] = largest_magnitude(scale, shift)
+        self.__dict__["_layouts"] = {}
 
     # -- what subclasses say -------------------------------------------------------------------
     def _prepare(self, x: np.ndarray) -> None:
@@ -149,16 +199,21 @@ class Normaliser(Remade):
         """
         purpose = check_purpose(purpose)
         x = as_block(x, "x", finite=False)
-        view, axes, count = self._layout(x, purpose)
-        check_values(x, count, "x")
-        scale, shift, _ = self._parameters_for(x)
+        layout = self._layout(x, purpose)
+        check_magnitudes(x, layout.limit, layout.checked, "x")
+        view = x if layout.shape == x.shape else x.reshape(layout.shape)
+        scale, shift = self._parameters_for(x, layout)
         given = self._given(x) if purpose == PREDICTING else None
         if given is None:
-            st = standardise(view, axes, self.epsilon, self.centred)
+            st = standardise(view, layout.axes, self.epsilon, self.centred)
         else:
-            st = standardise_by(view, given[0], given[1], axes)
-        out = st.z if scale is None else st.z * scale + shift
-        check_finite_result(out, "forward", self)
+            st = standardise_by(view, given[0], given[1], layout.axes)
+        if scale is None:
+            out, reach = st.z, layout.z_reach
+        else:
+            out, reach = st.z * scale + shift, (layout.z_reach + 1.0) * self._reach
+        if not (st.from_block and reach <= layout.ceiling):
+            check_finite_result(out, "forward", self)
         return Response(
             output=out if out.shape == x.shape else _shaped(out, x.shape),
             layer=self,
@@ -182,23 +237,32 @@ class Normaliser(Remade):
         """
         response = check_response(self, response)
         d = check_d_out(response, d_out, finite=False)
-        view = self._view(d)
+        layout = self._layout(d, response.purpose)
         st = response.cache
-        if not isinstance(st, Standardised) or st.z.shape != view.shape:
+        if not isinstance(st, Standardised) or st.z.shape != layout.shape:
             raise ForeignResponseError(
                 "response.cache: expected the standardised block this layer's forward pass made"
             )
-        check_values(d, st.count, "d_out")
-        scale, _, shared = self._parameters_for(d)
-        arriving = view if scale is None else view * scale  # the slope arriving at z
-        passed = check_finite_result(standardise_backward(st, arriving), "backward", self)
-        slopes = {}
+        d_reach = check_magnitudes(d, layout.d_limit, layout.count, "d_out")
+        view = d if layout.shape == d.shape else d.reshape(layout.shape)
+        scale, _ = self._parameters_for(d, layout)
+        if scale is None:
+            arriving, reach = view, d_reach
+        else:  # the slope arriving at z
+            arriving, reach = view * scale, d_reach * self._reach
+        passed = standardise_backward(st, arriving)
+        if not (st.from_block and self._bounded(layout, reach)):
+            check_finite_result(passed, "backward", self)
+        slopes: dict[str, np.ndarray] = {}
+        slope_reach = layout.terms * d_reach * layout.z_reach  # |sum of d z| and |sum of d|
         if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
-            # Both finite, with no scan: check_values bounds |d| by sqrt(largest / (8 n)), and
-            # |z| <= sqrt(n), so no sum of fewer than 10**18 products can overflow
+            slopes["scale"] = np.add.reduce(view * st.z, axis=layout.shared)
+            slopes["shift"] = np.add.reduce(view, axis=layout.shared)
+            if not (st.from_block and slope_reach <= layout.ceiling):
+                for key, value in slopes.items():
+                    check_finite_result(value, "backward", self, f"slope of {key}")
+                slope_reach = largest_magnitude(*slopes.values())
             shape = self.scale.shape
-            slopes["scale"] = np.add.reduce(view * st.z, axis=shared)
-            slopes["shift"] = np.add.reduce(view, axis=shared)
             if slopes["scale"].shape != shape:  # group norm: (groups, channels in a group)
                 slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
         return answered(
@@ -207,7 +271,8 @@ class Normaliser(Remade):
                 layer=self,
                 slopes=slopes,
                 statistics=response.statistics,
-            )
+            ),
+            slope_reach,
         )
 
     @own_error_state
@@ -222,44 +287,40 @@ class Normaliser(Remade):
             A new layer of the same type and shapes; this one is unchanged, and the new one
             shares every array the step did not change (they are read-only).
         """
-        rate, slopes, _ = self._checked_gradient(gradient, rate)
-        return self._successor(self._moved(slopes, rate))
+        rate, slopes, slope_reach = self._checked_gradient(gradient, rate)
+        return self._successor(*self._moved(slopes, rate, slope_reach))
 
     # -- helpers -------------------------------------------------------------------------------
     def _checked_gradient(
         self, gradient: Any, rate: Any
-    ) -> tuple[float, Mapping[str, np.ndarray], bool]:
-        """`check_gradient`'s rate and slopes, and whether this layer's own `backward` made the
-        gradient (then its slopes and statistics are taken as they are, with no parameters
-        named and looked up to check them against)."""
+    ) -> tuple[float, Mapping[str, np.ndarray], float | None]:
+        """`check_gradient`'s rate and slopes, and a bound on the slopes' magnitudes when this
+        layer's own `backward` made the gradient (then its slopes and statistics are taken as
+        they are, with no parameters named and looked up to check them against), else None."""
         if type(gradient) is Gradient and gradient.layer is self and gradient.made_by_backward:
-            return check_rate(rate), gradient.slopes, True
+            return check_rate(rate), gradient.slopes, gradient.slope_reach
         rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        return rate, slopes, False
+        return rate, slopes, None
 
-    def _cache(self, name: str) -> dict[Any, Any]:
-        """The dict `name` in this layer's ``__dict__``, made on first use: what the layer has
-        worked out about the blocks it has read, which cannot change as the layer cannot. Emptied
-        past 64 entries (many shapes read, as in a fuzz) rather than left to grow.
+    def _bounded(self, layout: Layout, reach: float) -> bool:
+        """Whether the passed-down slope, from an arriving slope bounded by `reach`, is bounded
+        below `layout.ceiling` (statistics read from the block). With n values per statistic,
+        |z| <= Z and the deviation at least sqrt(epsilon / 2) (epsilon as the block's float type
+        rounds it), every sum in ``(n d - sum(d) - z sum(d z)) / (n s)`` is at most
+        n reach (2 + Z**2), and the quotient at most that over n sqrt(epsilon / 2)."""
+        n = layout.count
+        top = n * reach * (2.0 + layout.z_reach * layout.z_reach)
+        return max(top, top / (n * math.sqrt(self.epsilon / 2))) <= layout.ceiling
 
-        ``_lined_up`` holds this layer's parameters lined up with a block; ``_layouts`` holds
-        layouts, checks passed and shapes, which a step does not change, so it is shared with the
-        layers the steps make (`_successor`)."""
-        known = self.__dict__.get(name)
-        if known is None:
-            known = self.__dict__[name] = {}
-        elif len(known) > 64:
-            known.clear()
-        return known
-
-    def _successor(self, moved: dict[str, np.ndarray]) -> Normaliser:
-        """The layer a step makes: this one with the `moved` arrays in place of the old. It
-        shares every array the step did not change, and what this layer learnt about the
-        layouts of the blocks it read (a step changes no shape and no setting).
+    def _successor(self, moved: dict[str, np.ndarray], reach: float) -> Normaliser:
+        """The layer a step makes: this one with the `moved` arrays in place of the old, and
+        `reach` the bound on its parameters' magnitudes. It shares every array the step did not
+        change, and what this layer learnt about the layouts of the blocks it read (a step
+        changes no shape and no setting).
 
         It holds what ``dataclasses.replace(self, **moved)`` would make, without running the
         constructor's checks again: there is nothing left for them to find, as every field is
-        either this layer's (checked by its constructor) or a moved array (checked finite and
+        either this layer's (checked by its constructor) or a moved array (known finite and
         sealed by the step that made it), and running them would cost as much as the step's
         arithmetic. ``tests/test_layer_contract.py`` holds the two equal for every layer.
         """
@@ -269,28 +330,49 @@ class Normaliser(Remade):
         for name in field_names(cls):
             fields[name] = old[name]
         fields.update(moved)
-        fields["_layouts"] = self._cache("_layouts")
+        fields["_reach"] = reach
+        fields["_layouts"] = old["_layouts"]
         return new
 
-    def _layout(self, x: np.ndarray, purpose: str) -> tuple[np.ndarray, tuple[int, ...], int]:
+    def _layout(self, x: np.ndarray, purpose: str) -> Layout:
         """Refuse a block this layer cannot read for `purpose` (ShapeError, EmptyBatchError, an
-        EpsilonError for a float type that cannot hold epsilon); else the statistics' view of
-        `x`, the axes they run along and the count `check_values` bounds magnitudes for. The
-        checks depend only on the block's shape and dtype (and the layer's settings, which a
-        step keeps), so each shape is checked once by a layer and the layers its steps make."""
-        known = self._cache("_layouts")
+        EpsilonError for a float type that cannot hold epsilon); else its `Layout`. The checks
+        depend only on the block's shape and float type (and the layer's settings, which a step
+        keeps), so each is worked out once by a layer and shared with the layers its steps make.
+        """
+        known = self.__dict__["_layouts"]
         key = (x.shape, x.dtype, purpose)
-        found = known.get(key)
-        if found is None:
-            self._prepare(x)
-            self._check_rows(x, purpose)
-            check_not_empty(x, "x")
-            check_epsilon_fits(self.epsilon, x.dtype)
-            view = self._view(x)
-            axes = self._stat_axes(view)
-            found = known[key] = (view.shape, axes, self._values_per_check(x, view, axes, purpose))
-        shape, axes, count = found
-        return (x if shape == x.shape else x.reshape(shape)), axes, count
+        layout = known.get(key)
+        if layout is None:
+            if len(known) > 64:  # many shapes read, as in a fuzz: start again, not grow
+                known.clear()
+            layout = known[key] = self._work_out_layout(x, purpose)
+        return layout
+
+    def _work_out_layout(self, x: np.ndarray, purpose: str) -> Layout:
+        self._prepare(x)
+        self._check_rows(x, purpose)
+        check_not_empty(x, "x")
+        check_epsilon_fits(self.epsilon, x.dtype)
+        view = self._view(x)
+        axes = self._stat_axes(view)
+        count = statistic_count(view.shape, axes)
+        checked = self._values_per_check(x, view, axes, purpose)
+        lined = self._lined(self.scale, x).shape
+        shared = tuple(i for i, n in enumerate(lined) if n == 1)
+        return Layout(
+            shape=view.shape,
+            axes=axes,
+            count=count,
+            checked=checked,
+            limit=magnitude_limit(x.dtype, checked),
+            d_limit=magnitude_limit(x.dtype, count),
+            z_reach=2.0 * math.sqrt(count) + 2.0,
+            terms=x.size // max(self.scale.size, 1),
+            ceiling=float(np.finfo(x.dtype).max) / MARGIN,
+            lined=None if lined[view.ndim - self.scale.ndim :] == self.scale.shape else lined,
+            shared=shared,
+        )
 
     def _check_rows(self, x: np.ndarray, purpose: str) -> None:
         """Refuse a block this purpose cannot read (ghost batch norm: rows that do not divide)."""
@@ -305,49 +387,73 @@ class Normaliser(Remade):
         """The parameters a step moves, by name."""
         return {"scale": self.scale, "shift": self.shift} if self.affine else {}
 
-    def _parameters_for(self, x: np.ndarray) -> Lined:
-        """Scale and shift lined up with the statistics' view of `x`, in x's dtype, and the
-        axes they are shared along (size 1), which their slopes sum over; (None, None, ())
-        when not affine. Worked out once per rank and dtype: the layer cannot change."""
+    def _parameters_for(
+        self, x: np.ndarray, layout: Layout
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Scale and shift lined up with the statistics' view of `x` (`layout`), in x's dtype;
+        (None, None) when not affine. Parameters (features,) broadcast against a view (rows,
+        features) as they are; others are reshaped (a view of the sealed array), and a float32
+        block gets float32 copies, made once by each layer."""
         if not self.affine:
-            return None, None, ()
-        known = self._cache("_lined_up")
-        key = (x.ndim, x.dtype)
-        found = known.get(key)
-        if found is None:
-            found = known[key] = self._line_up(x)
-        return found
+            return None, None
+        scale, shift = self.scale, self.shift
+        if scale.dtype != x.dtype or shift.dtype != x.dtype:
+            known = self._cache("_lined_up")
+            key = (x.ndim, x.dtype)
+            found = known.get(key)
+            if found is None:
+                found = known[key] = (
+                    self._in_view(scale, x, "scale"),
+                    self._in_view(shift, x, "shift"),
+                )
+            return found
+        if layout.lined is None:
+            return scale, shift
+        return scale.reshape(layout.lined), shift.reshape(layout.lined)  # sealed views
 
-    def _line_up(self, x: np.ndarray) -> Lined:
-        """`_parameters_for`'s answer, worked out: the first time a rank and dtype are read, by
-        `_in_view`; after that (by this layer or its successors, whose parameters have the same
-        shapes and dtype) as reshapes of scale and shift to the shape it gave, which is what
-        `_in_view` makes when no cast is needed (lining up inserts or splits axes; it never
-        reorders values)."""
-        shapes = self._cache("_layouts")
-        key = ("lined up", x.ndim, x.dtype)
-        layout = shapes.get(key)
-        if layout is None or self.scale.dtype != x.dtype or self.shift.dtype != x.dtype:
-            scale = self._in_view(self.scale, x, "scale")
-            shared = tuple(i for i, n in enumerate(scale.shape) if n == 1)
-            shapes[key] = scale.shape, shared
-            return scale, self._in_view(self.shift, x, "shift"), shared
-        shape, shared = layout
-        return self.scale.reshape(shape), self.shift.reshape(shape), shared  # sealed views
+    def _cache(self, name: str) -> dict[Any, Any]:
+        """The dict `name` in this layer's ``__dict__``, made on first use: what the layer has
+        worked out about the blocks it has read, which cannot change as the layer cannot (here
+        float32 copies of its parameters). Emptied past 64 entries rather than left to grow."""
+        known = self.__dict__.get(name)
+        if known is None:
+            known = self.__dict__[name] = {}
+        elif len(known) > 64:
+            known.clear()
+        return known
+
+    def _lined(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """A per-feature array `p` reshaped to broadcast against the statistics' view of `x`
+        (a view of `p`: lining up inserts or splits axes, it never reorders values)."""
+        e = self._expand(p, x)
+        return e.reshape((1,) * (x.ndim - e.ndim) + e.shape)
 
     def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
-        """A per-feature array lined up with the statistics' view of `x`, in x's dtype."""
-        e = self._expand(p, x)
-        return sealed(fits(e.reshape((1,) * (x.ndim - e.ndim) + e.shape), x.dtype, name))
+        """`p` lined up with the statistics' view of `x` (`_lined`), in x's dtype, read-only."""
+        return sealed(fits(self._lined(p, x), x.dtype, name))
 
-    def _moved(self, slopes: dict[str, np.ndarray], rate: float) -> dict[str, np.ndarray]:
-        """Each parameter moved by ``-rate * slope``, checked finite and sealed: the new layer
-        takes it as it is (`_successor`), and shares every array the step did not change."""
-        moved = {}
-        for key, slope in slopes.items():
-            value = getattr(self, key) - rate * slope
-            moved[key] = sealed(check_finite_result(value, "step", self, key))
-        return moved
+    def _moved(
+        self, slopes: Mapping[str, np.ndarray], rate: float, slope_reach: float | None
+    ) -> tuple[dict[str, np.ndarray], float]:
+        """Each parameter moved by ``-rate * slope``, sealed (the new layer takes it as it is,
+        `_successor`, and shares every array the step did not change), and a bound on the new
+        parameters' magnitudes: this layer's bound plus |rate| times `slope_reach` (a bound on
+        the slopes' magnitudes, or None when the gradient was made by hand). Each moved array is
+        read entry by entry (MagnitudeError on an overflow) unless that bound is below its float
+        type's largest value over `MARGIN`."""
+        moved = {key: getattr(self, key) - rate * slope for key, slope in slopes.items()}
+        if not moved:
+            return moved, self._reach
+        if slope_reach is not None:
+            # rounded up by far more than the rounding of the step's two operations
+            reach = (self._reach + abs(rate) * slope_reach) * (1.0 + 2.0**-20)
+            if reach <= float(np.finfo(self.scale.dtype).max) / MARGIN:
+                return {key: sealed(value) for key, value in moved.items()}, reach
+        for key, value in moved.items():
+            check_finite_result(value, "step", self, key)
+        return {key: sealed(value) for key, value in moved.items()}, largest_magnitude(
+            *moved.values()
+        )
 
 
 def _shaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -12,7 +12,6 @@ from ._checks import (
     check_momentum,
     check_rank,
     check_size,
-    fits,
     own_error_state,
     sealed,
     whole_number,
@@ -201,11 +200,11 @@ class BatchNorm(Normaliser):
             batch`` for the mean and the (biased) variance (and the running deviation worked
             out from it), or the deviation when ``tracks='deviation'``. This layer is unchanged.
         """
-        rate, slopes, own = self._checked_gradient(gradient, rate)
-        moved = self._moved(slopes, rate)
+        rate, slopes, slope_reach = self._checked_gradient(gradient, rate)
+        moved, reach = self._moved(slopes, rate, slope_reach)
         stats = gradient.statistics
         if stats is not None:
-            if not own:  # a hand-made gradient could carry anything
+            if slope_reach is None:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
             # each a weighted average of two finite figures (keep in [0, 1)): finite too
@@ -218,7 +217,7 @@ class BatchNorm(Normaliser):
                 moved["running_deviation"] = sealed(
                     keep * self.running_deviation + (1 - keep) * stats.deviation
                 )
-        return self._successor(moved)
+        return self._successor(moved, reach)
 
 
 @dataclass(frozen=True, eq=False)
@@ -298,9 +297,9 @@ class GhostBatchNorm(BatchNorm):
         size = self.group_rows if rows % self.group_rows == 0 else rows
         return x.reshape(*x.shape[:-2], rows // size, size, x.shape[-1])
 
-    def _in_view(self, p: np.ndarray, x: np.ndarray, name: str) -> np.ndarray:
+    def _lined(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
         e = p[..., None, None, :]
-        return sealed(fits(e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape), x.dtype, name))
+        return e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape)
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape

@@ -117,10 +117,18 @@ class Gradient(Sealed):
         """True when this gradient is the one its layer's `backward` handed back."""
         return self.__dict__.get("_made_by_backward", False)
 
+    @property
+    def slope_reach(self) -> float | None:
+        """A bound on the magnitudes of every slope, when the layer's `backward` worked one out
+        (a normaliser's `step` uses it to know its moved parameters finite); else None."""
+        return self.__dict__.get("_slope_reach")
 
-def answered(gradient: Gradient) -> Gradient:
-    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its slopes)."""
+
+def answered(gradient: Gradient, slope_reach: float | None = None) -> Gradient:
+    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its slopes), with
+    a bound on its slopes' magnitudes when the backward pass knows one."""
     gradient.__dict__["_made_by_backward"] = True
+    gradient.__dict__["_slope_reach"] = slope_reach
     return gradient
 
 
