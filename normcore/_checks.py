@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import math
 import os
 from collections.abc import Callable
@@ -47,11 +48,14 @@ def own_error_state(call: F) -> F:
     """Run `call` with numpy's floating-point errors ignored, whatever the caller has set.
 
     Every result that could overflow is checked afterwards (`check_finite_result` and the typed
-    refusals before it), so an ignored overflow never reaches the caller silently; and a benign
-    underflow (a tiny value squared) never raises because the caller asked
-    ``np.seterr(all="raise")``.
-    """
+    refusals before it), or known finite by its bound (`normcore._normaliser`), so an ignored
+    overflow never reaches the caller silently; and a benign underflow (a tiny value squared)
+    never raises because the caller asked ``np.seterr(all="raise")``.
 
+    The wrapper takes the parameters `call` takes, by the same names and with the same defaults,
+    and passes them on as they came: a wrapper taking ``*args, **kwargs`` would cost a layer's
+    call as much as one of its ufuncs (measured: 0.55 µs against 0.1 µs).
+    """
     if _ERROR_STATE is None:  # another numpy: its own errstate
 
         @functools.wraps(call)
@@ -61,15 +65,30 @@ def own_error_state(call: F) -> F:
 
         return quiet  # type: ignore[return-value]
 
-    @functools.wraps(call)
-    def ignoring(*args: Any, **kwargs: Any) -> Any:
-        token = _ERROR_STATE.set(_IGNORED)
-        try:
-            return call(*args, **kwargs)
-        finally:
-            _ERROR_STATE.reset(token)
+    taken, passed = [], []
+    for p in inspect.signature(call).parameters.values():
+        if p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD:
+            raise TypeError(f"own_error_state: {call.__qualname__} takes *{p.name}")
+        if p.kind is p.KEYWORD_ONLY and "*" not in taken:
+            taken.append("*")
+        taken.append(p.name)
+        passed.append(p.name if p.kind is not p.KEYWORD_ONLY else f"{p.name}={p.name}")
+    space = {"_call": call, "_set": _ERROR_STATE.set, "_reset": _ERROR_STATE.reset}
+    space["_ignored"] = _IGNORED
+    exec(_IGNORING.format(taken=", ".join(taken), passed=", ".join(passed)), space)
+    ignoring = space["ignoring"]
+    ignoring.__defaults__, ignoring.__kwdefaults__ = call.__defaults__, call.__kwdefaults__
+    return functools.wraps(call)(ignoring)  # type: ignore[return-value]
 
-    return ignoring  # type: ignore[return-value]
+
+_IGNORING = """
+def ignoring({taken}):
+    _token = _set(_ignored)
+    try:
+        return _call({passed})
+    finally:
+        _reset(_token)
+"""
 
 
 # numpy 2 keeps its error state in a context variable, which ``np.errstate`` sets and resets; a

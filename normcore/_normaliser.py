@@ -67,6 +67,9 @@ Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the
 #: finite without a scan (the bounds are loose by far less: this is a margin, not a correction)
 MARGIN = 256.0
 
+#: the largest bound taken without a scan, for each float type normcore computes in
+CEILINGS = {np.dtype(t): float(np.finfo(t).max) / MARGIN for t in (np.float32, np.float64)}
+
 
 class Layout(NamedTuple):
     """What a layer works out once about the blocks of one shape, float type and purpose (none
@@ -214,13 +217,10 @@ class Normaliser(Remade):
             out, reach = st.z * scale + shift, (layout.z_reach + 1.0) * self._reach
         if not (st.from_block and reach <= layout.ceiling):
             check_finite_result(out, "forward", self)
-        return Response(
-            output=out if out.shape == x.shape else _shaped(out, x.shape),
-            layer=self,
-            purpose=purpose,
-            cache=st,
-            statistics=self._batch_statistics(st) if purpose == TRAINING else None,
-        )
+        output = out if out.shape == x.shape else _shaped(out, x.shape)
+        statistics = self._batch_statistics(st) if purpose == TRAINING else None
+        # by position: a constructor called with keywords costs as much as a ufunc
+        return Response(output, self, purpose, None, st, statistics)
 
     @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:
@@ -265,15 +265,9 @@ class Normaliser(Remade):
             shape = self.scale.shape
             if slopes["scale"].shape != shape:  # group norm: (groups, channels in a group)
                 slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
-        return answered(
-            Gradient(
-                passed_down=passed if passed.shape == d.shape else _shaped(passed, d.shape),
-                layer=self,
-                slopes=slopes,
-                statistics=response.statistics,
-            ),
-            slope_reach,
-        )
+        passed_down = passed if passed.shape == d.shape else _shaped(passed, d.shape)
+        # by position: a constructor called with keywords costs as much as a ufunc
+        return answered(Gradient(passed_down, self, slopes, response.statistics), slope_reach)
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Normaliser:
@@ -369,7 +363,7 @@ class Normaliser(Remade):
             d_limit=magnitude_limit(x.dtype, count),
             z_reach=2.0 * math.sqrt(count) + 2.0,
             terms=x.size // max(self.scale.size, 1),
-            ceiling=float(np.finfo(x.dtype).max) / MARGIN,
+            ceiling=CEILINGS[x.dtype],
             lined=None if lined[view.ndim - self.scale.ndim :] == self.scale.shape else lined,
             shared=shared,
         )
@@ -447,7 +441,7 @@ class Normaliser(Remade):
         if slope_reach is not None:
             # rounded up by far more than the rounding of the step's two operations
             reach = (self._reach + abs(rate) * slope_reach) * (1.0 + 2.0**-20)
-            if reach <= float(np.finfo(self.scale.dtype).max) / MARGIN:
+            if reach <= CEILINGS[self.scale.dtype]:
                 return {key: sealed(value) for key, value in moved.items()}, reach
         for key, value in moved.items():
             check_finite_result(value, "step", self, key)

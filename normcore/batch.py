@@ -180,10 +180,9 @@ class BatchNorm(Normaliser):
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
+        # mean, variance, deviation, by position (keywords would cost as much as a ufunc)
         return Statistics(
-            mean=st.mean.reshape(shape),
-            variance=st.variance.reshape(shape),
-            deviation=st.deviation.reshape(shape),
+            st.mean.reshape(shape), st.variance.reshape(shape), st.deviation.reshape(shape)
         )
 
     @own_error_state

@@ -28,7 +28,10 @@ class Statistics(Sealed):
     deviation: np.ndarray
 
     def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
-        self.__dict__.update(mean=seal(mean), variance=seal(variance), deviation=seal(deviation))
+        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields["mean"] = seal(mean)
+        fields["variance"] = seal(variance)
+        fields["deviation"] = seal(deviation)
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -63,15 +66,14 @@ class Response(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Response, ...] = (),
     ) -> None:
-        self.__dict__.update(
-            output=seal(output),
-            layer=layer,
-            purpose=purpose,
-            input=seal(input),
-            cache=seal(cache),
-            statistics=statistics,
-            parts=parts,
-        )
+        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields["output"] = seal(output)
+        fields["layer"] = layer
+        fields["purpose"] = purpose
+        fields["input"] = seal(input)
+        fields["cache"] = seal(cache)
+        fields["statistics"] = statistics
+        fields["parts"] = parts
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -104,13 +106,12 @@ class Gradient(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Gradient, ...] = (),
     ) -> None:
-        self.__dict__.update(
-            passed_down=seal(passed_down),
-            layer=layer,
-            slopes=seal({} if slopes is None else slopes),
-            statistics=statistics,
-            parts=parts,
-        )
+        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields["passed_down"] = seal(passed_down)
+        fields["layer"] = layer
+        fields["slopes"] = seal({} if slopes is None else slopes)
+        fields["statistics"] = statistics
+        fields["parts"] = parts
 
     @property
     def made_by_backward(self) -> bool:

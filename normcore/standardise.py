@@ -62,15 +62,14 @@ class Standardised(Sealed):
         count: int,
         from_block: bool,
     ) -> None:
-        self.__dict__.update(
-            z=seal(z),
-            mean=seal(mean),
-            variance=seal(variance),
-            deviation=seal(deviation),
-            axes=axes,
-            count=count,
-            from_block=from_block,
-        )
+        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields["z"] = seal(z)
+        fields["mean"] = seal(mean)
+        fields["variance"] = seal(variance)
+        fields["deviation"] = seal(deviation)
+        fields["axes"] = axes
+        fields["count"] = count
+        fields["from_block"] = from_block
 
 
 def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
