@@ -1,0 +1,137 @@
+"""A normaliser's results are known finite by bound, or read: never a silent overflow.
+
+`normcore._normaliser` reads each call's input once and hands back a result without reading it
+again only when a bound (the input's magnitudes, the layer's bound on its parameters, |z| <=
+sqrt(n) for statistics read from the block) keeps it below its float type's largest value over
+256. These tests hold the bounds to what reading every result decides: over blocks, slopes,
+parameters and rates from 1e-300 to 1e300 in float64 (1e-37 to 1e37 in float32), in both
+purposes and through a chain of steps, every call answers exactly as it does when every result
+is read (the same arrays bit for bit, or the same typed refusal), and nothing it hands back holds
+a NaN or an infinity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import normcore as nc
+from normcore import _normaliser
+
+#: the normalisers, each with a block shape it takes
+NORMALISERS: dict[str, tuple[Callable[..., Any], tuple[int, ...]]] = {
+    "batch": (lambda s, h: nc.BatchNorm(scale=s, shift=h), (5, 3)),
+    "ghost batch": (lambda s, h: nc.GhostBatchNorm(scale=s, shift=h, group_rows=2), (6, 3)),
+    "layer": (lambda s, h: nc.LayerNorm(scale=s, shift=h), (5, 3)),
+    "RMS": (lambda s, h: nc.RMSNorm(scale=s, shift=h), (5, 3)),
+    "group": (lambda s, h: nc.GroupNorm(scale=s, shift=h, groups=1), (2, 3, 2, 2)),
+    "not affine": (lambda s, h: nc.LayerNorm(scale=s, shift=h, affine=False), (5, 3)),
+}
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
+    """What `call` answered: ('refused', type, message) or ('answered', the value)."""
+    try:
+        return ("answered", call())
+    except nc.NormcoreError as exc:
+        return ("refused", type(exc).__name__, str(exc))
+
+
+def _arrays(value: Any) -> list[np.ndarray]:
+    """The arrays a response, a gradient or a layer holds (outputs, slopes, parameters)."""
+    if isinstance(value, nc.Response):
+        return [value.output]
+    if isinstance(value, nc.Gradient):
+        return [value.passed_down, *value.slopes.values()]
+    return [value.scale, value.shift]
+
+
+def _run(kind: str, seed: int) -> list[tuple[Any, ...]]:
+    """A chain of calls on one case: forward in each purpose, backward, step, and the new layer's
+    forward; each call's outcome, with every array it handed back."""
+    make, shape = NORMALISERS[kind]
+    r = np.random.default_rng(seed)
+    dtype = np.float32 if r.random() < 0.3 else np.float64
+    top = 300 if dtype == np.float64 else 37  # the float type's range, and a little short
+    size = lambda: 10.0 ** r.uniform(-top, top)  # noqa: E731 - one draw of a magnitude
+    features = 3
+    layer = make(size() * r.standard_normal(features), size() * r.standard_normal(features))
+    x = (size() * r.standard_normal(shape)).astype(dtype)
+    d = (size() * r.standard_normal(shape)).astype(dtype)
+    rate = float(np.sign(r.standard_normal()) * size())
+    outcomes = []
+    for purpose in ("predicting", "training"):
+        response = _outcome(lambda p=purpose: layer.forward(x, p))
+        outcomes.append(response)
+        if response[0] != "answered":
+            continue
+        gradient = _outcome(lambda res=response[1]: layer.backward(res, d))
+        outcomes.append(gradient)
+        if gradient[0] != "answered":
+            continue
+        new = _outcome(lambda g=gradient[1]: layer.step(g, rate))
+        outcomes.append(new)
+        if new[0] == "answered":
+            outcomes.append(_outcome(lambda n=new[1]: n.forward(x, "training")))
+    return outcomes
+
+
+def _same(bounded: list[tuple[Any, ...]], read: list[tuple[Any, ...]]) -> bool:
+    if [o[0] for o in bounded] != [o[0] for o in read]:
+        return False
+    for b, r in zip(bounded, read, strict=True):
+        if b[0] == "refused" and b != r:
+            return False
+        if b[0] == "answered":
+            mine, theirs = _arrays(b[1]), _arrays(r[1])
+            pairs = zip(mine, theirs, strict=True)
+            if any(not np.array_equal(m, t) or m.dtype != t.dtype for m, t in pairs):
+                return False
+    return True
+
+
+@pytest.mark.parametrize("kind", list(NORMALISERS))
+def test_bounded_results_answer_as_read_results(kind: str, monkeypatch: Any) -> None:
+    """Over 300 cases of magnitudes across each float type's range, every outcome (arrays bit for
+    bit, or the typed refusal and its message) is the one a layer makes when it reads every
+    result, and no array handed back holds a NaN or an infinity. Some cases must overflow
+    (refused) and some must answer, or the magnitudes did not reach the edges."""
+    bounded = {seed: _run(kind, seed) for seed in range(300)}
+    with monkeypatch.context() as m:  # no bound is ever low enough: every result is read
+        m.setattr(_normaliser, "CEILINGS", {t: -1.0 for t in _normaliser.CEILINGS})
+        read = {seed: _run(kind, seed) for seed in range(300)}
+    differ = [seed for seed in bounded if not _same(bounded[seed], read[seed])]
+    assert differ == [], f"{kind}: seeds {differ[:5]} answer otherwise when every result is read"
+    answers = [o[1] for runs in bounded.values() for o in runs if o[0] == "answered"]
+    assert all(np.isfinite(a).all() for value in answers for a in _arrays(value))
+    refusals = {o[1] for runs in bounded.values() for o in runs if o[0] == "refused"}
+    assert "MagnitudeError" in refusals and len(answers) > 300
+
+
+def test_the_bound_of_the_parameters_holds_through_a_training_run() -> None:
+    """A layer's bound on its parameters, carried from step to step without reading them, stays
+    at or above their largest magnitude (200 steps, rates and slopes of either sign)."""
+    r = np.random.default_rng(5)
+    layer = nc.RMSNorm(scale=r.standard_normal(4), shift=r.standard_normal(4))
+    x = r.standard_normal((6, 4))
+    for step in range(200):
+        d = 10.0 ** r.uniform(-3, 3) * r.standard_normal((6, 4))
+        layer = layer.step(layer.backward(layer.forward(x, "training"), d), r.uniform(-1, 1))
+        largest = max(np.abs(layer.scale).max(), np.abs(layer.shift).max())
+        assert layer._reach >= largest, f"step {step}"
+
+
+def test_a_predicting_pass_with_no_spread_refuses_an_overflowing_slope() -> None:
+    """Running figures bound no z: with running variance 0 (deviation sqrt(epsilon)) and values
+    near the magnitude limit, the scale's slope overflows. It is refused, not handed back as
+    infinity (it was, before the slopes of a predicting pass were read)."""
+    layer = nc.BatchNorm(
+        scale=np.ones(2), shift=np.zeros(2), running_mean=np.zeros(2), running_variance=np.zeros(2)
+    )
+    x = np.full((2, 2), 3e153)
+    response = layer.forward(x, "predicting")
+    with pytest.raises(nc.MagnitudeError, match=r"BatchNorm\.backward \(slope of scale\)"):
+        layer.backward(response, x)
