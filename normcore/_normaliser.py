@@ -441,8 +441,10 @@ class Normaliser(Remade):
         if slope_reach is not None:
             # rounded up by far more than the rounding of the step's two operations
             reach = (self._reach + abs(rate) * slope_reach) * (1.0 + 2.0**-20)
-            # rate * slope is computed in the slope's float type (float32 for a float32 block)
-            if reach <= min(CEILINGS[a.dtype] for a in (self.scale, *slopes.values())):
+            # rate * slope is computed in the slope's float type (float32 for a float32 block),
+            # the rate cast to it first
+            ceiling = min(CEILINGS[a.dtype] for a in (self.scale, *slopes.values()))
+            if reach <= ceiling and abs(rate) <= ceiling:
                 return {key: sealed(value) for key, value in moved.items()}, reach
         for key, value in moved.items():
             check_finite_result(value, "step", self, key)

@@ -61,7 +61,8 @@ def _run(kind: str, seed: int) -> list[tuple[Any, ...]]:
     layer = make(size() * r.standard_normal(features), size() * r.standard_normal(features))
     x = (size() * r.standard_normal(shape)).astype(dtype)
     d = (size() * r.standard_normal(shape)).astype(dtype)
-    rate = float(np.sign(r.standard_normal()) * size())
+    # a rate is a Python float, cast to the slope's type: any float64 magnitude
+    rate = float(np.sign(r.standard_normal()) * 10.0 ** r.uniform(-300, 300))
     outcomes = []
     for purpose in ("predicting", "training"):
         response = _outcome(lambda p=purpose: layer.forward(x, p))
