@@ -151,7 +151,10 @@ def seal(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return sealed(value)
     if isinstance(value, (dict, MappingProxyType)):
-        return MappingProxyType({key: seal(v) for key, v in value.items()})
+        values = {}
+        for key, v in value.items():
+            values[key] = seal(v)
+        return MappingProxyType(values)
     return value
 
 

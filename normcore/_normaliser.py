@@ -435,22 +435,25 @@ class Normaliser(Remade):
         the slopes' magnitudes, or None when the gradient was made by hand). Each moved array is
         read entry by entry (MagnitudeError on an overflow) unless that bound is below its float
         type's largest value over `MARGIN`."""
-        moved = {key: getattr(self, key) - rate * slope for key, slope in slopes.items()}
+        moved, ceiling = {}, CEILINGS[self.scale.dtype]
+        for key, slope in slopes.items():
+            moved[key] = getattr(self, key) - rate * slope
+            # rate * slope is computed in the slope's float type (float32 for a float32
+            # block), the rate cast to it first
+            ceiling = min(ceiling, CEILINGS[slope.dtype])
         if not moved:
             return moved, self._reach
-        if slope_reach is not None:
+        reach = None
+        if slope_reach is not None and abs(rate) <= ceiling:
             # rounded up by far more than the rounding of the step's two operations
             reach = (self._reach + abs(rate) * slope_reach) * (1.0 + 2.0**-20)
-            # rate * slope is computed in the slope's float type (float32 for a float32 block),
-            # the rate cast to it first
-            ceiling = min(CEILINGS[a.dtype] for a in (self.scale, *slopes.values()))
-            if reach <= ceiling and abs(rate) <= ceiling:
-                return {key: sealed(value) for key, value in moved.items()}, reach
+        if reach is None or reach > ceiling:
+            for key, value in moved.items():
+                check_finite_result(value, "step", self, key)
+            reach = largest_magnitude(*moved.values())
         for key, value in moved.items():
-            check_finite_result(value, "step", self, key)
-        return {key: sealed(value) for key, value in moved.items()}, largest_magnitude(
-            *moved.values()
-        )
+            moved[key] = sealed(value)
+        return moved, reach
 
 
 def _shaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -19,6 +19,8 @@ PURPOSES: Final = (TRAINING, PREDICTING)
 
 def check_purpose(purpose: Any) -> Purpose:
     """`purpose` itself when it is 'training' or 'predicting'; else PurposeError."""
+    if purpose is TRAINING or purpose is PREDICTING:  # the constants themselves
+        return purpose
     if not isinstance(purpose, str) or purpose not in PURPOSES:
         raise PurposeError(f"purpose: expected 'training' or 'predicting', got {purpose!r}")
     return TRAINING if purpose == TRAINING else PREDICTING
