@@ -75,20 +75,24 @@ class Layout(NamedTuple):
     """What a layer works out once about the blocks of one shape, float type and purpose (none
     of it can change: a step keeps every shape and setting).
 
-    `shape` is the statistics' view of the block, `axes` the axes they run along and `count` the
-    values each statistic reads. `limit` is the magnitude limit `check_magnitudes` holds the block
-    to: its squares summed `checked` at a time stay finite (`count`, or the row count for a
-    predicting batch layer); `d_limit` is the one for a slope of its shape (`count` at a time).
-    `z_reach` bounds |z| when the statistics are read from the block: ``|z| <=
-    sqrt(count)``, taken as ``2 sqrt(count) + 2`` so that no rounding (of the sums, or of a tiny
-    variance) can pass it. `terms` is how many values are summed into each entry of a parameter's
-    slope, and `ceiling` the largest bound taken without a scan (the float type's largest value
-    over `MARGIN`). `lined` is the parameters' shape lined up with the view, or None when they
-    broadcast as they are (a block (rows, features) and parameters (features,)), and `shared`
-    the axes of the view they are shared along, which their slopes sum over.
+    `shape` is the statistics' view of the block (`split` when it is not the block's own
+    shape: group norm splits the channels, ghost batch norm the rows), `axes` the axes they run
+    along and `count` the values each statistic reads. `limit` is the magnitude limit
+    `check_magnitudes` holds the block to: its squares summed `checked` at a time stay finite
+    (`count`, or the row count for a predicting batch layer); `d_limit` is the one for a slope
+    of its shape (`count` at a time). `z_reach` bounds |z| when the statistics are read from
+    the block: ``|z| <= sqrt(count)``, taken as ``2 sqrt(count) + 2`` so that no rounding (of
+    the sums, or of a tiny variance) can pass it. `terms` is how many values are summed into
+    each entry of a parameter's slope, and `ceiling` the largest bound taken without a scan
+    (the float type's largest value over `MARGIN`). `lined` is the parameters' shape lined up
+    with the block (not the view: the output and the parameter slopes are made in the block's
+    own shape), or None when they broadcast as they are (a block (rows, features) and
+    parameters (features,)), and `shared`
+    the axes of the block they are shared along, which their slopes sum over.
     """
 
     shape: tuple[int, ...]
+    split: bool
     axes: tuple[int, ...]
     count: int
     checked: int
@@ -204,23 +208,23 @@ class Normaliser(Remade):
         x = as_block(x, "x", finite=False)
         layout = self._layout(x, purpose)
         check_magnitudes(x, layout.limit, layout.checked, "x")
-        view = x if layout.shape == x.shape else x.reshape(layout.shape)
+        view = x.reshape(layout.shape) if layout.split else x
         scale, shift = self._parameters_for(x, layout)
         given = self._given(x) if purpose == PREDICTING else None
         if given is None:
             st = standardise(view, layout.axes, self.epsilon, self.centred)
         else:
             st = standardise_by(view, given[0], given[1], layout.axes)
+        z = st.z.reshape(x.shape) if layout.split else st.z  # a view: values in order
         if scale is None:
-            out, reach = st.z, layout.z_reach
+            out, reach = z, layout.z_reach
         else:
-            out, reach = st.z * scale + shift, (layout.z_reach + 1.0) * self._reach
+            out, reach = z * scale + shift, (layout.z_reach + 1.0) * self._reach
         if not (st.from_block and reach <= layout.ceiling):
             check_finite_result(out, "forward", self)
-        output = out if out.shape == x.shape else _shaped(out, x.shape)
         statistics = self._batch_statistics(st) if purpose == TRAINING else None
         # by position: a constructor called with keywords costs as much as a ufunc
-        return Response(output, self, purpose, None, st, statistics)
+        return Response(out, self, purpose, None, st, statistics)
 
     @own_error_state
     def backward(self, response: Response, d_out: Any) -> Gradient:
@@ -244,26 +248,28 @@ class Normaliser(Remade):
                 "response.cache: expected the standardised block this layer's forward pass made"
             )
         d_reach = check_magnitudes(d, layout.d_limit, layout.count, "d_out")
-        view = d if layout.shape == d.shape else d.reshape(layout.shape)
         scale, _ = self._parameters_for(d, layout)
         if scale is None:
-            arriving, reach = view, d_reach
+            arriving, reach = d, d_reach
         else:  # the slope arriving at z
-            arriving, reach = view * scale, d_reach * self._reach
+            arriving, reach = d * scale, d_reach * self._reach
+        if layout.split:  # to the statistics' view (a view: values in order)
+            arriving = arriving.reshape(layout.shape)
         passed = standardise_backward(st, arriving)
         if not (st.from_block and self._bounded(layout, reach)):
             check_finite_result(passed, "backward", self)
         slopes: dict[str, np.ndarray] = {}
         slope_reach = layout.terms * d_reach * layout.z_reach  # |sum of d z| and |sum of d|
         if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
-            slopes["scale"] = np.add.reduce(view * st.z, axis=layout.shared)
-            slopes["shift"] = np.add.reduce(view, axis=layout.shared)
+            z = st.z.reshape(d.shape) if layout.split else st.z
+            slopes["scale"] = np.add.reduce(d * z, axis=layout.shared)
+            slopes["shift"] = np.add.reduce(d, axis=layout.shared)
             if not (st.from_block and slope_reach <= layout.ceiling):
                 for key, value in slopes.items():
                     check_finite_result(value, "backward", self, f"slope of {key}")
                 slope_reach = largest_magnitude(*slopes.values())
             shape = self.scale.shape
-            if slopes["scale"].shape != shape:  # group norm: (groups, channels in a group)
+            if slopes["scale"].shape != shape:  # parameters with an axis of size 1
                 slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
         passed_down = passed if passed.shape == d.shape else _shaped(passed, d.shape)
         # by position: a constructor called with keywords costs as much as a ufunc
@@ -352,10 +358,12 @@ class Normaliser(Remade):
         axes = self._stat_axes(view)
         count = statistic_count(view.shape, axes)
         checked = self._values_per_check(x, view, axes, purpose)
-        lined = self._lined(self.scale, x).shape
+        e = self._expand(self.scale, x)
+        lined = (1,) * (x.ndim - e.ndim) + e.shape
         shared = tuple(i for i, n in enumerate(lined) if n == 1)
         return Layout(
             shape=view.shape,
+            split=view.shape != x.shape,
             axes=axes,
             count=count,
             checked=checked,
@@ -364,7 +372,7 @@ class Normaliser(Remade):
             z_reach=2.0 * math.sqrt(count) + 2.0,
             terms=x.size // max(self.scale.size, 1),
             ceiling=CEILINGS[x.dtype],
-            lined=None if lined[view.ndim - self.scale.ndim :] == self.scale.shape else lined,
+            lined=None if lined[x.ndim - self.scale.ndim :] == self.scale.shape else lined,
             shared=shared,
         )
 
@@ -384,10 +392,10 @@ class Normaliser(Remade):
     def _parameters_for(
         self, x: np.ndarray, layout: Layout
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Scale and shift lined up with the statistics' view of `x` (`layout`), in x's dtype;
-        (None, None) when not affine. Parameters (features,) broadcast against a view (rows,
-        features) as they are; others are reshaped (a view of the sealed array), and a float32
-        block gets float32 copies, made once by each layer."""
+        """Scale and shift lined up with the block `x` (`layout.lined`), in x's dtype; (None,
+        None) when not affine. Parameters (features,) broadcast against a block (rows, features)
+        as they are; others are reshaped (a view of the sealed array), and a float32 block gets
+        float32 copies, made once by each layer."""
         if not self.affine:
             return None, None
         scale, shift = self.scale, self.shift
@@ -396,9 +404,10 @@ class Normaliser(Remade):
             key = (x.ndim, x.dtype)
             found = known.get(key)
             if found is None:
+                shape = scale.shape if layout.lined is None else layout.lined
                 found = known[key] = (
-                    self._in_view(scale, x, "scale"),
-                    self._in_view(shift, x, "shift"),
+                    sealed(fits(scale.reshape(shape), x.dtype, "scale")),
+                    sealed(fits(shift.reshape(shape), x.dtype, "shift")),
                 )
             return found
         if layout.lined is None:

@@ -118,10 +118,6 @@ class GroupNorm(Normaliser):
         n, c, h, w = x.shape
         return x.reshape(n, self.groups, c // self.groups, h, w)
 
-    def _lined(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        c = x.shape[1]
-        return p.reshape(1, self.groups, c // self.groups, 1, 1)
-
     def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
         return p[:, None, None]
 
