@@ -431,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chapters()
         return 0
     sizes = SIZES[:2] if args.quick else SIZES
-    rounds = args.rounds or (3 if args.quick else 15)
+    rounds = args.rounds or (3 if args.quick else 41)
     print_step_table(step_rows(sizes, KINDS, rounds))
     if not args.quick:
         comparison()
