@@ -861,3 +861,37 @@ def test_the_callers_numpy_error_state_never_matters() -> None:
     finally:
         np.seterr(**before)
     assert np.geterr() == before
+
+
+def test_own_error_state_keeps_the_wrapped_calls_parameters() -> None:
+    """The wrapper takes the wrapped call's own parameters (names, defaults, keyword-only ones)
+    and passes them on as they came; it restores the caller's error state after an answer and
+    after an exception; a call taking *args or **kwargs is refused when it is wrapped."""
+    import inspect
+
+    from normcore._checks import own_error_state
+
+    def call(a: float, b: float = 2.0, *, c: float = 3.0) -> tuple[float, float, float, dict]:
+        return a, b, c, np.geterr()
+
+    wrapped = own_error_state(call)
+    assert inspect.signature(wrapped) == inspect.signature(call)
+    assert wrapped.__name__ == "call" and wrapped.__wrapped__ is call
+    before = np.geterr()
+    assert wrapped(1.0)[:3] == (1.0, 2.0, 3.0)
+    assert wrapped(1.0, c=5.0, b=4.0)[:3] == (1.0, 4.0, 5.0)
+    assert set(wrapped(1.0)[3].values()) == {"ignore"}  # inside: every error ignored
+    assert np.geterr() == before  # outside: the caller's own, again
+    with pytest.raises(TypeError):
+        wrapped(1.0, 2.0, 3.0)  # c is keyword-only, as in the call itself
+
+    @own_error_state
+    def fails() -> None:
+        raise ValueError("inside")
+
+    with pytest.raises(ValueError, match="inside"):
+        fails()
+    assert np.geterr() == before
+    for varying in (lambda *a: a, lambda **k: k):
+        with pytest.raises(TypeError, match="takes"):
+            own_error_state(varying)
