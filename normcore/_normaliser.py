@@ -350,6 +350,8 @@ class Normaliser(Remade):
         return layout
 
     def _work_out_layout(self, x: np.ndarray, purpose: str) -> Layout:
+        """`_layout`'s answer for a block shaped and typed as `x`, read for `purpose`, worked out
+        (the refusals first, then the view, the axes, the counts, the limits and the bounds)."""
         self._prepare(x)
         self._check_rows(x, purpose)
         check_not_empty(x, "x")
