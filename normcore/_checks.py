@@ -53,8 +53,8 @@ def own_error_state(call: F) -> F:
     never raises because the caller asked ``np.seterr(all="raise")``.
 
     The wrapper takes the parameters `call` takes, by the same names and with the same defaults,
-    and passes them on as they came: a wrapper taking ``*args, **kwargs`` would cost a layer's
-    call as much as one of its ufuncs (measured: 0.55 µs against 0.1 µs).
+    and passes them on as they came: measured around a one-ufunc call, it adds 0.22 to 0.28 µs,
+    where a wrapper taking ``*args, **kwargs`` added 0.49 to 0.54 µs.
     """
     if _ERROR_STATE is None:  # another numpy: its own errstate
 

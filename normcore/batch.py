@@ -180,7 +180,7 @@ class BatchNorm(Normaliser):
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
-        # mean, variance, deviation, by position (keywords would cost as much as a ufunc)
+        # mean, variance, deviation, by position (keywords cost nearly a ufunc's time more)
         return Statistics(
             st.mean.reshape(shape), st.variance.reshape(shape), st.deviation.reshape(shape)
         )

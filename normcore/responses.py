@@ -28,7 +28,7 @@ class Statistics(Sealed):
     deviation: np.ndarray
 
     def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
-        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields = self.__dict__  # one by one: cheaper than an update(**fields)
         fields["mean"] = seal(mean)
         fields["variance"] = seal(variance)
         fields["deviation"] = seal(deviation)
@@ -66,7 +66,7 @@ class Response(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Response, ...] = (),
     ) -> None:
-        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields = self.__dict__  # one by one: cheaper than an update(**fields)
         fields["output"] = seal(output)
         fields["layer"] = layer
         fields["purpose"] = purpose
@@ -106,7 +106,7 @@ class Gradient(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Gradient, ...] = (),
     ) -> None:
-        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields = self.__dict__  # one by one: cheaper than an update(**fields)
         fields["passed_down"] = seal(passed_down)
         fields["layer"] = layer
         fields["slopes"] = seal({} if slopes is None else slopes)

@@ -62,7 +62,7 @@ class Standardised(Sealed):
         count: int,
         from_block: bool,
     ) -> None:
-        fields = self.__dict__  # set one by one: an update(**fields) costs as much as a ufunc
+        fields = self.__dict__  # one by one: cheaper than an update(**fields)
         fields["z"] = seal(z)
         fields["mean"] = seal(mean)
         fields["variance"] = seal(variance)
