@@ -35,7 +35,6 @@ from ._checks import (
     check_magnitudes,
     check_not_empty,
     check_rate,
-    field_names,
     fits,
     largest_magnitude,
     magnitude_limit,
@@ -324,14 +323,12 @@ class Normaliser(Remade):
         sealed by the step that made it), and running them would cost as much as the step's
         arithmetic. ``tests/test_layer_contract.py`` holds the two equal for every layer.
         """
-        cls = type(self)
-        new = object.__new__(cls)
-        fields, old = new.__dict__, self.__dict__
-        for name in field_names(cls):
-            fields[name] = old[name]
+        new = object.__new__(type(self))
+        fields = new.__dict__
+        fields.update(self.__dict__)  # the fields, and the layouts (`_layout`), shared
+        fields.pop("_lined_up", None)  # this layer's parameters in another float type: not new's
         fields.update(moved)
         fields["_reach"] = reach
-        fields["_layouts"] = old["_layouts"]
         return new
 
     def _layout(self, x: np.ndarray, purpose: str) -> Layout:
