@@ -337,13 +337,10 @@ class Normaliser(Remade):
         depend only on the block's shape and float type (and the layer's settings, which a step
         keeps), so each is worked out once by a layer and shared with the layers its steps make.
         """
-        known = self.__dict__["_layouts"]
         key = (x.shape, x.dtype, purpose)
-        layout = known.get(key)
+        layout = self.__dict__["_layouts"].get(key)
         if layout is None:
-            if len(known) > 64:  # many shapes read, as in a fuzz: start again, not grow
-                known.clear()
-            layout = known[key] = self._work_out_layout(x, purpose)
+            layout = self._cache("_layouts")[key] = self._work_out_layout(x, purpose)
         return layout
 
     def _work_out_layout(self, x: np.ndarray, purpose: str) -> Layout:
@@ -415,8 +412,10 @@ class Normaliser(Remade):
 
     def _cache(self, name: str) -> dict[Any, Any]:
         """The dict `name` in this layer's ``__dict__``, made on first use: what the layer has
-        worked out about the blocks it has read, which cannot change as the layer cannot (here
-        float32 copies of its parameters). Emptied past 64 entries rather than left to grow."""
+        worked out about the blocks it has read, which cannot change as the layer cannot
+        (``_layouts``, shared with its successors; ``_lined_up``, float32 copies of its
+        parameters). Emptied past 64 entries (many shapes read, as in a fuzz) rather than left
+        to grow."""
         known = self.__dict__.get(name)
         if known is None:
             known = self.__dict__[name] = {}
