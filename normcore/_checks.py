@@ -462,11 +462,11 @@ def fits(p: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
     values lies beyond that type's range (a float64 parameter on a float32 block)."""
     if p.dtype == dtype:
         return p
-    top = float(np.finfo(dtype).max)
-    if p.size and float(np.max(np.abs(p))) > top:
+    top, largest = float(np.finfo(dtype).max), largest_magnitude(p)
+    if largest > top:
         raise MagnitudeError(
             f"{name}: expected values within the {dtype} range of the block (up to {top:.3g}), "
-            f"got {float(np.max(np.abs(p))):.3g}"
+            f"got {largest:.3g}"
         )
     return p.astype(dtype)
 
