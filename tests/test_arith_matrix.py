@@ -162,7 +162,7 @@ def test_using_the_reference_sets_only_the_given_environment():
         assert "own arithmetic" in said and environ["OPENBLAS_CORETYPE"] == "Zen"
     else:
         assert config.name in said
-        assert environ == {"HOME": "/x", **config.env()}
+        assert environ == {"HOME": "/x", **config.env(), "NORMCORE_ARITHMETIC": "reference"}
 
 
 def test_the_furthest_configuration_is_the_slowest_level_with_its_own_kernel():

@@ -25,6 +25,7 @@ import fresh_seeds  # noqa: E402  (tools/ is not a package)
 def results(tmp_path, monkeypatch):
     monkeypatch.setattr(claims, "RESULTS", tmp_path)
     monkeypatch.delenv(claims.WRITE_VARIABLE, raising=False)
+    monkeypatch.setenv(claims.ARITHMETIC_VARIABLE, "reference")
     return tmp_path
 
 
@@ -70,6 +71,43 @@ def test_record_fails_when_nothing_is_stored_and_writes_when_asked(results, monk
         claims.record("ch06", "rms_fits_better", held=13, of=20, setting="rate 1")
     with pytest.raises(claims.StaleClaimError):
         claims.record("ch06", "rms_fits_better", held=12, of=20, setting="rate 0.5")
+
+
+def test_records_carry_what_was_resampled(results, monkeypatch):
+    monkeypatch.setenv(claims.WRITE_VARIABLE, "1")
+    kept = claims.record(
+        "ch06", "worse", held=30, of=42, setting="rate 1", resampled=["fresh crowds", "folds"]
+    )
+    monkeypatch.delenv(claims.WRITE_VARIABLE)
+    assert kept.resampled == ("fresh crowds", "folds")
+    entry = json.loads((results / "ch06.json").read_text())["worse"]
+    assert entry["resampled"] == ["fresh crowds", "folds"]
+    assert claims.held("ch06", "worse") == kept
+    # the same count with other sources is another claim: stale
+    with pytest.raises(claims.StaleClaimError):
+        claims.record("ch06", "worse", held=30, of=42, setting="rate 1", resampled=["folds"])
+    for bad in ["initial seeds", ["the moon"], [1]]:
+        with pytest.raises(SettingError, match="resampled"):
+            claims.Held(1, 2, "x", bad)
+
+
+def test_a_count_is_compared_exactly_only_under_the_reference_arithmetic(results, monkeypatch):
+    monkeypatch.setenv(claims.WRITE_VARIABLE, "1")
+    claims.record("ch06", "worse", held=30, of=42, setting="rate 1", resampled=["fresh crowds"])
+    monkeypatch.delenv(claims.WRITE_VARIABLE)
+    with pytest.raises(claims.StaleClaimError, match="31"):
+        claims.record("ch06", "worse", held=31, of=42, setting="rate 1", resampled=["fresh crowds"])
+    monkeypatch.delenv(claims.ARITHMETIC_VARIABLE)
+    with pytest.warns(claims.ClaimDriftWarning, match="31 of 42 under this arithmetic, 30 stored"):
+        got = claims.record(
+            "ch06", "worse", held=31, of=42, setting="rate 1", resampled=["fresh crowds"]
+        )
+    assert got.held == 31
+    # another setting or run count is a changed claim, whatever the arithmetic
+    with pytest.raises(claims.StaleClaimError):
+        claims.record("ch06", "worse", held=31, of=40, setting="rate 1", resampled=["fresh crowds"])
+    with pytest.raises(claims.StaleClaimError):
+        claims.record("ch06", "never", held=1, of=2, setting="rate 1")
 
 
 def test_held_names_what_is_missing(results):

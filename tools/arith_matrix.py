@@ -202,6 +202,11 @@ def configurations(cpu: Cpu) -> list[Config]:
     return matrix
 
 
+REFERENCE_MARK = ("NORMCORE_ARITHMETIC", "reference")
+"""Set beside the reference arithmetic's variables: the claims suite compares its stored counts
+exactly only where it is set (``normcore.claims.reference_arithmetic``)."""
+
+
 def reference(cpu: Cpu) -> Config | None:
     """The book's reference arithmetic: the AVX2 level (Haswell's BLAS kernels, numpy's loops up
     to AVX2, one BLAS thread), the one the stored runs are made under (``make notebooks``) and
@@ -226,6 +231,7 @@ def use_reference(environ: dict[str, str] | None = None) -> str:
         return f"{platform_note(cpu)}: this processor's own arithmetic (no AVX2 here)"
     environ.pop("NPY_ENABLE_CPU_FEATURES", None)
     environ.update(config.env())
+    environ[REFERENCE_MARK[0]] = REFERENCE_MARK[1]
     return f"the book's reference arithmetic, {config.name}: {config.why}"
 
 
@@ -472,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         if config is not None:
             # numpy reads a comma-separated list too: one word each for env(1)
             words = {k: v.replace(" ", ",") for k, v in config.env().items() if v}
+            words[REFERENCE_MARK[0]] = REFERENCE_MARK[1]
             print(" ".join(f"{k}={v}" for k, v in words.items()))
         return 0
     cpu = this_cpu()
