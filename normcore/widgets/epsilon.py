@@ -4,7 +4,7 @@
     slider                           # display it
     slider.answer({"exponent": -3, "block": block.tolist()})   # normcore's figures for a state
 
-The page computes the entry itself (``js/epsilon.js`` over ``js/standardise.js``), so on the
+The page computes the entry itself (``js/eps.js`` over ``js/standardise.js``), so on the
 static site the slider answers with no kernel; in JupyterLab the kernel answers too, with
 `figures` below, and the page shows the largest difference between the two.
 """
@@ -48,14 +48,14 @@ def figures(state: dict[str, Any]) -> dict[str, float]:
             f"exponent: expected a whole number from {LOW} to {HIGH}, got {exponent!r}"
         )
     block = _block(state["block"])
-    layer = BatchNorm.create(block.shape[1], epsilon=epsilon_at(exponent))
-    return {"entry": float(layer.forward(block, "training").output[-1, 0])}
+    layer = BatchNorm.create(block.shape[1], eps=epsilon_at(exponent))
+    return {"entry": float(layer.forward(block, "train").output[-1, 0])}
 
 
 class EpsilonSlider(PageWidget):
     """The slider; its state is ``{"exponent": int, "block": rows}``."""
 
-    _esm = bundle("epsilon.js")
+    _esm = bundle("eps.js")
     low = traitlets.Int(LOW).tag(sync=True)
     high = traitlets.Int(HIGH).tag(sync=True)
     compute = staticmethod(figures)
@@ -89,7 +89,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    return NodeModel("epsilon.js", lambda s, _c: figures(s), _plans)
+    return NodeModel("eps.js", lambda s, _c: figures(s), _plans)
 
 
 NODE = _node()

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...data.subscribers import init_weights
 from ...errors import SettingError
-from ...purpose import PREDICTING, TRAINING
+from ...mode import EVAL, TRAIN
 from .data import BATCH, EPOCHS, EPSILON, HIDDEN, orders, subscribers
 from .trainer import Run
 
@@ -87,7 +87,7 @@ class OrderNet:
     w2: np.ndarray
     b2: Any
     mean: np.ndarray | None
-    deviation: np.ndarray | None
+    divisor: np.ndarray | None
     epsilon: float
     compensated: Any  # True, False, or one flag a run
 
@@ -107,7 +107,7 @@ class OrderNet:
             if stats is None:
                 mu = _add_all(np.moveaxis(z, -2, 0), self.compensated) / n
                 centred = np.moveaxis((z - mu[..., None, :]) ** 2, -2, 0)
-                sd = np.sqrt(_add_all(centred, self.compensated) / n + self.epsilon)
+                sd = np.sqrt(_add_all(centred, self.compensated) / n + self.eps)
             else:
                 mu, sd = stats
             z = (z - mu[..., None, :]) / sd[..., None, :]
@@ -117,18 +117,18 @@ class OrderNet:
         return z, mu, sd, a, p
 
     # what `network.predict` and `network.dead_units` ask of a network
-    def _answer(self, x: np.ndarray, purpose: str) -> tuple:
+    def _answer(self, x: np.ndarray, mode: str) -> tuple:
         stats = None
-        if purpose != TRAINING and self.mean is not None:
-            stats = (self.mean, self.deviation)
+        if mode != TRAIN and self.mean is not None:
+            stats = (self.mean, self.divisor)
         with np.errstate(all="ignore"):
             return self.forward(x, stats)
 
-    def hidden_activity(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
-        return self._answer(x, purpose)[3]
+    def hidden_activity(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
+        return self._answer(x, mode)[3]
 
-    def probabilities(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
-        return self._answer(x, purpose)[4]
+    def probabilities(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
+        return self._answer(x, mode)[4]
 
     @property
     def nan_units(self) -> int:
@@ -155,7 +155,7 @@ def train_in_order(
     in the order `summation` names ('sequential' or 'compensated'). The returned `Run.net`
     answers `predict` and `dead_units` like a `SubscriberNet`."""
     return train_in_order_many(
-        [seed], [rate], normalised, summation=summation, epochs=epochs, batch=batch, epsilon=epsilon
+        [seed], [rate], normalised, summation=summation, epochs=epochs, batch=batch, eps=epsilon
     )[0]
 
 

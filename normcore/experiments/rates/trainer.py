@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import NormcoreError, SettingError
 from ...loss import Loss, binary_cross_entropy
-from ...purpose import TRAINING
+from ...mode import TRAIN
 from ...responses import Gradient
 from .data import BATCH, CLIP, EPOCHS, EPSILON, orders, subscribers
 from .network import SubscriberNet, build_many, clipped_loss
@@ -53,29 +53,29 @@ def _descend(
 ) -> tuple[SubscriberNet, np.ndarray, Loss]:
     """`train_step`, returning the batch's logits and normcore's (unclipped) loss instead."""
     layers = net.layers
-    response = layers.forward(xb, TRAINING)
+    response = layers.forward(xb, TRAIN)
     logits = response.output[..., 0]
     loss = binary_cross_entropy(logits, yb, stack_axes=logits.ndim - 1)
-    gradient = layers.backward(response, loss.slope[..., None])
+    gradient = layers.backward(response, loss.grad[..., None])
     return SubscriberNet(layers.step(*_at_rates(gradient, rate))), logits, loss
 
 
 def _at_rates(gradient: Gradient, rate: Any) -> tuple[Gradient, float]:
     """The gradient and rate to step a stack with, each run at its own learning rate.
 
-    A layer's `step` moves every parameter by ``-rate * slope`` with one rate for the whole
-    stack. For one rate a run, each run's slopes are multiplied by its rate here and the step is
-    taken at rate 1; ``1 * (r * slope)`` is exactly ``r * slope``, so every run moves exactly as
+    A layer's `step` moves every parameter by ``-rate * grad`` with one rate for the whole
+    stack. For one rate a run, each run's gradients are multiplied by its rate here and the step is
+    taken at rate 1; ``1 * (r * grad)`` is exactly ``r * grad``, so every run moves exactly as
     it would alone at its own rate."""
     r = np.asarray(rate, dtype=np.float64)
     if r.ndim == 0:
         return gradient, float(r)
 
     def scaled(part: Gradient) -> Gradient:
-        if not part.slopes:  # a layer that learns nothing (the ReLU, this batch layer)
+        if not part.grads:  # a layer that learns nothing (the ReLU, this batch layer)
             return part
-        slopes = {k: r.reshape(r.shape + (1,) * (v.ndim - 1)) * v for k, v in part.slopes.items()}
-        return dataclasses.replace(part, slopes=slopes)
+        grads = {k: r.reshape(r.shape + (1,) * (v.ndim - 1)) * v for k, v in part.grads.items()}
+        return dataclasses.replace(part, grads=grads)
 
     return dataclasses.replace(gradient, parts=tuple(scaled(p) for p in gradient.parts)), 1.0
 
@@ -144,7 +144,7 @@ def train(
         nudges=[nudge],
         epochs=epochs,
         batch=batch,
-        epsilon=epsilon,
+        eps=epsilon,
         clip=clip,
     )[0]
 
