@@ -422,7 +422,7 @@ def check_epsilon(eps: Any) -> float:
     """A finite number greater than 0 (its range for a float32 block is checked per block)."""
     value = number(eps, "eps", EpsilonError, "a finite number greater than 0")
     if value <= 0.0:
-        raise EpsilonError(f"epsilon: expected a finite number greater than 0, got {value!r}")
+        raise EpsilonError(f"eps: expected a finite number greater than 0, got {value!r}")
     return value
 
 
@@ -433,8 +433,7 @@ def check_epsilon_fits(eps: float, dtype: np.dtype) -> None:
     low, high = _float_range(dtype)
     if not low <= eps <= high:
         raise EpsilonError(
-            f"epsilon: expected a value from {low:.3g} to {high:.3g} for a {dtype} block, "
-            f"got {eps!r}"
+            f"eps: expected a value from {low:.3g} to {high:.3g} for a {dtype} block, got {eps!r}"
         )
 
 

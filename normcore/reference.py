@@ -57,7 +57,7 @@ FOUR = FOUR_ROWS
 STATEMENTS = (
     "axis",
     "variance",
-    "epsilon",
+    "eps",
     "scale and shift",
     "modes (default)",
     "running statistics start",
@@ -119,8 +119,8 @@ def _variance(layer: Any, x: np.ndarray) -> str:
 def _epsilon(layer: Any, x: np.ndarray) -> str:
     st = layer.forward(x, "train").cache
     var = st.variance
-    under = np.allclose(st.divisor, np.sqrt(var + layer.epsilon))
-    return f"{layer.epsilon:g}, " + ("under the root" if under else "elsewhere")
+    under = np.allclose(st.divisor, np.sqrt(var + layer.eps))
+    return f"{layer.eps:g}, " + ("under the root" if under else "elsewhere")
 
 
 def _start(layer: Any) -> str:
@@ -225,7 +225,7 @@ def statements() -> list[dict[str, str]]:
                     "layer": name,
                     "axis": "none (rescales weights per neuron)",
                     "variance": "—",
-                    "epsilon": "—",
+                    "eps": "—",
                     "scale and shift": "magnitude starts at ‖direction‖, bias at 0",
                     "modes (default)": _modes(layer, x),
                     "running statistics start": "none kept",
@@ -243,7 +243,7 @@ def statements() -> list[dict[str, str]]:
                 "layer": name,
                 "axis": _axis(layer, x),
                 "variance": _variance(layer, x),
-                "epsilon": _epsilon(layer, x),
+                "eps": _epsilon(layer, x),
                 "scale and shift": _start(layer),
                 "modes (default)": _modes(layer, x),
                 "running statistics start": start,
@@ -422,8 +422,8 @@ def _cases() -> list[EdgeCase]:
             "values of 1e200 (squares overflow)",
             lambda: _bn().forward(FOUR * 1e200, "train"),
         ),
-        EdgeCase("bn-eps-0", "BatchNorm", "epsilon 0", lambda: _bn(epsilon=0.0)),
-        EdgeCase("bn-eps-neg", "BatchNorm", "epsilon −1e-5", lambda: _bn(epsilon=-1e-5)),
+        EdgeCase("bn-eps-0", "BatchNorm", "epsilon 0", lambda: _bn(eps=0.0)),
+        EdgeCase("bn-eps-neg", "BatchNorm", "epsilon −1e-5", lambda: _bn(eps=-1e-5)),
         EdgeCase("bn-momentum-1", "BatchNorm", "momentum 1", lambda: _bn(momentum=1.0)),
         EdgeCase("bn-momentum-neg", "BatchNorm", "momentum −0.1", lambda: _bn(momentum=-0.1)),
         EdgeCase(
