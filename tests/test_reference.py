@@ -142,7 +142,7 @@ def test_statements_measured():
     rows = {r["layer"]: r for r in ref.statements()}
     assert rows["BatchNorm"]["variance"] == "biased (÷ n)"
     assert rows["BatchNorm"]["running variance"] == "biased"
-    assert "default predicting" in rows["LayerNorm"]["modes (default)"]
+    assert "default eval" in rows["LayerNorm"]["modes (default)"]
     assert "over (rows)" in rows["BatchNorm"]["axis"]
     assert "over (features)" in rows["LayerNorm"]["axis"]
     assert "refused (ZeroDirectionError)" in rows["WeightNormDense"]["weight norm"]
