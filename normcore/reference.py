@@ -134,7 +134,7 @@ def _start(layer: Any) -> str:
 def _modes(layer: Any, x: np.ndarray) -> str:
     default = inspect.signature(layer.forward).parameters["mode"].default
     same = np.allclose(layer.forward(x, "train").output, layer.forward(x, "eval").output)
-    return f"training, predicting (default {default}); " + (
+    return f"train, eval (default {default}); " + (
         "both answer alike" if same else "they differ"
     )
 
@@ -429,8 +429,8 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-mode",
             "BatchNorm",
-            "mode 'train' (a near miss)",
-            lambda: _bn().forward(FOUR, "train"),
+            "mode 'Train' (a near miss)",
+            lambda: _bn().forward(FOUR, "Train"),
         ),
         EdgeCase(
             "bn-bool",

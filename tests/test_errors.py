@@ -300,11 +300,11 @@ def test_momentum_zero_is_answered() -> None:
 @pytest.mark.parametrize(
     ("mode", "shown"),
     [
-        ("train", "'train'"),
+        ("Train", "'Train'"),
         (None, "None"),
         (1, "1"),
         ("Training", "'Training'"),
-        ("eval", "'eval'"),
+        ("evaluation", "'evaluation'"),
     ],
 )
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ DTYPES = [
 ]
 NUMERIC = {"float32", "float64", "int64", "int8", "uint8", "float16"}
 VALUES = ["normal", "nan", "inf", "-inf", "huge", "tiny", "subnormal", "equal", "zeros", "large"]
-MODES = ["train", "eval", "eval", "train", "Training", "", None, 1, "eval"]
+MODES = ["train", "eval", "eval", "train", "Training", "", None, 1, "inference"]
 
 
 #: the fewest cases a fuzz test may run (each runs up to its `max_examples`, 300 to 900)

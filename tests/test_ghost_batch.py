@@ -453,7 +453,7 @@ def test_an_empty_block_refused_as_batch_norm_refuses_it(mode) -> None:
 def test_bad_mode_and_settings_refused() -> None:
     layer = nc.GhostBatchNorm.create(2, 2)
     x = _large()
-    refused_before_arithmetic(lambda: layer.forward(x, "train"), nc.ModeError, x)
+    refused_before_arithmetic(lambda: layer.forward(x, "Train"), nc.ModeError, x)
     with pytest.raises(nc.EpsilonError):
         nc.GhostBatchNorm.create(2, 2, eps=0.0)
     with pytest.raises(nc.MomentumError):

@@ -300,7 +300,7 @@ def test_bad_blocks_are_refused_with_typed_errors(name: str) -> None:
     ):
         for mode in MODES:
             _refused(lambda b=bad, p=mode: layer.forward(b, p), error, bad)
-    _refused(lambda: layer.forward(x, "eval"), nc.ModeError, x)
+    _refused(lambda: layer.forward(x, "inference"), nc.ModeError, x)
     response = layer.forward(x, "train")
     _refused(lambda: layer.backward(response, d[..., :1]), nc.ShapeError, d)
     _refused(lambda: layer.backward(response, np.full_like(d, np.nan)), nc.NonFiniteError, d)

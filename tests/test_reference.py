@@ -96,7 +96,7 @@ def test_refusals_by_hand():
     with pytest.raises(nc.MomentumError):
         nc.BatchNorm.create(2, momentum=1.0)
     with pytest.raises(nc.ModeError):
-        bn.forward(FOUR, "train")
+        bn.forward(FOUR, "Train")
     with pytest.raises(nc.ZeroDirectionError):
         nc.WeightNormDense(direction=np.zeros((2, 1)))
     other = nc.BatchNorm.create(2)
