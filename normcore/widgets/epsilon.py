@@ -4,7 +4,7 @@
     slider                           # display it
     slider.answer({"exponent": -3, "block": block.tolist()})   # normcore's figures for a state
 
-The page computes the entry itself (``js/eps.js`` over ``js/standardise.js``), so on the
+The page computes the entry itself (``js/epsilon.js`` over ``js/standardise.js``), so on the
 static site the slider answers with no kernel; in JupyterLab the kernel answers too, with
 `figures` below, and the page shows the largest difference between the two.
 """
@@ -55,7 +55,7 @@ def figures(state: dict[str, Any]) -> dict[str, float]:
 class EpsilonSlider(PageWidget):
     """The slider; its state is ``{"exponent": int, "block": rows}``."""
 
-    _esm = bundle("eps.js")
+    _esm = bundle("epsilon.js")
     low = traitlets.Int(LOW).tag(sync=True)
     high = traitlets.Int(HIGH).tag(sync=True)
     compute = staticmethod(figures)
@@ -89,7 +89,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    return NodeModel("eps.js", lambda s, _c: figures(s), _plans)
+    return NodeModel("epsilon.js", lambda s, _c: figures(s), _plans)
 
 
 NODE = _node()

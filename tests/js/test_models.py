@@ -68,7 +68,7 @@ def test_every_javascript_model_is_tested() -> None:
         "weightnorm-model.js",
         "comparison-model.js",
         "rates-model.js",
-        "eps.js",
+        "epsilon.js",
     } <= tested
 
 
