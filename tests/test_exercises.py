@@ -112,10 +112,10 @@ def test_chapter_one_exercise_one_is_positive_homogeneity():
     from normcore.exercises import ch01
     from normcore.experiments.shift import deep_stack
 
-    ten = deep_stack(False, input_scale=10.0, bias=False).divisor[10]
-    assert ch01.check_bias_free_ratio(ten / deep_stack(False, bias=False).divisor[10]) == "right"
+    ten = deep_stack(False, input_scale=10.0, bias=False).deviation[10]
+    assert ch01.check_bias_free_ratio(ten / deep_stack(False, bias=False).deviation[10]) == "right"
     assert ch01.check_bias_free_ratio(10) == "right"
-    with_bias = deep_stack(False, input_scale=10.0).divisor[10] / deep_stack(False).divisor[10]
+    with_bias = deep_stack(False, input_scale=10.0).deviation[10] / deep_stack(False).deviation[10]
     assert "biases" in ch01.check_bias_free_ratio(with_bias)
     assert ch01.check_bias_free_ratio(1.0).startswith("not yet: a ratio of one")
     assert ch01.check_bias_free_ratio(100.0).startswith("not yet: the deviation scales")
@@ -135,7 +135,7 @@ def test_chapter_one_exercise_two_floor_and_its_mistakes():
     assert "half" in ch01.check_floor_deviation(np.sqrt(no_half) * c)
     from normcore.experiments.shift import deep_stack
 
-    measured = float(np.median(deep_stack(False).divisor[5:]))
+    measured = float(np.median(deep_stack(False).deviation[5:]))
     assert "table" in ch01.check_floor_deviation(measured)
     assert ch01.check_floor_deviation(0.5).startswith("not yet")
 
@@ -145,8 +145,8 @@ def test_chapter_one_exercise_three_backs_out_the_variance():
     from normcore.experiments.shift import crowd_shift
 
     first = crowd_shift("batch", seed=0, epochs=1)
-    unit = int(np.argmin(first.divisor[0]))
-    d = first.divisor[0, unit]
+    unit = int(np.argmin(first.deviation[0]))
+    d = first.deviation[0, unit]
     assert ch01.check_first_epoch_variance(1e-5 * d**2 / (1 - d**2)) == "right"
     assert ch01.check_first_epoch_variance(first.source_variance[0, unit]) == "right"
     assert "deviation of the standardised column" in ch01.check_first_epoch_variance(d)

@@ -300,9 +300,7 @@ def undo(state: State) -> State:
         return _edited(state, why)
     f = figures(state)
     by = "batch" if state["mode"] == TRAIN else "running"
-    return _edited(
-        state, f"undo-{state['mode']}", scale=f[f"{by}_deviation"], shift=f[f"{by}_mean"]
-    )
+    return _edited(state, f"undo-{state['mode']}", scale=f[f"{by}_divisor"], shift=f[f"{by}_mean"])
 
 
 def step(state: State) -> State:

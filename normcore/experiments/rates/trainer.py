@@ -124,7 +124,7 @@ def train(
     *,
     epochs: int = EPOCHS,
     batch: int = BATCH,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
     clip: float | None = CLIP,
     nudge: int = 0,
 ) -> Run:
@@ -144,7 +144,7 @@ def train(
         nudges=[nudge],
         epochs=epochs,
         batch=batch,
-        eps=epsilon,
+        eps=eps,
         clip=clip,
     )[0]
 
@@ -162,7 +162,7 @@ def train_many(
     nudges: Sequence[int] | None = None,
     epochs: int = EPOCHS,
     batch: int = BATCH,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
     clip: float | None = CLIP,
 ) -> list[Run]:
     """`train` for the runs (seeds[k], rates[k], nudges[k]), side by side as one stack.
@@ -180,7 +180,7 @@ def train_many(
     if len(nudges) != len(seeds):
         raise SettingError(f"nudges: expected one a seed, got {len(nudges)} for {len(seeds)}")
     keys = [
-        (int(s), float(r), bool(normalised), int(k), epochs, batch, float(epsilon), clip)
+        (int(s), float(r), bool(normalised), int(k), epochs, batch, float(eps), clip)
         for s, r, k in zip(seeds, rates, nudges, strict=True)
     ]
     runs = {k: _TRAINED[k] for k in keys if k in _TRAINED}
@@ -193,7 +193,7 @@ def train_many(
             [k[3] for k in missing],
             epochs,
             batch,
-            epsilon,
+            eps,
             clip,
         )
         runs.update(zip(missing, trained, strict=True))
@@ -210,13 +210,13 @@ def _train_stack(
     nudges: list[int],
     epochs: int,
     batch: int,
-    epsilon: float,
+    eps: float,
     clip: float | None,
 ) -> list[Run]:
     """The runs of `train_many`, trained as one stack."""
     data = subscribers()
     x, y = data.x_train, data.y_train
-    net = build_many(seeds, normalised, epsilon, nudges)
+    net = build_many(seeds, normalised, eps, nudges)
     rate = np.asarray(rates, dtype=np.float64)
     alive = list(range(len(seeds)))  # the runs still training, in the stack's order
     losses = np.zeros((epochs, len(seeds)))
