@@ -44,7 +44,7 @@ def test_oracle_gap_is_of_the_printed_order():
 
 def test_deep_stack_shows_the_printed_pattern():
     printed = PRINTED["deep_stack_deviation"]
-    ours = deep_stack(normalised=False).divisor
+    ours = deep_stack(normalised=False).deviation
     # the same shape: the spread is cut to under a fifth by layer 3, in both
     assert printed["layer 3"] / printed["input"] < 0.2 and ours[3] / ours[0] < 0.2
     assert printed["layer 1"] < 0.5 * printed["input"] and ours[1] < 0.5 * ours[0]
