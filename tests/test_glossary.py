@@ -11,7 +11,7 @@ GLOSSARY = Path(__file__).resolve().parent.parent / "book" / "glossary.md"
 TERMS = re.compile(r"^([a-zA-Z][\w ()'-]*)\n  \S", re.MULTILINE)
 REQUIRED = [
     "gradient",
-    "grad",
+    "upstream gradient",
     "learning rate",
     "running mean",
     "running variance",
@@ -24,7 +24,7 @@ REQUIRED = [
     "variant",
     "crowd",
     "momentum",
-    "eps",
+    "epsilon",
     "biased variance",
     "oracle",
     "passed down",

@@ -98,7 +98,7 @@ def check_folded(kernel: Any, bias: Any) -> Verdict:
     if np.allclose(k, KERNEL * wrong_variance, atol=5e-4):
         return Verdict(
             "not yet: the kernel was divided by the variance; it is divided by the "
-            "deviation, the square root of the variance (plus epsilon)"
+            "divisor √(running variance + ε), the square root of the variance plus epsilon"
         )
     kernel_ok = verdict(k, k_right).right
     if not kernel_ok:
