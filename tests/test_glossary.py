@@ -24,7 +24,7 @@ REQUIRED = [
     "variant",
     "crowd",
     "momentum",
-    "epsilon",
+    "eps",
     "biased variance",
     "oracle",
     "passed down",

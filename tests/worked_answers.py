@@ -84,7 +84,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
         "check_backward_function": {
             "fill": BACKWARD,
             "shown": [
-                "s = np.sqrt(x.var(axis=0) + epsilon)",
+                "s = np.sqrt(x.var(axis=0) + eps)",
                 "z = (x - x.mean(axis=0)) / s",
                 "return (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)",
             ],
