@@ -134,9 +134,7 @@ def _start(layer: Any) -> str:
 def _modes(layer: Any, x: np.ndarray) -> str:
     default = inspect.signature(layer.forward).parameters["mode"].default
     same = np.allclose(layer.forward(x, "train").output, layer.forward(x, "eval").output)
-    return f"train, eval (default {default}); " + (
-        "both answer alike" if same else "they differ"
-    )
+    return f"train, eval (default {default}); " + ("both answer alike" if same else "they differ")
 
 
 def _running(layer: Any) -> tuple[str, str, str]:

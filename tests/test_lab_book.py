@@ -53,7 +53,8 @@ def test_roles_are_written_out():
     )
     out = lab_book.render_prose(text, glued, figs, BOOK, "here")
     assert out == (
-        "x is 2.50 of 4; see Fig. 2.1 and Figure 2.1, the [words](glossary.md) and running statistics."
+        "x is 2.50 of 4; see Fig. 2.1 and Figure 2.1, the [words](glossary.md) and "
+        "running statistics."
     )
 
 
