@@ -53,8 +53,8 @@ class BatchNorm(Normaliser):
       ``running_divisor`` (starting at 1), folds the batch's deviation into it, and predicting
       divides by it as it stands; it holds no running variance (``running_var`` is None).
     - Backward (training): three routes (a value's own z, the column mean, the column variance;
-      see `normcore.standardise`); the passed-down columns sum to zero. Backward (evaluation mode):
-      the running statistics are constants, so the gradient is d / deviation.
+      see `normcore.standardise`); the input gradient's columns sum to zero. Backward (evaluation
+      mode): the running statistics are constants, so the gradient is d / deviation.
       Parameter gradients: scale's is the column sum of grad_output * z, shift's the column sum of
       grad_output.
 
@@ -234,7 +234,7 @@ class GhostBatchNorm(BatchNorm):
       deviations) into the running statistics, with `BatchNorm`'s momentum rule.
     - Predicting: exactly `BatchNorm`'s (the running statistics, row by row), for any number of
       rows.
-    - Backward (training): each group's three routes, inside its group (the passed-down columns
+    - Backward (training): each group's three routes, inside its group (the input gradient's columns
       of every group sum to zero); the parameter gradients sum over every row of every group.
     - Shapes: x (..., rows, features), parameters (..., features), as `BatchNorm`.
 

@@ -36,8 +36,8 @@ class LayerNorm(Normaliser):
     - Scale and shift: one per normalised position, starting at 1 and 0.
     - Modes: accepted for a uniform interface; both answer the same, because nothing is read
       from other rows. No running statistics exist.
-    - Backward: the same three routes as batch norm with the sums along the row; the
-      passed-down rows sum to zero. Parameter gradients: scale's is sum over rows of grad_output *
+    - Backward: the same three routes as batch norm with the sums along the row; the input
+      gradient's rows sum to zero. Parameter gradients: scale's is sum over rows of grad_output *
       z, shift's the sum over rows of grad_output.
 
     Agrees with PyTorch's ``LayerNorm`` (biased variance, epsilon 1e-5 under the root).

@@ -1,9 +1,9 @@
 """Structural facts every correct implementation must show, without any oracle.
 
-Centring layers cannot see a constant added along their statistic's axis, so their passed-down
-blocks sum to zero along it; weight norm cannot see a direction's length, so its direction gradient
-has no part along the direction; layers are values, so answering never changes them; stacked
-models are the same arithmetic as separate ones.
+Centring layers cannot see a constant added along their statistic's axis, so their input
+gradients sum to zero along it; weight norm cannot see a direction's length, so its direction
+gradient has no part along the direction; layers are values, so answering never changes them;
+stacked models are the same arithmetic as separate ones.
 """
 
 from __future__ import annotations

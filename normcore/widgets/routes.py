@@ -1,4 +1,4 @@
-"""Chapter 3's widget: choose a block and an upstream gradient, see the three passed-down blocks
+"""Chapter 3's widget: choose a block and an upstream gradient, see the three input gradients
 (collected, oracle, naive) and how far each is from the oracle.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is

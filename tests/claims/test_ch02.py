@@ -35,7 +35,7 @@ def test_a_biased_fold_estimates_three_quarters_of_the_variance() -> None:
 
 def test_the_shift_learns_from_a_batch_of_one() -> None:
     """'The shift's gradient is ... the upstream gradient itself': for any row and any upstream
-    gradient, the passed-down gradient and the scale's gradient are zero and the shift's gradient is
+    gradient, the input gradient and the scale's gradient are zero and the shift's gradient is
     what arrived."""
     from normcore import BatchNorm
 
