@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 GLOSSARY = Path(__file__).resolve().parent.parent / "book" / "glossary.md"
-TERMS = re.compile(r"^([a-zA-Z][\w ()'-]*)\n  \S", re.MULTILINE)
+# a headword: a line at the margin followed by the definition (two spaces in) or by the other
+# headwords of the same entry (mini-batch / batch)
+TERMS = re.compile(r"^([a-zA-Z][\w ()'-]*)\n(?=(?:[a-zA-Z][\w ()'-]*\n)*  \S)", re.MULTILINE)
+# rename: off (the headwords as the glossary spells them)
 REQUIRED = [
     "gradient",
     "upstream gradient",
@@ -24,10 +27,16 @@ REQUIRED = [
     "variant",
     "crowd",
     "momentum",
-    "eps",
+    "epsilon",
     "biased variance",
     "oracle",
-    "passed down",
+    "input gradient",
+    "activations",
+    "mini-batch",
+    "batch normalisation",
+    "frozen batch normalisation",
+    "drift",
+    "divisor",
     "the three routes",
     "layer normalisation",
     "RMS normalisation",
@@ -39,6 +48,7 @@ REQUIRED = [
     "epoch",
     "random seed",
 ]
+# rename: on
 
 
 def defined() -> set[str]:
