@@ -37,8 +37,8 @@ class LayerNorm(Normaliser):
     - Modes: accepted for a uniform interface; both answer the same, because nothing is read
       from other rows. No running statistics exist.
     - Backward: the same three routes as batch norm with the sums along the row; the input
-      gradient's rows sum to zero. Parameter gradients: scale's is sum over rows of grad_output *
-      z, shift's the sum over rows of grad_output.
+      gradient's rows sum to zero. Parameter gradients: scale's is sum over rows of grad_output * z,
+      shift's the sum over rows of grad_output.
 
     Agrees with PyTorch's ``LayerNorm`` (biased variance, epsilon 1e-5 under the root).
     """
