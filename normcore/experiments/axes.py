@@ -204,7 +204,8 @@ def coverage(layer: Any, shape: tuple[int, ...], cell: tuple[int, ...] = (0, 0, 
 
 def reach(layer: Any, x: np.ndarray, cell: tuple[int, ...] = (0, 0, 0, 0)) -> np.ndarray:
     """True for the cells whose input the output at `cell` depends on, read from the backward
-    pass: a gradient of one arriving at `cell` alone, passed down, is non-zero exactly there."""
+    pass: an upstream gradient of one at `cell` alone gives an input gradient that is non-zero
+    exactly there."""
     response = layer.forward(x, TRAIN)
     d = np.zeros_like(x)
     d[cell] = 1.0

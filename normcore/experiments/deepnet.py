@@ -217,7 +217,7 @@ class SideGradient:
 class SideBySide:
     """Several normalisers side by side along the stack: `parts[i]` (a normaliser, or None for
     none) serves the next `counts[i]` stacked networks, in order; `modes[i]`, when given,
-    replaces the purpose of every call for part i (a frozen part predicts while another trains).
+    replaces the mode of every call for part i (a frozen part predicts while another trains).
 
     So networks that differ only in their normalisers (the batch layer read over different
     group sizes, or frozen and training) train as one stack: their dense layers and ReLUs run
