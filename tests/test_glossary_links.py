@@ -17,6 +17,7 @@ BOOK = Path(__file__).resolve().parent.parent / "book"
 CHAPTERS = sorted(BOOK.glob("[0-9][0-9]-*.md"))
 
 # the rename script (issue #41) carries the same list and rules: keep the two in step
+# rename: off (glossary headwords, as the glossary spells them)
 LINKED_TERMS = (
     "running statistics",
     "running mean",
@@ -67,6 +68,7 @@ LINKED_TERMS = (
     "bootstrap",
     "paired comparison",
 )
+# rename: on
 _MASKS = re.compile(
     r"(?ms)^(`{3,}|~{3,}).*?^\1[ \t]*$"  # fenced blocks (code cells, directives' options)
     r"|<!-- rename: off -->.*?<!-- rename: on -->"
