@@ -242,17 +242,21 @@ def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:
     )
 
 
+# rename: off (the old name, which the layers must not take)
 def test_eps_is_pytorchs_name_for_epsilon(oracle: Any) -> None:
     """The reference chapter says normcore's ε argument is `eps` because PyTorch's is: every
-    normalising layer takes `eps` (and no `eps`), as PyTorch's modules do."""
+    normalising layer takes `eps` (and no `epsilon`), as PyTorch's modules do."""
     import inspect
 
     torch = oracle("torch")
     layers = (nc.BatchNorm, nc.GhostBatchNorm, nc.LayerNorm, nc.RMSNorm, nc.InstanceNorm)
     for cls in layers:
         assert "eps" in inspect.signature(cls.create).parameters, cls.__name__
-        assert "eps" not in inspect.signature(cls.create).parameters, cls.__name__
+        assert "epsilon" not in inspect.signature(cls.create).parameters, cls.__name__
         made = cls.create(2, 2) if cls is nc.GhostBatchNorm else cls.create(2)
         assert made.eps > 0, cls.__name__
     for module in (torch.nn.BatchNorm1d, torch.nn.LayerNorm, torch.nn.GroupNorm):
         assert "eps" in inspect.signature(module).parameters, module.__name__
+
+
+# rename: on
