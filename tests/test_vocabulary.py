@@ -5,7 +5,8 @@ instead). Scanned: the prose of every page in `book/` (Markdown outside code cel
 captions of a code cell's figure), the strings of `normcore` (docstrings, error messages, plot
 and widget labels) and the string literals of the widgets' JavaScript. A line that must keep a
 retired word says "retired-ok" on itself. Words marked [judgement] may keep the uses counted in
-`book/retired-words-budget.json` for each file, and no more.
+`book/retired-words-budget.json` for each file, and no more; words marked [report] are listed by
+the command below and never fail.
 
     python tests/test_vocabulary.py            # every hit, file:line
     python tests/test_vocabulary.py --budget   # rewrite the budget from the hits of today
@@ -33,6 +34,7 @@ class Word:
     pattern: re.Pattern
     hint: str
     judgement: bool
+    report: bool = False  # listed, never failing
 
     @property
     def key(self) -> str:
@@ -56,8 +58,10 @@ def words() -> list[Word]:
         if not raw.strip() or raw.startswith("#"):
             continue
         judgement = raw.startswith("[judgement] ")
-        pattern, hint = raw.removeprefix("[judgement] ").split(" => ", 1)
-        out.append(Word(re.compile(pattern, re.IGNORECASE), hint.strip(), judgement))
+        report = raw.startswith("[report] ")
+        body = raw.removeprefix("[judgement] ").removeprefix("[report] ")
+        pattern, hint = body.split(" => ", 1)
+        out.append(Word(re.compile(pattern, re.IGNORECASE), hint.strip(), judgement, report))
     return out
 
 
@@ -172,6 +176,8 @@ def over_budget(found: list[Hit]) -> list[Hit]:
     counts = Counter((h.word.key, h.path) for h in found if h.word.judgement)
     bad = []
     for h in found:
+        if h.word.report:
+            continue
         if not h.word.judgement:
             bad.append(h)
         elif counts[h.word.key, h.path] > budget.get(h.word.key, {}).get(h.path, 0):
@@ -214,7 +220,7 @@ def test_no_retired_word_where_a_reader_reads() -> None:
 def _write_budget() -> None:
     counts: dict[str, dict[str, int]] = {}
     for h in hits():
-        if h.word.judgement:
+        if h.word.judgement and not h.word.report:
             per = counts.setdefault(h.word.key, {})
             per[h.path] = per.get(h.path, 0) + 1
     BUDGET.write_text(json.dumps(counts, indent=1, sort_keys=True) + "\n", encoding="utf-8")
