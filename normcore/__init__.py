@@ -2,9 +2,9 @@
 
 Every layer is an immutable value with three calls::
 
-    response = layer.forward(x, purpose)        # purpose: 'training' or 'predicting' (default)
-    gradient = layer.backward(response, d_out)  # gradient.passed_down, gradient.slopes
-    layer    = layer.step(gradient, rate)       # a NEW layer; running figures move only here
+    response = layer.forward(x, mode)        # mode: 'train' or 'eval' (default)
+    gradient = layer.backward(response, grad_output)  # gradient.grad_input, gradient.grads
+    layer    = layer.step(gradient, rate)       # a NEW layer; running statistics move only here
 
 Every array a layer keeps or hands back is read-only: each value type (every layer, `Response`,
 `Gradient`, `Statistics`, `Standardised`, `Loss`) seals its arrays in its own constructor, and a
@@ -28,10 +28,10 @@ from .errors import (
     ForeignResponseError,
     LabelError,
     MagnitudeError,
+    ModeError,
     MomentumError,
     NonFiniteError,
     NormcoreError,
-    PurposeError,
     RateError,
     SettingError,
     ShapeError,
@@ -41,8 +41,8 @@ from .fold import fold_batch_norm
 from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy
-from .oracle import OracleCheck, check_slope, finite_difference
-from .purpose import PREDICTING, TRAINING, Purpose
+from .mode import EVAL, TRAIN, Mode
+from .oracle import OracleCheck, check_grad, finite_difference
 from .responses import Gradient, Response, Statistics
 from .sequential import Sequential
 from .standardise import Standardised, naive_backward, standardise, standardise_backward
@@ -50,8 +50,8 @@ from .worked import FOUR_ROWS, four_rows
 
 __all__ = [
     "FOUR_ROWS",
-    "PREDICTING",
-    "TRAINING",
+    "EVAL",
+    "TRAIN",
     "BatchNorm",
     "Conv2d",
     "GhostBatchNorm",
@@ -73,8 +73,8 @@ __all__ = [
     "NonFiniteError",
     "NormcoreError",
     "OracleCheck",
-    "Purpose",
-    "PurposeError",
+    "Mode",
+    "ModeError",
     "RMSNorm",
     "StandardisedConv2d",
     "RateError",
@@ -92,7 +92,7 @@ __all__ = [
     "adain",
     "as_block",
     "binary_cross_entropy",
-    "check_slope",
+    "check_grad",
     "finite_difference",
     "fold_batch_norm",
     "fold_into_conv",

@@ -174,7 +174,7 @@ def field_names(cls: type) -> tuple[str, ...]:
 
 
 #: field types that never hold an array (the rest are looked at by `Sealed`)
-_PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Purpose", "tuple[int, ...]"})
+_PLAIN_TYPES = frozenset({"int", "bool", "float", "str", "Mode", "tuple[int, ...]"})
 
 
 #: the fields of each value type that may hold an array (`_may_hold_arrays`), by type
@@ -418,23 +418,22 @@ def check_not_empty(a: np.ndarray, name: str) -> None:
 
 
 # -- settings -------------------------------------------------------------------------------------
-def check_epsilon(epsilon: Any) -> float:
+def check_epsilon(eps: Any) -> float:
     """A finite number greater than 0 (its range for a float32 block is checked per block)."""
-    value = number(epsilon, "epsilon", EpsilonError, "a finite number greater than 0")
+    value = number(eps, "eps", EpsilonError, "a finite number greater than 0")
     if value <= 0.0:
-        raise EpsilonError(f"epsilon: expected a finite number greater than 0, got {value!r}")
+        raise EpsilonError(f"eps: expected a finite number greater than 0, got {value!r}")
     return value
 
 
-def check_epsilon_fits(epsilon: float, dtype: np.dtype) -> None:
+def check_epsilon_fits(eps: float, dtype: np.dtype) -> None:
     """Refuse, before any arithmetic, an epsilon that the block's float type cannot hold: below
     its smallest positive value it would round to 0 (and a constant stretch divide by zero);
     above its largest it would become infinity."""
     low, high = _float_range(dtype)
-    if not low <= epsilon <= high:
+    if not low <= eps <= high:
         raise EpsilonError(
-            f"epsilon: expected a value from {low:.3g} to {high:.3g} for a {dtype} block, "
-            f"got {epsilon!r}"
+            f"eps: expected a value from {low:.3g} to {high:.3g} for a {dtype} block, got {eps!r}"
         )
 
 

@@ -12,8 +12,8 @@ every standardised value, ``|z| <= sqrt(n)`` (taken as ``2 sqrt(n) + 2``, far ab
 rounding adds). Together they bound every value `forward`, `backward` and `step` compute (`Layout`
 and `Normaliser._bounded`). A result whose bound stays below its float type's largest value over
 256 cannot have overflowed, and is handed back without reading it again; any other result (huge
-parameters, or statistics handed in, as the running figures of a predicting pass, which bound no
-z) is read entry by entry (`check_finite_result`) and refused if it overflowed.
+parameters, or statistics handed in, as the running statistics of an evaluation-mode pass, which
+bound no z) is read entry by entry (`check_finite_result`) and refused if it overflowed.
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ from ._checks import (
     sealed,
 )
 from .errors import ForeignResponseError, ShapeError
-from .purpose import PREDICTING, TRAINING, check_purpose
+from .mode import EVAL, TRAIN, check_mode
 from .responses import (
     Gradient,
     Response,
     Statistics,
     answered,
-    check_d_out,
+    check_grad_output,
     check_gradient,
     check_response,
 )
@@ -60,7 +60,7 @@ from .standardise import (
     statistic_count,
 )
 
-Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running figures
+Given = tuple[np.ndarray | None, np.ndarray]  # (mean, deviation) handed in: the running statistics
 
 #: a result whose bound is below its float type's largest value divided by this is taken as
 #: finite without a scan (the bounds are loose by far less: this is a margin, not a correction)
@@ -71,23 +71,23 @@ CEILINGS = {np.dtype(t): float(np.finfo(t).max) / MARGIN for t in (np.float32, n
 
 
 class Layout(NamedTuple):
-    """What a layer works out once about the blocks of one shape, float type and purpose (none
+    """What a layer works out once about the blocks of one shape, float type and mode (none
     of it can change: a step keeps every shape and setting).
 
     `shape` is the statistics' view of the block (`split` when it is not the block's own
     shape: group norm splits the channels, ghost batch norm the rows), `axes` the axes they run
     along and `count` the values each statistic reads. `limit` is the magnitude limit
     `check_magnitudes` holds the block to: its squares summed `checked` at a time stay finite
-    (`count`, or the row count for a predicting batch layer); `d_limit` is the one for a slope
+    (`count`, or the row count for a predicting batch layer); `d_limit` is the one for a gradient
     of its shape (`count` at a time). `z_reach` bounds |z| when the statistics are read from
     the block: ``|z| <= sqrt(count)``, taken as ``2 sqrt(count) + 2`` so that no rounding (of
     the sums, or of a tiny variance) can pass it. `terms` is how many values are summed into
-    each entry of a parameter's slope, and `ceiling` the largest bound taken without a scan
+    each entry of a parameter's gradient, and `ceiling` the largest bound taken without a scan
     (the float type's largest value over `MARGIN`). `lined` is the parameters' shape lined up
-    with the block (not the view: the output and the parameter slopes are made in the block's
+    with the block (not the view: the output and the parameter gradients are made in the block's
     own shape), or None when they broadcast as they are (a block (rows, features) and
     parameters (features,)), and `shared`
-    the axes of the block they are shared along, which their slopes sum over.
+    the axes of the block they are shared along, which their gradients sum over.
     """
 
     shape: tuple[int, ...]
@@ -110,14 +110,14 @@ class Normaliser(Remade):
 
     scale: np.ndarray
     shift: np.ndarray
-    epsilon: float = 1e-5
+    eps: float = 1e-5
     affine: bool = True
 
     centred: ClassVar[bool] = True
     name: ClassVar[str] = "normaliser"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
+        object.__setattr__(self, "eps", check_epsilon(self.eps))
         scale = as_parameter(self.scale, "scale")
         shift = as_parameter(self.shift, "shift")
         if scale.shape != shift.shape:
@@ -150,7 +150,7 @@ class Normaliser(Remade):
         return x
 
     def _given(self, x: np.ndarray) -> Given | None:
-        """Statistics to use while predicting (running figures), or None to read the block."""
+        """Statistics to use in evaluation mode (running statistics), or None to read the block."""
         return None
 
     def _batch_statistics(self, st: Standardised) -> Statistics | None:
@@ -174,7 +174,7 @@ class Normaliser(Remade):
         return view, self._stat_axes(view)
 
     def aligned(self, p: Any, x: Any) -> np.ndarray:
-        """A per-feature array `p` (shaped as scale: scale, shift, running figures) reshaped to
+        """A per-feature array `p` (shaped as scale: scale, shift, running statistics) reshaped to
         broadcast against the block `x`."""
         p = as_block(p, "p")
         if p.shape != self.scale.shape:
@@ -188,7 +188,7 @@ class Normaliser(Remade):
 
     # -- the three calls -----------------------------------------------------------------------
     @own_error_state
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: Any, mode: str = EVAL) -> Response:
         """Standardise `x` and apply scale and shift.
 
         Args:
@@ -196,22 +196,22 @@ class Normaliser(Remade):
                 features); layer and RMS norm (..., *normalized_shape); the image layers
                 (images, channels, height, width)); float32 stays float32, other real numbers
                 become float64.
-            purpose: 'training' (standardise by the block's own statistics) or 'predicting'
-                (the default: by the running figures, for the layers that keep them).
+            mode: 'train' (standardise by the block's own statistics) or 'eval'
+                (the default: by the running statistics, for the layers that keep them).
 
         Returns:
             A `Response`: `output` shaped and typed as `x`; `statistics` the batch's own mean,
-            variance and deviation (shaped as the running figures) when a batch layer trained.
+            variance and deviation (shaped as the running statistics) when a batch layer trained.
         """
-        purpose = check_purpose(purpose)
+        mode = check_mode(mode)
         x = as_block(x, "x", finite=False)
-        layout = self._layout(x, purpose)
+        layout = self._layout(x, mode)
         check_magnitudes(x, layout.limit, layout.checked, "x")
         view = x.reshape(layout.shape) if layout.split else x
         scale, shift = self._parameters_for(x, layout)
-        given = self._given(x) if purpose == PREDICTING else None
+        given = self._given(x) if mode == EVAL else None
         if given is None:
-            st = standardise(view, layout.axes, self.epsilon, self.centred)
+            st = standardise(view, layout.axes, self.eps, self.centred)
         else:
             st = standardise_by(view, given[0], given[1], layout.axes)
         z = st.z.reshape(x.shape) if layout.split else st.z  # a view: values in order
@@ -221,62 +221,62 @@ class Normaliser(Remade):
             out, reach = z * scale + shift, (layout.z_reach + 1.0) * self._reach
         if not (st.from_block and reach <= layout.ceiling):
             check_finite_result(out, "forward", self)
-        statistics = self._batch_statistics(st) if purpose == TRAINING else None
+        statistics = self._batch_statistics(st) if mode == TRAIN else None
         # by position: called with keywords, a class costs nearly a ufunc's time more
-        return Response(out, self, purpose, None, st, statistics)
+        return Response(out, self, mode, None, st, statistics)
 
     @own_error_state
-    def backward(self, response: Response, d_out: Any) -> Gradient:
-        """The slope passed down (all the routes the statistics open) and the parameter slopes.
+    def backward(self, response: Response, grad_output: Any) -> Gradient:
+        """The input gradient (all the routes the statistics open) and the parameter gradients.
 
         Args:
             response: what this layer's `forward` answered.
-            d_out: the slope of the loss with respect to the output (the output's shape).
+            grad_output: the gradient of the loss with respect to the output (the output's shape).
 
         Returns:
-            A `Gradient`: `passed_down` shaped as the input; `slopes['scale']` = sum(d_out * z)
-            and `slopes['shift']` = sum(d_out), each summed over every axis the parameter is
-            shared along and shaped as the parameter (no slopes when ``affine`` is False).
+            A `Gradient`: `grad_input` shaped as the input; `grads['scale']` = sum(grad_output * z)
+            and `grads['shift']` = sum(grad_output), each summed over every axis the parameter is
+            shared along and shaped as the parameter (no gradients when ``affine`` is False).
         """
         response = check_response(self, response)
-        d = check_d_out(response, d_out, finite=False)
-        layout = self._layout(d, response.purpose)
+        d = check_grad_output(response, grad_output, finite=False)
+        layout = self._layout(d, response.mode)
         st = response.cache
         if not isinstance(st, Standardised) or st.z.shape != layout.shape:
             raise ForeignResponseError(
                 "response.cache: expected the standardised block this layer's forward pass made"
             )
-        d_reach = check_magnitudes(d, layout.d_limit, layout.count, "d_out")
+        d_reach = check_magnitudes(d, layout.d_limit, layout.count, "grad_output")
         scale, _ = self._parameters_for(d, layout)
         if scale is None:
             arriving, reach = d, d_reach
-        else:  # the slope arriving at z
+        else:  # the upstream gradient at z
             arriving, reach = d * scale, d_reach * self._reach
         if layout.split:  # to the statistics' view (a view: values in order)
             arriving = arriving.reshape(layout.shape)
         passed = standardise_backward(st, arriving)
         if not (st.from_block and self._bounded(layout, reach)):
             check_finite_result(passed, "backward", self)
-        slopes: dict[str, np.ndarray] = {}
-        slope_reach = layout.terms * d_reach * layout.z_reach  # |sum of d z| and |sum of d|
-        if scale is not None:  # the parameter slopes: sum(d z) and sum(d) where shared
+        grads: dict[str, np.ndarray] = {}
+        grad_reach = layout.terms * d_reach * layout.z_reach  # |sum of d z| and |sum of d|
+        if scale is not None:  # the parameter gradients: sum(d z) and sum(d) where shared
             z = st.z.reshape(d.shape) if layout.split else st.z
-            slopes["scale"] = np.add.reduce(d * z, axis=layout.shared)
-            slopes["shift"] = np.add.reduce(d, axis=layout.shared)
-            if not (st.from_block and slope_reach <= layout.ceiling):
-                for key, value in slopes.items():
-                    check_finite_result(value, "backward", self, f"slope of {key}")
-                slope_reach = largest_magnitude(*slopes.values())
+            grads["scale"] = np.add.reduce(d * z, axis=layout.shared)
+            grads["shift"] = np.add.reduce(d, axis=layout.shared)
+            if not (st.from_block and grad_reach <= layout.ceiling):
+                for key, value in grads.items():
+                    check_finite_result(value, "backward", self, f"gradient of {key}")
+                grad_reach = largest_magnitude(*grads.values())
             shape = self.scale.shape
-            if slopes["scale"].shape != shape:  # parameters with an axis of size 1
-                slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
-        passed_down = passed if passed.shape == d.shape else _shaped(passed, d.shape)
+            if grads["scale"].shape != shape:  # parameters with an axis of size 1
+                grads = {key: _shaped(value, shape) for key, value in grads.items()}
+        grad_input = passed if passed.shape == d.shape else _shaped(passed, d.shape)
         # by position: called with keywords, a class costs nearly a ufunc's time more
-        return answered(Gradient(passed_down, self, slopes, response.statistics), slope_reach)
+        return answered(Gradient(grad_input, self, grads, response.statistics), grad_reach)
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Normaliser:
-        """A new layer with scale and shift moved by ``-rate * slope``.
+        """A new layer with scale and shift moved by ``-rate * grad``.
 
         Args:
             gradient: what this layer's `backward` answered.
@@ -286,30 +286,30 @@ class Normaliser(Remade):
             A new layer of the same type and shapes; this one is unchanged, and the new one
             shares every array the step did not change (they are read-only).
         """
-        rate, slopes, slope_reach = self._checked_gradient(gradient, rate)
-        return self._successor(*self._moved(slopes, rate, slope_reach))
+        rate, grads, grad_reach = self._checked_gradient(gradient, rate)
+        return self._successor(*self._moved(grads, rate, grad_reach))
 
     # -- helpers -------------------------------------------------------------------------------
     def _checked_gradient(
         self, gradient: Any, rate: Any
     ) -> tuple[float, Mapping[str, np.ndarray], float | None]:
-        """`check_gradient`'s rate and slopes, and a bound on the slopes' magnitudes when this
-        layer's own `backward` made the gradient (then its slopes and statistics are taken as
+        """`check_gradient`'s rate and gradients, and a bound on the gradients' magnitudes when this
+        layer's own `backward` made the gradient (then its gradients and statistics are taken as
         they are, with no parameters named and looked up to check them against), else None."""
         if type(gradient) is Gradient and gradient.layer is self and gradient.made_by_backward:
-            return check_rate(rate), gradient.slopes, gradient.slope_reach
-        rate, slopes = check_gradient(self, gradient, rate, self._learned())
-        return rate, slopes, None
+            return check_rate(rate), gradient.grads, gradient.grad_reach
+        rate, grads = check_gradient(self, gradient, rate, self._learned())
+        return rate, grads, None
 
     def _bounded(self, layout: Layout, reach: float) -> bool:
-        """Whether the passed-down slope, from an arriving slope bounded by `reach`, is bounded
+        """Whether the input gradient, from an upstream gradient bounded by `reach`, is bounded
         below `layout.ceiling` (statistics read from the block). With n values per statistic,
         |z| <= Z and the deviation at least sqrt(epsilon / 2) (epsilon as the block's float type
         rounds it), every sum in ``(n d - sum(d) - z sum(d z)) / (n s)`` is at most
         n reach (2 + Z**2), and the quotient at most that over n sqrt(epsilon / 2)."""
         n = layout.count
         top = n * reach * (2.0 + layout.z_reach * layout.z_reach)
-        return max(top, top / (n * math.sqrt(self.epsilon / 2))) <= layout.ceiling
+        return max(top, top / (n * math.sqrt(self.eps / 2))) <= layout.ceiling
 
     def _successor(self, moved: dict[str, np.ndarray], reach: float) -> Normaliser:
         """The layer a step makes: this one with the `moved` arrays in place of the old, and
@@ -331,29 +331,29 @@ class Normaliser(Remade):
         fields["_reach"] = reach
         return new
 
-    def _layout(self, x: np.ndarray, purpose: str) -> Layout:
-        """Refuse a block this layer cannot read for `purpose` (ShapeError, EmptyBatchError, an
+    def _layout(self, x: np.ndarray, mode: str) -> Layout:
+        """Refuse a block this layer cannot read for `mode` (ShapeError, EmptyBatchError, an
         EpsilonError for a float type that cannot hold epsilon); else its `Layout`. The checks
         depend only on the block's shape and float type (and the layer's settings, which a step
         keeps), so each is worked out once by a layer and shared with the layers its steps make.
         """
-        key = (x.shape, x.dtype, purpose)
+        key = (x.shape, x.dtype, mode)
         layout = self.__dict__["_layouts"].get(key)
         if layout is None:
-            layout = self._cache("_layouts")[key] = self._work_out_layout(x, purpose)
+            layout = self._cache("_layouts")[key] = self._work_out_layout(x, mode)
         return layout
 
-    def _work_out_layout(self, x: np.ndarray, purpose: str) -> Layout:
-        """`_layout`'s answer for a block shaped and typed as `x`, read for `purpose`, worked out
+    def _work_out_layout(self, x: np.ndarray, mode: str) -> Layout:
+        """`_layout`'s answer for a block shaped and typed as `x`, read for `mode`, worked out
         (the refusals first, then the view, the axes, the counts, the limits and the bounds)."""
         self._prepare(x)
-        self._check_rows(x, purpose)
+        self._check_rows(x, mode)
         check_not_empty(x, "x")
-        check_epsilon_fits(self.epsilon, x.dtype)
+        check_epsilon_fits(self.eps, x.dtype)
         view = self._view(x)
         axes = self._stat_axes(view)
         count = statistic_count(view.shape, axes)
-        checked = self._values_per_check(x, view, axes, purpose)
+        checked = self._values_per_check(x, view, axes, mode)
         e = self._expand(self.scale, x)
         lined = (1,) * (x.ndim - e.ndim) + e.shape
         shared = tuple(i for i, n in enumerate(lined) if n == 1)
@@ -372,11 +372,11 @@ class Normaliser(Remade):
             shared=shared,
         )
 
-    def _check_rows(self, x: np.ndarray, purpose: str) -> None:
-        """Refuse a block this purpose cannot read (ghost batch norm: rows that do not divide)."""
+    def _check_rows(self, x: np.ndarray, mode: str) -> None:
+        """Refuse a block this mode cannot read (ghost batch norm: rows that do not divide)."""
 
     def _values_per_check(
-        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
+        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], mode: str
     ) -> int:
         """The count `check_values` bounds magnitudes for: the values of one statistic."""
         return statistic_count(view.shape, axes)
@@ -434,26 +434,26 @@ class Normaliser(Remade):
         return sealed(fits(self._lined(p, x), x.dtype, name))
 
     def _moved(
-        self, slopes: Mapping[str, np.ndarray], rate: float, slope_reach: float | None
+        self, grads: Mapping[str, np.ndarray], rate: float, grad_reach: float | None
     ) -> tuple[dict[str, np.ndarray], float]:
-        """Each parameter moved by ``-rate * slope``, sealed (the new layer takes it as it is,
+        """Each parameter moved by ``-rate * grad``, sealed (the new layer takes it as it is,
         `_successor`, and shares every array the step did not change), and a bound on the new
-        parameters' magnitudes: this layer's bound plus |rate| times `slope_reach` (a bound on
-        the slopes' magnitudes, or None when the gradient was made by hand). Each moved array is
+        parameters' magnitudes: this layer's bound plus |rate| times `grad_reach` (a bound on
+        the gradients' magnitudes, or None when the gradient was made by hand). Each moved array is
         read entry by entry (MagnitudeError on an overflow) unless that bound is below its float
         type's largest value over `MARGIN`."""
         moved, ceiling = {}, CEILINGS[self.scale.dtype]
-        for key, slope in slopes.items():
-            moved[key] = getattr(self, key) - rate * slope
-            # rate * slope is computed in the slope's float type (float32 for a float32
+        for key, grad in grads.items():
+            moved[key] = getattr(self, key) - rate * grad
+            # rate * gradient is computed in the gradient's float type (float32 for a float32
             # block), the rate cast to it first
-            ceiling = min(ceiling, CEILINGS[slope.dtype])
+            ceiling = min(ceiling, CEILINGS[grad.dtype])
         if not moved:
             return moved, self._reach
         reach = None
-        if slope_reach is not None and abs(rate) <= ceiling:
+        if grad_reach is not None and abs(rate) <= ceiling:
             # rounded up by far more than the rounding of the step's two operations
-            reach = (self._reach + abs(rate) * slope_reach) * (1.0 + 2.0**-20)
+            reach = (self._reach + abs(rate) * grad_reach) * (1.0 + 2.0**-20)
         if reach is None or reach > ceiling:
             for key, value in moved.items():
                 check_finite_result(value, "step", self, key)

@@ -8,8 +8,15 @@ from typing import Any
 import numpy as np
 
 from ._checks import Remade, as_block, check_rank, own_error_state
-from .purpose import PREDICTING, check_purpose
-from .responses import Gradient, Response, answered, check_d_out, check_gradient, check_response
+from .mode import EVAL, check_mode
+from .responses import (
+    Gradient,
+    Response,
+    answered,
+    check_grad_output,
+    check_gradient,
+    check_response,
+)
 
 
 @own_error_state
@@ -22,46 +29,46 @@ def sigmoid(x: Any) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class _Activation(Remade):
-    """An element-wise function whose slope is read from its output: `forward` keeps the output,
-    `backward` multiplies the arriving slope by the function's slope there."""
+    """An element-wise function whose gradient is read from its output: `forward` keeps the output,
+    `backward` multiplies the upstream gradient by the function's gradient there."""
 
     def _apply(self, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def _slope(self, y: np.ndarray) -> np.ndarray:
+    def _grad(self, y: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     @own_error_state
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: Any, mode: str = EVAL) -> Response:
         """The function applied to every value.
 
         Args:
             x: a block of any shape with at least one axis.
-            purpose: 'training' or 'predicting' (the default); both answer the same.
+            mode: 'train' or 'eval' (the default); both answer the same.
 
         Returns:
             A `Response` whose `output` is shaped and typed as `x`.
         """
-        purpose = check_purpose(purpose)
+        mode = check_mode(mode)
         x = as_block(x, "x")
         if x.ndim == 0:
             check_rank(x, 1, "x", "at least one axis")
-        return Response(output=self._apply(x), layer=self, purpose=purpose)
+        return Response(output=self._apply(x), layer=self, mode=mode)
 
     @own_error_state
-    def backward(self, response: Response, d_out: Any) -> Gradient:
-        """The slope passed down: `d_out` times the function's slope at each value.
+    def backward(self, response: Response, grad_output: Any) -> Gradient:
+        """The input gradient: `grad_output` times the function's gradient at each value.
 
         Args:
             response: what this layer's `forward` answered.
-            d_out: the slope arriving at the output (its shape).
+            grad_output: the upstream gradient at the output (its shape).
 
         Returns:
-            A `Gradient` with `passed_down` shaped as the input and no parameter slopes.
+            A `Gradient` with `grad_input` shaped as the input and no parameter gradients.
         """
         response = check_response(self, response)
-        d = check_d_out(response, d_out)
-        return answered(Gradient(passed_down=d * self._slope(response.output), layer=self))
+        d = check_grad_output(response, grad_output)
+        return answered(Gradient(grad_input=d * self._grad(response.output), layer=self))
 
     def step(self, gradient: Gradient, rate: float) -> _Activation:
         """Nothing to learn: the same layer back (after checking the gradient is its own)."""
@@ -71,32 +78,32 @@ class _Activation(Remade):
 
 @dataclass(frozen=True, eq=False)
 class ReLU(_Activation):
-    """max(x, 0); slope 1 where x > 0 and 0 elsewhere (0 at x = 0 itself)."""
+    """max(x, 0); gradient 1 where x > 0 and 0 elsewhere (0 at x = 0 itself)."""
 
     def _apply(self, x: np.ndarray) -> np.ndarray:
         return np.maximum(x, 0)
 
-    def _slope(self, y: np.ndarray) -> np.ndarray:
+    def _grad(self, y: np.ndarray) -> np.ndarray:
         return (y > 0).astype(y.dtype)  # y > 0 exactly where x > 0
 
 
 @dataclass(frozen=True, eq=False)
 class Tanh(_Activation):
-    """tanh(x); slope 1 - tanh(x)²."""
+    """tanh(x); gradient 1 - tanh(x)²."""
 
     def _apply(self, x: np.ndarray) -> np.ndarray:
         return np.tanh(x)
 
-    def _slope(self, y: np.ndarray) -> np.ndarray:
+    def _grad(self, y: np.ndarray) -> np.ndarray:
         return 1 - y * y
 
 
 @dataclass(frozen=True, eq=False)
 class Sigmoid(_Activation):
-    """1 / (1 + exp(-x)), computed without overflow; slope σ(x)(1 - σ(x))."""
+    """1 / (1 + exp(-x)), computed without overflow; gradient σ(x)(1 - σ(x))."""
 
     def _apply(self, x: np.ndarray) -> np.ndarray:
         return sigmoid(x)
 
-    def _slope(self, y: np.ndarray) -> np.ndarray:
+    def _grad(self, y: np.ndarray) -> np.ndarray:
         return y * (1 - y)

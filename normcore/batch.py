@@ -19,11 +19,11 @@ from ._checks import (
 )
 from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
-from .purpose import PREDICTING, TRAINING
+from .mode import EVAL, TRAIN
 from .responses import Gradient, Statistics, check_statistics
 from .standardise import Standardised
 
-Tracks = Literal["variance", "deviation"]
+Tracks = Literal["variance", "divisor"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,40 +37,41 @@ class BatchNorm(Normaliser):
       square root: deviation = sqrt(variance + epsilon).
     - Scale and shift: per feature, starting at 1 and 0; ``affine=False`` fixes them there
       (nothing learned), as chapter 7's network does.
-    - Purposes: 'training' standardises by the batch's own statistics; 'predicting' by the running
-      figures. Predicting is the default, so a forgotten argument never lets other rows of a
+    - Modes: 'train' standardises by the batch's own statistics; 'eval' by the running
+      statistics. Evaluation mode is the default, so a forgotten argument never lets other rows of a
       request leak into a row's answer.
-    - Running figures: start at mean 0 and variance 1. They move only in `step`, once per batch, by
-      ``running = momentum * running + (1 - momentum) * batch`` with momentum 0.9 and the batch's
+    - Running statistics: start at mean 0 and variance 1. They move only in `step`, once per batch,
+      by ``running = momentum * running + (1 - momentum) * batch`` with momentum 0.9 and the batch's
       *biased* variance. A forward pass never changes the layer: a training pass made for a look,
       never followed by a step, leaves prediction where it was.
-    - Running figures by name: ``running_mean``, ``running_variance`` (the running variance) and
-      ``running_deviation`` (the deviation predicting divides by, sqrt(running_variance +
+    - Running statistics by name: ``running_mean``, ``running_var`` (the running variance) and
+      ``running_divisor`` (the deviation predicting divides by, sqrt(running_var +
       epsilon), worked out by the constructor from the running variance: a value handed in with
       it is worked out again, as `dataclasses.replace` hands in the old layer's).
-    - With ``tracks='deviation'`` the running figures are the mean and the deviation
+    - With ``tracks='divisor'`` the running statistics are the mean and the deviation
       sqrt(variance + epsilon) instead (chapter 7's network): the layer holds
-      ``running_deviation`` (starting at 1), folds the batch's deviation into it, and predicting
-      divides by it as it stands; it holds no running variance (``running_variance`` is None).
+      ``running_divisor`` (starting at 1), folds the batch's deviation into it, and predicting
+      divides by it as it stands; it holds no running variance (``running_var`` is None).
     - Backward (training): three routes (a value's own z, the column mean, the column variance;
-      see `normcore.standardise`); the passed-down columns sum to zero. Backward (predicting):
-      the running figures are constants, so the slope is d / deviation.
-      Parameter slopes: scale's is the column sum of d_out * z, shift's the column sum of d_out.
+      see `normcore.standardise`); the input gradient's columns sum to zero. Backward (evaluation
+      mode): the running statistics are constants, so the gradient is d / deviation.
+      Parameter gradients: scale's is the column sum of grad_output * z, shift's the column sum of
+      grad_output.
 
     Differences from PyTorch's ``BatchNorm1d``: PyTorch names momentum by the share taken from the
     batch (its default 0.1 is this 0.9); PyTorch folds the *unbiased* variance (n / (n - 1) times
     the biased one) into its running variance, this layer the biased one it standardised by;
-    PyTorch updates running figures inside the training forward pass, this layer in `step`;
+    PyTorch updates running statistics inside the training forward pass, this layer in `step`;
     PyTorch modules default to training mode, this layer to predicting; PyTorch refuses a
     one-row training batch, this layer answers it with zeros (the arithmetic's honest answer, and
     still a mistake in a training loop).
     """
 
     running_mean: Any = None
-    running_variance: Any = None
+    running_var: Any = None
     momentum: float = 0.9
     tracks: Tracks = "variance"
-    running_deviation: Any = None
+    running_divisor: Any = None
 
     name = "batch"
 
@@ -79,20 +80,20 @@ class BatchNorm(Normaliser):
         if self.scale.ndim < 1:
             raise ShapeError(f"scale: expected shape (..., features), got {self.scale.shape}")
         object.__setattr__(self, "momentum", check_momentum(self.momentum))
-        if not isinstance(self.tracks, str) or self.tracks not in ("variance", "deviation"):
+        if not isinstance(self.tracks, str) or self.tracks not in ("variance", "divisor"):
             raise SettingError(f"tracks: expected 'variance' or 'deviation', got {self.tracks!r}")
         spread = self.spread_field
-        if self.tracks == "deviation" and self.running_variance is not None:
+        if self.tracks == "divisor" and self.running_var is not None:
             raise SettingError(
-                "running_variance: expected None with tracks='deviation' (the layer tracks the "
-                "running deviation: give running_deviation)"
+                "running_var: expected None with tracks='deviation' (the layer tracks the "
+                "running divisor: give running_divisor)"
             )
-        if self.tracks == "variance" and self.running_variance is None:
-            if self.running_deviation is not None:
+        if self.tracks == "variance" and self.running_var is None:
+            if self.running_divisor is not None:
                 raise SettingError(
-                    "running_deviation: expected None with tracks='variance' and no "
-                    "running_variance (the layer tracks the running variance: give "
-                    "running_variance, or tracks='deviation')"
+                    "running_divisor: expected None with tracks='variance' and no "
+                    "running_var (the layer tracks the running variance: give "
+                    "running_var, or tracks='deviation')"
                 )
         for field, start in (("running_mean", 0.0), (spread, 1.0)):
             value = getattr(self, field)
@@ -107,13 +108,13 @@ class BatchNorm(Normaliser):
             object.__setattr__(self, field, value)
         smallest = float(np.minimum.reduce(getattr(self, spread), axis=None, initial=np.inf))
         if self.tracks == "variance" and smallest < 0:
-            raise SettingError("running_variance: expected values >= 0")
-        if self.tracks == "deviation" and smallest <= 0:
-            raise SettingError("running_deviation: expected values > 0")
+            raise SettingError("running_var: expected values >= 0")
+        if self.tracks == "divisor" and smallest <= 0:
+            raise SettingError("running_divisor: expected values > 0")
         if self.tracks == "variance":
             with np.errstate(all="ignore"):  # finite: both are finite and >= 0
-                deviation = self._deviation(self.running_variance)
-            object.__setattr__(self, "running_deviation", deviation)
+                divisor = self._divisor(self.running_var)
+            object.__setattr__(self, "running_divisor", divisor)
 
     @classmethod
     def create(
@@ -121,7 +122,7 @@ class BatchNorm(Normaliser):
         features: int,
         *,
         stack: tuple[int, ...] = (),
-        epsilon: float = 1e-5,
+        eps: float = 1e-5,
         momentum: float = 0.9,
         affine: bool = True,
         tracks: Tracks = "variance",
@@ -134,7 +135,7 @@ class BatchNorm(Normaliser):
         return cls(
             scale=np.ones(shape),
             shift=np.zeros(shape),
-            epsilon=epsilon,
+            eps=eps,
             affine=affine,
             momentum=momentum,
             tracks=tracks,
@@ -146,14 +147,14 @@ class BatchNorm(Normaliser):
 
     @property
     def spread_field(self) -> str:
-        """The name of the running spread this layer holds and folds in: 'running_variance', or
-        'running_deviation' with ``tracks='deviation'``."""
-        return "running_variance" if self.tracks == "variance" else "running_deviation"
+        """The name of the running spread this layer holds and folds in: 'running_var', or
+        'running_divisor' with ``tracks='divisor'``."""
+        return "running_var" if self.tracks == "variance" else "running_divisor"
 
-    def _deviation(self, variance: np.ndarray) -> np.ndarray:
+    def _divisor(self, variance: np.ndarray) -> np.ndarray:
         """sqrt(variance + epsilon), read-only: the deviation predicting divides by. Called under
         numpy's error state of a public call (`step`) or the constructor's."""
-        return sealed(np.sqrt(variance + self.epsilon))
+        return sealed(np.sqrt(variance + self.eps))
 
     # -- where the statistics run --------------------------------------------------------------
     def _prepare(self, x: np.ndarray) -> None:
@@ -175,20 +176,20 @@ class BatchNorm(Normaliser):
         key = ("given", x.ndim, x.dtype)
         if key not in known:
             mean = self._in_view(self.running_mean, x, "running_mean")
-            known[key] = mean, self._in_view(self.running_deviation, x, "running deviation")
+            known[key] = mean, self._in_view(self.running_divisor, x, "running divisor")
         return known[key]
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
         # mean, variance, deviation, by position (keywords cost nearly a ufunc's time more)
         return Statistics(
-            st.mean.reshape(shape), st.variance.reshape(shape), st.deviation.reshape(shape)
+            st.mean.reshape(shape), st.variance.reshape(shape), st.divisor.reshape(shape)
         )
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> BatchNorm:
-        """A new layer: scale and shift moved by ``-rate * slope`` and, if the gradient came from a
-        training pass, the batch's statistics folded into the running figures.
+        """A new layer: scale and shift moved by ``-rate * grad`` and, if the gradient came from a
+        training pass, the batch's statistics folded into the running statistics.
 
         Args:
             gradient: what this layer's `backward` answered (its `statistics` are the batch's).
@@ -196,25 +197,25 @@ class BatchNorm(Normaliser):
 
         Returns:
             A new layer of the same shapes: ``running = momentum * running + (1 - momentum) *
-            batch`` for the mean and the (biased) variance (and the running deviation worked
-            out from it), or the deviation when ``tracks='deviation'``. This layer is unchanged.
+            batch`` for the mean and the (biased) variance (and the running divisor worked
+            out from it), or the deviation when ``tracks='divisor'``. This layer is unchanged.
         """
-        rate, slopes, slope_reach = self._checked_gradient(gradient, rate)
-        moved, reach = self._moved(slopes, rate, slope_reach)
+        rate, grads, grad_reach = self._checked_gradient(gradient, rate)
+        moved, reach = self._moved(grads, rate, grad_reach)
         stats = gradient.statistics
         if stats is not None:
-            if slope_reach is None:  # a hand-made gradient could carry anything
+            if grad_reach is None:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
             # each a weighted average of two finite figures (keep in [0, 1)): finite too
             moved["running_mean"] = sealed(keep * self.running_mean + (1 - keep) * stats.mean)
             if self.tracks == "variance":
-                variance = sealed(keep * self.running_variance + (1 - keep) * stats.variance)
-                moved["running_variance"] = variance
-                moved["running_deviation"] = self._deviation(variance)
+                variance = sealed(keep * self.running_var + (1 - keep) * stats.variance)
+                moved["running_var"] = variance
+                moved["running_divisor"] = self._divisor(variance)
             else:
-                moved["running_deviation"] = sealed(
-                    keep * self.running_deviation + (1 - keep) * stats.deviation
+                moved["running_divisor"] = sealed(
+                    keep * self.running_divisor + (1 - keep) * stats.divisor
                 )
         return self._successor(moved, reach)
 
@@ -228,17 +229,18 @@ class GhostBatchNorm(BatchNorm):
       R / group_rows groups, and each row is standardised by its own group's mean and (biased)
       variance, as each of R / group_rows machines would standardise the rows it holds. With
       ``group_rows == R`` the answer is `BatchNorm`'s.
-    - Scale, shift and running figures: one per feature, shared by every group. A step folds the
+    - Scale, shift and running statistics: one per feature, shared by every group. A step folds the
       groups' average statistics (the mean of their means, of their variances and of their
-      deviations) into the running figures, with `BatchNorm`'s momentum rule.
-    - Predicting: exactly `BatchNorm`'s (the running figures, row by row), for any number of rows.
-    - Backward (training): each group's three routes, inside its group (the passed-down columns
-      of every group sum to zero); the parameter slopes sum over every row of every group.
+      deviations) into the running statistics, with `BatchNorm`'s momentum rule.
+    - Predicting: exactly `BatchNorm`'s (the running statistics, row by row), for any number of
+      rows.
+    - Backward (training): each group's three routes, inside its group (the input gradient's columns
+      of every group sum to zero); the parameter gradients sum over every row of every group.
     - Shapes: x (..., rows, features), parameters (..., features), as `BatchNorm`.
 
     PyTorch has no such layer. Its equivalent is ``torch.nn.BatchNorm1d`` applied to each group
-    of rows in turn with shared parameters, the parameter slopes summed over the groups; the
-    running figures then differ (PyTorch moves them once per group, with unbiased variances).
+    of rows in turn with shared parameters, the parameter gradients summed over the groups; the
+    running statistics then differ (PyTorch moves them once per group, with unbiased variances).
     """
 
     #: required: left out (None), the constructor refuses it (SettingError)
@@ -259,7 +261,7 @@ class GhostBatchNorm(BatchNorm):
         group_rows: int,
         *,
         stack: tuple[int, ...] = (),
-        epsilon: float = 1e-5,
+        eps: float = 1e-5,
         momentum: float = 0.9,
         affine: bool = True,
         tracks: Tracks = "variance",
@@ -268,30 +270,30 @@ class GhostBatchNorm(BatchNorm):
         1, shift 0, running mean 0, running variance 1, each of shape (*stack, features)."""
         group_rows = whole_number(group_rows, "group_rows", SettingError)
         fresh = BatchNorm.create(
-            features, stack=stack, epsilon=epsilon, momentum=momentum, affine=affine, tracks=tracks
+            features, stack=stack, eps=eps, momentum=momentum, affine=affine, tracks=tracks
         )
         return cls(**{f.name: getattr(fresh, f.name) for f in fields(fresh)}, group_rows=group_rows)
 
-    def _check_rows(self, x: np.ndarray, purpose: str) -> None:
+    def _check_rows(self, x: np.ndarray, mode: str) -> None:
         """Refuse (ShapeError) a training block whose row count is not a multiple of
-        `group_rows`; while predicting, any number of rows is read (by the running figures)."""
-        if purpose == TRAINING and x.shape[-2] % self.group_rows:
+        `group_rows`; in evaluation mode, any number of rows is read (by the running statistics)."""
+        if mode == TRAIN and x.shape[-2] % self.group_rows:
             raise ShapeError(
                 f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
                 f"got {x.shape[-2]}"
             )
 
     def _values_per_check(
-        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
+        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], mode: str
     ) -> int:
-        """While predicting, the magnitude limit counts every row, as `BatchNorm`'s does."""
-        if purpose == PREDICTING:
+        """In evaluation mode, the magnitude limit counts every row, as `BatchNorm`'s does."""
+        if mode == EVAL:
             return x.shape[-2]
-        return super()._values_per_check(x, view, axes, purpose)
+        return super()._values_per_check(x, view, axes, mode)
 
     def _view(self, x: np.ndarray) -> np.ndarray:
         """(..., groups, group_rows, features); one group of every row when the rows do not divide
-        (predicting only: the running figures read no group)."""
+        (predicting only: the running statistics read no group)."""
         rows = x.shape[-2]
         size = self.group_rows if rows % self.group_rows == 0 else rows
         return x.reshape(*x.shape[:-2], rows // size, size, x.shape[-1])
@@ -308,14 +310,14 @@ class GhostBatchNorm(BatchNorm):
             return np.mean(a, axis=groups).reshape(shape)
 
         return Statistics(
-            mean=average(st.mean), variance=average(st.variance), deviation=average(st.deviation)
+            mean=average(st.mean), variance=average(st.variance), divisor=average(st.divisor)
         )
 
 
 @dataclass(frozen=True, eq=False)
 class ImageBatchNorm(BatchNorm):
     """Batch normalisation of images (N, C, H, W): one mean and variance per channel, over
-    (N, H, W). Everything else (purposes, running figures, routes, PyTorch differences) as
+    (N, H, W). Everything else (modes, running statistics, routes, PyTorch differences) as
     `BatchNorm`; compare PyTorch's ``BatchNorm2d``."""
 
     name = "image batch"

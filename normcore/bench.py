@@ -3,8 +3,8 @@ PyTorch: ``python -m normcore.bench``.
 
 Four measurements in one process:
 
-1. one training step of a normaliser (forward in the training purpose, backward, and a step of
-   plain gradient descent, the running figures folded in for batch norm and the deviation
+1. one training step of a normaliser (forward in training mode, backward, and a step of
+   plain gradient descent, the running statistics folded in for batch norm and the deviation
    predicting divides by worked out from them) on float64 blocks of
    4 x 2, 20 x 16, 64 x 64 and 256 x 128 values, for batch, layer, RMS and group norm (group
    norm reads a block (rows, features) as images (rows, features, 1, 1) in two groups), three
@@ -76,7 +76,7 @@ def once_ms(call: Callable[[], Any]) -> float:
 
 
 def _blocks(rows: int, features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The block, the slope arriving at the output, and a trained-looking scale and shift."""
+    """The block, the upstream gradient at the output, and a trained-looking scale and shift."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((rows, features))
     d = rng.standard_normal((rows, features))
@@ -85,29 +85,30 @@ def _blocks(rows: int, features: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def normcore_layer(kind: str, rows: int, features: int) -> tuple[Any, np.ndarray, np.ndarray]:
-    """normcore's `kind` layer (trained-looking scale and shift), its block and arriving slope."""
+    """normcore's `kind` layer (trained-looking scale and shift), its block and upstream
+    gradient."""
     x, d, scale, shift = _blocks(rows, features)
     if kind == "group":
-        layer: Any = GroupNorm(scale=scale, shift=shift, epsilon=EPSILON, groups=GROUPS)
+        layer: Any = GroupNorm(scale=scale, shift=shift, eps=EPSILON, groups=GROUPS)
         return layer, x[:, :, None, None], d[:, :, None, None]
     if kind == "batch":
-        return BatchNorm(scale=scale, shift=shift, epsilon=EPSILON, momentum=MOMENTUM), x, d
+        return BatchNorm(scale=scale, shift=shift, eps=EPSILON, momentum=MOMENTUM), x, d
     kinds = {"layer": LayerNorm, "RMS": RMSNorm}
-    return kinds[kind](scale=scale, shift=shift, epsilon=EPSILON), x, d
+    return kinds[kind](scale=scale, shift=shift, eps=EPSILON), x, d
 
 
 def normcore_step(kind: str, rows: int, features: int) -> Step:
     """One training step of normcore's `kind` layer: forward (training), backward, step, as a
     training loop runs it: each step starts from the layer the last one made (a new layer, which
-    has not yet lined its parameters up with a block). The arriving slope changes sign from step
+    has not yet lined its parameters up with a block). The upstream gradient changes sign from step
     to step, so that the parameters swing back and forth instead of drifting over the run."""
     layer, x, d = normcore_layer(kind, rows, features)
-    slopes = itertools.cycle((d, -d))
+    grads = itertools.cycle((d, -d))
 
     def step() -> Any:
         nonlocal layer
-        response = layer.forward(x, "training")
-        layer = layer.step(layer.backward(response, next(slopes)), RATE)
+        response = layer.forward(x, "train")
+        layer = layer.step(layer.backward(response, next(grads)), RATE)
         return layer
 
     return step
@@ -116,7 +117,7 @@ def normcore_step(kind: str, rows: int, features: int) -> Step:
 def numpy_step(kind: str, rows: int, features: int) -> Step:
     """The same step as `normcore_step`, written in bare numpy: no checks, no values."""
     x, d, scale, shift = _blocks(rows, features)
-    running_mean, running_variance = np.zeros(features), np.ones(features)
+    running_mean, running_var = np.zeros(features), np.ones(features)
     if kind == "group":  # the statistics run over each group of features
         view: tuple[int, ...] = (rows, GROUPS, features // GROUPS)
     else:
@@ -131,8 +132,8 @@ def numpy_step(kind: str, rows: int, features: int) -> Step:
         mean = x.mean(axis=axis, keepdims=True) if centre else None
         centred = x - mean if centre else x
         variance = np.mean(centred * centred, axis=axis, keepdims=True)
-        deviation = np.sqrt(variance + EPSILON)
-        z = centred / deviation
+        divisor = np.sqrt(variance + EPSILON)
+        z = centred / divisor
         out = z * scale + shift
         d_scale = np.sum(d * z, axis=0)
         d_shift = np.sum(d, axis=0)
@@ -140,10 +141,10 @@ def numpy_step(kind: str, rows: int, features: int) -> Step:
         total = n * dz - z * np.sum(dz * z, axis=axis, keepdims=True)
         if centre:
             total = total - np.sum(dz, axis=axis, keepdims=True)
-        passed = total / (n * deviation)
+        passed = total / (n * divisor)
         new = (scale - RATE * d_scale, shift - RATE * d_shift)
-        if kind == "batch":  # the running figures, and the deviation predicting divides by
-            new_variance = MOMENTUM * running_variance + (1 - MOMENTUM) * variance[0]
+        if kind == "batch":  # the running statistics, and the deviation predicting divides by
+            new_variance = MOMENTUM * running_var + (1 - MOMENTUM) * variance[0]
             new += (
                 MOMENTUM * running_mean + (1 - MOMENTUM) * mean[0],
                 new_variance,

@@ -29,8 +29,8 @@ def _median_seconds(work: Callable[[], object], repeats: int) -> float:
 
 def one_at_a_time() -> None:
     """The 130 runs as a straightforward loop: one network per call to `network.train`."""
-    for arrangement in network.ARRANGEMENTS:
-        comparison.compare_one_at_a_time(arrangement)
+    for variant in network.VARIANTS:
+        comparison.compare_one_at_a_time(variant)
     comparison.curves()
 
 

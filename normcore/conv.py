@@ -5,7 +5,7 @@ the dense layer's product of the pixels under the kernel with the kernel's weigh
 way it *is* a dense layer: cut every position's patch out as a column (the "im2col" layout), and
 the convolution is ``kernel-as-a-matrix @ columns + bias``. That is how `Conv2d` computes it, so its
 backward pass is the dense layer's (`normcore.dense`) read through the same layout, plus one
-step that adds each patch's slope back onto the pixels it came from.
+step that adds each patch's gradient back onto the pixels it came from.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from ._checks import (
 from .batch import BatchNorm
 from .dense import moved_parameters
 from .errors import FoldError, ForeignResponseError, SettingError, ShapeError
-from .purpose import PREDICTING, check_purpose
+from .mode import EVAL, check_mode
 from .responses import (
     Gradient,
     Response,
-    check_d_out,
+    check_grad_output,
     check_response,
 )
 from .standardise import standardise, standardise_backward
@@ -93,11 +93,12 @@ def _unpatch(
     stride: int,
     padding: int,
 ) -> np.ndarray:
-    """The transpose of `patches`: each column's slope added back onto the pixels it was cut from.
+    """The transpose of `patches`: each column's gradient added back onto the pixels it was cut
+    from.
 
     `d_columns` is (*stack, channels * kh * kw, oh * ow * images); `shape` the input's shape
     (*stack, images, channels, height, width). A pixel under several kernel positions receives
-    the sum of their slopes; slopes that fall on the padding are dropped.
+    the sum of their gradients; gradients that fall on the padding are dropped.
     """
     kh, kw = kernel
     *lead, n, c, h, w = shape
@@ -140,9 +141,9 @@ class Conv2d(Remade):
       oh = (height + 2 * padding - kh) // stride + 1, and ow likewise.
     - Computed as a dense layer on patches (`patches`, im2col): kernel matrix @ columns + bias,
       the kernel matrix (out_channels, in_channels * kh * kw).
-    - Purposes are accepted for a uniform interface and answer the same.
-    - Backward: the weights' slope is the sum over positions of d ⊗ patch (d @ columnsᵀ), the
-      bias' the sum of d over images and positions, both summed (not averaged); passed_down
+    - Modes are accepted for a uniform interface and answer the same.
+    - Backward: the weights' gradient is the sum over positions of d ⊗ patch (d @ columnsᵀ), the
+      bias' the sum of d over images and positions, both summed (not averaged); grad_input
       adds each position's kernelᵀ @ d back onto the pixels of its patch (a pixel under several
       positions receives their sum; padding receives nothing).
 
@@ -248,19 +249,19 @@ class Conv2d(Remade):
         return w.reshape(*w.shape[:-3], -1)
 
     @own_error_state
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: Any, mode: str = EVAL) -> Response:
         """The convolution of `x`.
 
         Args:
             x: images (*stack, images, in_channels, height, width); float32 stays float32,
                 other numbers become float64.
-            purpose: 'training' or 'predicting' (the default); both answer the same.
+            mode: 'train' or 'eval' (the default); both answer the same.
 
         Returns:
             A `Response` whose `output` is (*stack, images, out_channels, oh, ow); its cache
-            holds the patches of `x` (read-only), which the weights' slope needs.
+            holds the patches of `x` (read-only), which the weights' gradient needs.
         """
-        purpose = check_purpose(purpose)
+        mode = check_mode(mode)
         x = as_block(x, "x", finite=False)
         self._check_input(x)
         check_not_empty(x, "x")
@@ -275,21 +276,21 @@ class Conv2d(Remade):
         return Response(
             output=np.ascontiguousarray(out),
             layer=self,
-            purpose=purpose,
+            mode=mode,
             cache=_Patches(columns=sealed(columns), shape=x.shape),
         )
 
     @own_error_state
-    def backward(self, response: Response, d_out: Any) -> Gradient:
-        """The slope passed down and the slopes of weights and bias.
+    def backward(self, response: Response, grad_output: Any) -> Gradient:
+        """The input gradient and the gradients of weights and bias.
 
         Args:
             response: what this layer's `forward` answered.
-            d_out: the slope of the loss with respect to the output, shaped as the output.
+            grad_output: the gradient of the loss with respect to the output, shaped as the output.
 
         Returns:
-            A `Gradient`: `passed_down` shaped as the input; `slopes['weights']` shaped as the
-            weights and `slopes['bias']` as the bias, summed over images and positions.
+            A `Gradient`: `grad_input` shaped as the input; `grads['weights']` shaped as the
+            weights and `grads['bias']` as the bias, summed over images and positions.
         """
         response = check_response(self, response)
         cache = response.cache
@@ -299,35 +300,37 @@ class Conv2d(Remade):
             raise ForeignResponseError(
                 "response.cache: expected the patches this convolution's forward pass cut"
             )
-        d = check_d_out(response, d_out)
+        d = check_grad_output(response, grad_output)
         what = f"{type(self).__name__}.backward"
         columns = fits(cache.columns, d.dtype, "patches")
         lead = d.shape[:-4]
-        d_out_rows = np.moveaxis(d, -4, -1).reshape(*lead, d.shape[-3], -1)  # (.., out, oh·ow·n)
+        grad_output_rows = np.moveaxis(d, -4, -1).reshape(
+            *lead, d.shape[-3], -1
+        )  # (.., out, oh·ow·n)
         matrix = self._matrix(d.dtype)  # (*stack, out_channels, in_channels * kh * kw)
-        d_columns = np.swapaxes(matrix, -1, -2) @ d_out_rows
+        d_columns = np.swapaxes(matrix, -1, -2) @ grad_output_rows
         passed = _unpatch(d_columns, cache.shape, self.kernel, self.stride, self.padding)
-        kernel_slope = (d_out_rows @ np.swapaxes(columns, -1, -2)).reshape(self.weights.shape)
-        slopes = {
-            **self._slopes(check_finite_result(kernel_slope, what)),
-            "bias": check_finite_result(d_out_rows.sum(axis=-1), what),
+        kernel_grad = (grad_output_rows @ np.swapaxes(columns, -1, -2)).reshape(self.weights.shape)
+        grads = {
+            **self._grads(check_finite_result(kernel_grad, what)),
+            "bias": check_finite_result(grad_output_rows.sum(axis=-1), what),
         }
         return Gradient(
-            passed_down=sealed(check_finite_result(passed, what)),
+            grad_input=sealed(check_finite_result(passed, what)),
             layer=self,
-            slopes={k: sealed(np.ascontiguousarray(v)) for k, v in slopes.items()},
+            grads={k: sealed(np.ascontiguousarray(v)) for k, v in grads.items()},
         )
 
-    def _slopes(self, kernel_slope: np.ndarray) -> dict[str, np.ndarray]:
-        """The parameter slopes (bias aside) from the slope of the kernel the layer ran."""
-        return {"weights": kernel_slope}
+    def _grads(self, kernel_grad: np.ndarray) -> dict[str, np.ndarray]:
+        """The parameter gradients (bias aside) from the gradient of the kernel the layer ran."""
+        return {"weights": kernel_grad}
 
     def _learned(self) -> dict[str, np.ndarray]:
         return {"weights": self.weights, "bias": self.bias}
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Conv2d:
-        """A new layer with weights and bias moved by ``-rate * slope``.
+        """A new layer with weights and bias moved by ``-rate * grad``.
 
         Args:
             gradient: what this layer's `backward` answered.
@@ -350,7 +353,7 @@ class StandardisedConv2d(Conv2d):
     The kernel the layer runs is ŵ[o] = (w[o] − mean(w[o])) / sqrt(var(w[o]) + epsilon), the
     statistics over (in_channels, kh, kw) of each output channel, biased variance, epsilon
     (default 1e-5) under the root: the routine of `normcore.standardise`, run on the weights
-    instead of the activations. Everything else is `Conv2d`'s. The weights' slope is the slope
+    instead of the activations. Everything else is `Conv2d`'s. The weights' gradient is the gradient
     of ŵ passed back through the standardisation's three routes, so, per output channel, it sums
     to zero (shifting a channel's weights changes nothing) and has no part along the weights
     (scaling them changes nothing), the latter up to epsilon's share epsilon / (var + epsilon).
@@ -358,13 +361,13 @@ class StandardisedConv2d(Conv2d):
     with group norm after it.
     """
 
-    epsilon: float = 1e-5
+    eps: float = 1e-5
 
     @own_error_state
     def __post_init__(self) -> None:
         super().__post_init__()
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
-        st = standardise(self.weights, (-3, -2, -1), self.epsilon)
+        object.__setattr__(self, "eps", check_epsilon(self.eps))
+        st = standardise(self.weights, (-3, -2, -1), self.eps)
         object.__setattr__(self, "_standardised", st)
         object.__setattr__(self, "_effective", sealed(np.array(st.z)))
 
@@ -373,8 +376,8 @@ class StandardisedConv2d(Conv2d):
         """ŵ, the standardised kernel the layer runs, shaped as the weights."""
         return self._effective
 
-    def _slopes(self, kernel_slope: np.ndarray) -> dict[str, np.ndarray]:
-        return {"weights": standardise_backward(self._standardised, kernel_slope)}
+    def _grads(self, kernel_grad: np.ndarray) -> dict[str, np.ndarray]:
+        return {"weights": standardise_backward(self._standardised, kernel_grad)}
 
     def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
         # through the constructor: the standardised kernel is worked out again from the weights
@@ -382,10 +385,10 @@ class StandardisedConv2d(Conv2d):
 
 
 def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
-    """One `Conv2d` that answers as ``conv`` followed by ``batch`` in the predicting purpose.
+    """One `Conv2d` that answers as ``conv`` followed by ``batch`` in evaluation mode.
 
-    While predicting, the batch layer's running figures are constants, so per output channel o
-    with k[o] = scale[o] / sqrt(running_variance[o] + epsilon):
+    In evaluation mode, the batch layer's running statistics are constants, so per output channel o
+    with k[o] = scale[o] / sqrt(running_var[o] + epsilon):
 
         folded weights[o] = weights[o] * k[o]
         folded bias[o]    = (bias[o] - running_mean[o]) * k[o] + shift[o]
@@ -422,7 +425,7 @@ def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
             f"batch: expected parameters of the convolution's output channels {channels}, got "
             f"{batch.scale.shape}"
         )
-    k = batch.scale / batch.running_deviation
+    k = batch.scale / batch.running_divisor
     weights = w * k[..., None, None, None]
     bias = (conv.bias - batch.running_mean) * k + batch.shift
     return Conv2d(

@@ -25,12 +25,12 @@ from ._checks import (
     whole_numbers,
 )
 from .errors import MagnitudeError, SettingError, ShapeError, ZeroDirectionError
-from .purpose import PREDICTING, check_purpose
+from .mode import EVAL, check_mode
 from .responses import (
     Gradient,
     Response,
     answered,
-    check_d_out,
+    check_grad_output,
     check_gradient,
     check_kept_input,
     check_response,
@@ -60,7 +60,7 @@ def _checked_bias(bias: Any, fan_out_shape: tuple[int, ...]) -> np.ndarray:
 class _Affine(Remade):
     """What Dense and WeightNormDense share: output = x @ effective weights + bias."""
 
-    slope_names: ClassVar[tuple[str, ...]] = ()
+    grad_names: ClassVar[tuple[str, ...]] = ()
 
     @property
     def effective_weights(self) -> np.ndarray:
@@ -70,25 +70,25 @@ class _Affine(Remade):
     def stack(self) -> tuple[int, ...]:
         return self.effective_weights.shape[:-2]
 
-    def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
-        """The parameter slopes (bias aside) from the slope of the effective weights (checked
+    def _grads(self, weight_grad: np.ndarray) -> dict[str, np.ndarray]:
+        """The parameter gradients (bias aside) from the gradient of the effective weights (checked
         finite), each checked finite in its turn."""
         raise NotImplementedError
 
     @own_error_state
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: Any, mode: str = EVAL) -> Response:
         """output = x @ weights + bias.
 
         Args:
             x: a block (*stack, rows, fan_in); float32 stays float32, other numbers become float64.
-            purpose: 'training' or 'predicting' (the default); both answer the same.
+            mode: 'train' or 'eval' (the default); both answer the same.
 
         Returns:
             A `Response` whose `output` is (*stack, rows, fan_out), and whose `input` is `x` as
-            no one can change it (the weights' slope needs it): a read-only copy, or `x` itself
+            no one can change it (the weights' gradient needs it): a read-only copy, or `x` itself
             when it is read-only already (another layer's answer).
         """
-        purpose = check_purpose(purpose)
+        mode = check_mode(mode)
         w = self.effective_weights
         stack, fan_in = w.shape[:-2], w.shape[-2]
         x = as_block(x, "x", finite=False)
@@ -100,33 +100,34 @@ class _Affine(Remade):
         b = fits(self.bias[..., None, :], x.dtype, "bias")
         out = x @ fits(w, x.dtype, "weights") + b
         check_finite_result(out, f"{type(self).__name__}.forward")
-        return Response(output=out, layer=self, purpose=purpose, input=read_only(x))
+        return Response(output=out, layer=self, mode=mode, input=read_only(x))
 
     @own_error_state
-    def backward(self, response: Response, d_out: Any) -> Gradient:
-        """The slope passed down and the parameter slopes.
+    def backward(self, response: Response, grad_output: Any) -> Gradient:
+        """The input gradient and the parameter gradients.
 
         Args:
             response: what this layer's `forward` answered.
-            d_out: the slope of the loss with respect to the output, (*stack, rows, fan_out).
+            grad_output: the gradient of the loss with respect to the output, (*stack, rows,
+                fan_out).
 
         Returns:
-            A `Gradient`: `passed_down` = d_out @ weightsᵀ, (*stack, rows, fan_in); the slopes
-            (see the class docstring) summed, not averaged, over rows, each shaped as its
+            A `Gradient`: `grad_input` = grad_output @ weightsᵀ, (*stack, rows, fan_in); the
+            gradients (see the class docstring) summed, not averaged, over rows, each shaped as its
             parameter.
         """
         response = check_response(self, response)
         x = check_kept_input(response, rows_axis_from_end=1)
-        d = check_d_out(response, d_out)
+        d = check_grad_output(response, grad_output)
         w = fits(self.effective_weights, d.dtype, "weights")
         what = f"{type(self).__name__}.backward"
         passed = check_finite_result(d @ np.swapaxes(w, -1, -2), what)
-        weight_slope = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
-        slopes = {**self._slopes(weight_slope), "bias": check_finite_result(d.sum(axis=-2), what)}
-        return answered(Gradient(passed_down=passed, layer=self, slopes=slopes))
+        weight_grad = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
+        grads = {**self._grads(weight_grad), "bias": check_finite_result(d.sum(axis=-2), what)}
+        return answered(Gradient(grad_input=passed, layer=self, grads=grads))
 
     def _learned(self) -> dict[str, np.ndarray]:
-        return {name: getattr(self, name) for name in self.slope_names}
+        return {name: getattr(self, name) for name in self.grad_names}
 
     def _moved(self, gradient: Gradient, rate: Any) -> dict[str, np.ndarray]:
         return moved_parameters(self, gradient, rate, self._learned())
@@ -136,16 +137,16 @@ def moved_parameters(
     layer: Any, gradient: Gradient, rate: Any, learned: dict[str, np.ndarray]
 ) -> dict[str, np.ndarray]:
     """The step of a layer with learned arrays `learned` (name: array): `gradient` checked
-    against `layer` and `rate` checked, then each array moved by ``-rate * slope``, checked
+    against `layer` and `rate` checked, then each array moved by ``-rate * grad``, checked
     finite and sealed. Shared by the dense layers and the convolution.
 
     Returns:
         name: the moved array, read-only, for each name of `learned`.
     """
-    rate, slopes = check_gradient(layer, gradient, rate, learned)
+    rate, grads = check_gradient(layer, gradient, rate, learned)
     moved = {}
-    for key, slope in slopes.items():
-        value = learned[key] - rate * slope
+    for key, grad in grads.items():
+        value = learned[key] - rate * grad
         moved[key] = sealed(check_finite_result(value, f"{type(layer).__name__}.step ({key})"))
     return moved
 
@@ -155,9 +156,9 @@ class Dense(_Affine):
     """A dense layer: output = x @ weights + bias.
 
     Shapes: x (..., rows, fan_in), weights (..., fan_in, fan_out), bias (..., fan_out); leading axes
-    stack independent models. Purposes are accepted for a uniform interface and answer the same.
-    Backward: passed_down = d @ weightsᵀ; weights' slope xᵀ @ d and bias' slope the column sum of
-    d, summed (not averaged) over rows; the loss decides any averaging.
+    stack independent models. Modes are accepted for a uniform interface and answer the same.
+    Backward: grad_input = d @ weightsᵀ; weights' gradient xᵀ @ d and bias' gradient the column sum
+    of d, summed (not averaged) over rows; the loss decides any averaging.
     """
 
     weights: Any
@@ -165,7 +166,7 @@ class Dense(_Affine):
     #: for `step` alone: both fields are checked, sealed values, taken as they are
     _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
-    slope_names = ("weights", "bias")
+    grad_names = ("weights", "bias")
 
     def __post_init__(self, _from_step: bool = False) -> None:
         if _from_step:
@@ -190,12 +191,12 @@ class Dense(_Affine):
     def effective_weights(self) -> np.ndarray:
         return self.weights
 
-    def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
-        return {"weights": weight_slope}
+    def _grads(self, weight_grad: np.ndarray) -> dict[str, np.ndarray]:
+        return {"weights": weight_grad}
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Dense:
-        """A new layer with weights and bias moved by ``-rate * slope``.
+        """A new layer with weights and bias moved by ``-rate * grad``.
 
         Args:
             gradient: what this layer's `backward` answered.
@@ -225,9 +226,9 @@ class WeightNormDense(_Affine):
     Shapes: direction (..., fan_in, fan_out); magnitude (..., fan_out), by default the
     direction's length; bias (..., fan_out), by default 0.
 
-    Slopes, with ∇w the dense slope for the effective weights and u = v / ‖v‖ per neuron:
-    magnitude's slope is ∇w · u (the part along the direction), direction's slope is
-    (magnitude / ‖v‖) · (∇w − (∇w · u) u): the radial part is projected out, so the slope is
+    Gradients, with ∇w the dense gradient for the effective weights and u = v / ‖v‖ per neuron:
+    magnitude's gradient is ∇w · u (the part along the direction), direction's gradient is
+    (magnitude / ‖v‖) · (∇w − (∇w · u) u): the radial part is projected out, so the gradient is
     orthogonal to the direction and a step can only turn it (and lengthen ‖v‖ slightly), never
     shrink it to zero. A zero direction has no unit vector: it is refused with ZeroDirectionError.
     Scaling a direction by any positive number leaves every answer unchanged.
@@ -237,7 +238,7 @@ class WeightNormDense(_Affine):
     magnitude: Any = None
     bias: Any = None
 
-    slope_names = ("direction", "magnitude", "bias")
+    grad_names = ("direction", "magnitude", "bias")
 
     @own_error_state
     def __post_init__(self) -> None:
@@ -288,34 +289,33 @@ class WeightNormDense(_Affine):
     def effective_weights(self) -> np.ndarray:
         return self._effective
 
-    def _slopes(self, weight_slope: np.ndarray) -> dict[str, np.ndarray]:
-        return self.slopes_from_dense(weight_slope)
+    def _grads(self, weight_grad: np.ndarray) -> dict[str, np.ndarray]:
+        return self.grads_from_dense(weight_grad)
 
     @own_error_state
-    def slopes_from_dense(self, weight_slope: Any, project: bool = True) -> dict[str, np.ndarray]:
-        """Magnitude and direction slopes from the dense slope ∇w (shaped as the direction).
-        `project=False` gives the unprojected (wrong) direction slope the book compares against.
+    def grads_from_dense(self, weight_grad: Any, project: bool = True) -> dict[str, np.ndarray]:
+        """Magnitude and direction gradients from the dense gradient ∇w (shaped as the direction).
+        `project=False` gives the unprojected (wrong) direction gradient the book compares against.
 
         Returns {'magnitude': (..., fan_out), 'direction': (..., fan_in, fan_out)}.
         """
-        g = as_block(weight_slope, "weight_slope")
+        g = as_block(weight_grad, "weight_grad")
         if g.shape != self.direction.shape:
             raise ShapeError(
-                f"weight_slope: expected the direction's shape {self.direction.shape}, got "
-                f"{g.shape}"
+                f"weight_grad: expected the direction's shape {self.direction.shape}, got {g.shape}"
             )
         u = self._unit
         along = np.sum(g * u, axis=-2)
         rest = g - along[..., None, :] * u if project else g
         ratio = self.magnitude / self._length
-        slopes = {"magnitude": along, "direction": ratio[..., None, :] * rest}
-        for value in slopes.values():
-            check_finite_result(value, "WeightNormDense slopes")
-        return slopes
+        grads = {"magnitude": along, "direction": ratio[..., None, :] * rest}
+        for value in grads.values():
+            check_finite_result(value, "WeightNormDense gradients")
+        return grads
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> WeightNormDense:
-        """A new layer with direction, magnitude and bias moved by ``-rate * slope``.
+        """A new layer with direction, magnitude and bias moved by ``-rate * grad``.
 
         Args:
             gradient: what this layer's `backward` answered.
@@ -323,7 +323,7 @@ class WeightNormDense(_Affine):
 
         Returns:
             A new layer of the same shapes (this one is unchanged). The projected direction
-            slope cannot shrink a direction to zero, but a zero direction is refused here all
+            gradient cannot shrink a direction to zero, but a zero direction is refused here all
             the same (ZeroDirectionError), as the constructor refuses it.
         """
         moved = self._moved(gradient, rate)

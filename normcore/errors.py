@@ -42,8 +42,8 @@ class RateError(NormcoreError):
     """A learning rate that is not a finite number."""
 
 
-class PurposeError(NormcoreError):
-    """A purpose other than 'training' or 'predicting'."""
+class ModeError(NormcoreError):
+    """A mode other than 'train' or 'eval'."""
 
 
 class ZeroDirectionError(NormcoreError):

@@ -1,13 +1,13 @@
 """Folding a batch layer into the dense layer before it, for predicting.
 
-While predicting, a batch layer standardises by its running figures, which are constants, so
+In evaluation mode, a batch layer standardises by its running statistics, which are constants, so
 ``dense`` followed by ``batch`` is one affine map and can be stored as one dense layer:
 
     z = x @ W + b                                   (the dense layer)
-    y = scale * (z - running_mean) / deviation + shift, deviation = sqrt(running_variance + eps)
+    y = scale * (z - running_mean) / deviation + shift, deviation = sqrt(running_var + eps)
       = x @ (W * k) + ((b - running_mean) * k + shift),   k = scale / deviation (per feature)
 
-The folded layer answers exactly what the pair answers *while predicting*, up to rounding (the
+The folded layer answers exactly what the pair answers *in evaluation mode*, up to rounding (the
 book measures the gap at about 1e-15 on the digits network). It cannot stand in for the pair
 while training: training standardises by each batch's own statistics, which no constant holds.
 """
@@ -26,18 +26,18 @@ __all__ = ["fold_batch_norm"]
 
 
 def fold_batch_norm(dense: Any, batch: Any) -> Dense:
-    """One `Dense` that answers as ``dense`` followed by ``batch`` in the predicting purpose.
+    """One `Dense` that answers as ``dense`` followed by ``batch`` in evaluation mode.
 
     Args:
         dense: a `Dense` (or `WeightNormDense`, whose effective weights are folded), weights of
             shape (*stack, fan_in, features) and bias (*stack, features).
         batch: a `BatchNorm` over the same `features`, with parameters of shape
-            (*stack, features); running figures of either kind (``tracks`` 'variance' or
+            (*stack, features); running statistics of either kind (``tracks`` 'variance' or
             'deviation') are folded as predicting reads them.
 
     Returns:
         A new `Dense` with weights ``W * k`` and bias ``(b - running_mean) * k + shift``, where
-        ``k = scale / running_deviation`` per feature; same shapes as ``dense``'s.
+        ``k = scale / running_divisor`` per feature; same shapes as ``dense``'s.
 
     Raises:
         FoldError: ``dense`` is not a dense layer, or ``batch`` is not a batch layer over
@@ -64,7 +64,7 @@ def fold_batch_norm(dense: Any, batch: Any) -> Dense:
             f"batch: expected parameters of the dense layer's output shape {outputs}, got "
             f"{batch.scale.shape}"
         )
-    k = batch.scale / batch.running_deviation
+    k = batch.scale / batch.running_divisor
     weights = w * k[..., None, :]
     bias = (dense.bias - batch.running_mean) * k + batch.shift
     return Dense(weights=np.array(weights), bias=np.array(bias))

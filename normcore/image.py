@@ -38,8 +38,8 @@ class InstanceNorm(Normaliser):
     """Instance normalisation: each image's each channel standardised over (H, W).
 
     Biased variance, epsilon (default 1e-5) under the root, per-channel scale 1 and shift 0 at
-    the start. No running figures (PyTorch's ``InstanceNorm2d`` default, which also has no
-    scale and shift unless ``affine=True``). Purposes are accepted and answer the same.
+    the start. No running statistics (PyTorch's ``InstanceNorm2d`` default, which also has no
+    scale and shift unless ``affine=True``). Modes are accepted and answer the same.
     Backward: three routes with the sums over (H, W).
     """
 
@@ -51,10 +51,10 @@ class InstanceNorm(Normaliser):
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
 
     @classmethod
-    def create(cls, channels: int, *, epsilon: float = 1e-5, affine: bool = True) -> InstanceNorm:
+    def create(cls, channels: int, *, eps: float = 1e-5, affine: bool = True) -> InstanceNorm:
         """A fresh layer: scale 1 and shift 0, one per channel."""
         shape = check_size((whole_number(channels, "channels"),), "scale")
-        return cls(scale=np.ones(shape), shift=np.zeros(shape), epsilon=epsilon, affine=affine)
+        return cls(scale=np.ones(shape), shift=np.zeros(shape), eps=eps, affine=affine)
 
     def _prepare(self, x: np.ndarray) -> None:
         _check_images(x, self.scale.shape[0])
@@ -73,7 +73,7 @@ class GroupNorm(Normaliser):
 
     groups = 1 is layer norm over (C, H, W); groups = C is instance norm. Biased variance,
     epsilon (default 1e-5) under the root, per-channel scale 1 and shift 0 at the start, no
-    running figures, both purposes answer the same. Agrees with PyTorch's ``GroupNorm``.
+    running statistics, both modes answer the same. Agrees with PyTorch's ``GroupNorm``.
     """
 
     groups: int = 1
@@ -99,14 +99,14 @@ class GroupNorm(Normaliser):
 
     @classmethod
     def create(
-        cls, channels: int, groups: int, *, epsilon: float = 1e-5, affine: bool = True
+        cls, channels: int, groups: int, *, eps: float = 1e-5, affine: bool = True
     ) -> GroupNorm:
         """A fresh layer: scale 1 and shift 0, one per channel, `groups` groups."""
         shape = check_size((whole_number(channels, "channels"),), "scale")
         return cls(
             scale=np.ones(shape),
             shift=np.zeros(shape),
-            epsilon=epsilon,
+            eps=eps,
             affine=affine,
             groups=groups,
         )
@@ -126,14 +126,14 @@ class GroupNorm(Normaliser):
 
 
 @own_error_state
-def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
+def adain(content: Any, style: Any, eps: float = 1e-5) -> np.ndarray:
     """Adaptive instance normalisation: `content` (N, C, H, W) standardised by its own per-image,
     per-channel statistics, then given the `style` block's deviation as scale and its mean as
     shift. `style` must have the same number of images and channels (its H, W may differ).
 
     Returns a read-only block shaped as `content`, float32 only when both blocks are float32.
     """
-    epsilon = check_epsilon(epsilon)
+    eps = check_epsilon(eps)
     content = as_block(content, "content")
     style = as_block(style, "style")
     check_rank(content, 4, "content", "(images, channels, height, width)")
@@ -145,12 +145,12 @@ def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
             f"style: expected {content.shape[:2]} images and channels, got {style.shape[:2]}"
         )
     for block in (content, style):
-        check_epsilon_fits(epsilon, block.dtype)
+        check_epsilon_fits(eps, block.dtype)
     check_values(content, content.shape[2] * content.shape[3], "content")
     check_values(style, style.shape[2] * style.shape[3], "style")
-    own = standardise(content, (2, 3), epsilon)
-    target = standardise(style, (2, 3), epsilon)
-    answer = own.z * target.deviation + target.mean
+    own = standardise(content, (2, 3), eps)
+    target = standardise(style, (2, 3), eps)
+    answer = own.z * target.divisor + target.mean
     return sealed(check_finite_result(answer, "adain"))
 
 

@@ -34,11 +34,11 @@ class LayerNorm(Normaliser):
       parameters carry them: parameters (S, features) take a block (S, rows, features).
     - Variance: biased; epsilon (default 1e-5) under the square root.
     - Scale and shift: one per normalised position, starting at 1 and 0.
-    - Purposes: accepted for a uniform interface; both answer the same, because nothing is read
-      from other rows. No running figures exist.
-    - Backward: the same three routes as batch norm with the sums along the row; the
-      passed-down rows sum to zero. Parameter slopes: scale's is sum over rows of d_out * z,
-      shift's the sum over rows of d_out.
+    - Modes: accepted for a uniform interface; both answer the same, because nothing is read
+      from other rows. No running statistics exist.
+    - Backward: the same three routes as batch norm with the sums along the row; the input
+      gradient's rows sum to zero. Parameter gradients: scale's is sum over rows of grad_output * z,
+      shift's the sum over rows of grad_output.
 
     Agrees with PyTorch's ``LayerNorm`` (biased variance, epsilon 1e-5 under the root).
     """
@@ -63,7 +63,7 @@ class LayerNorm(Normaliser):
         normalized_shape: int | tuple[int, ...],
         *,
         stack: tuple[int, ...] = (),
-        epsilon: float = 1e-5,
+        eps: float = 1e-5,
         affine: bool = True,
     ) -> LayerNorm:
         """A fresh layer: scale 1 and shift 0, each of shape (*stack, *normalized_shape)."""
@@ -71,7 +71,7 @@ class LayerNorm(Normaliser):
         return cls(
             scale=np.ones(shape),
             shift=np.zeros(shape),
-            epsilon=epsilon,
+            eps=eps,
             affine=affine,
             normalized_shape=_as_shape(normalized_shape),
         )
@@ -112,7 +112,7 @@ class RMSNorm(LayerNorm):
     - Scale starts at 1; shift starts at 0. The conventional RMS norm has no shift at all: with
       shift at 0 this layer is exactly that, and keeping it lets one shape serve the family.
     - Backward: two routes (the element's own value and the root mean square):
-      passed_down = (n * d - z * sum(d * z)) / (n * root).
+      grad_input = (n * d - z * sum(d * z)) / (n * root).
 
     Agrees with PyTorch's ``RMSNorm`` when given eps=1e-5 (PyTorch's default eps is the float
     type's machine epsilon) and no shift.

@@ -15,11 +15,11 @@ from .standardise import statistic_count
 @dataclass(frozen=True, eq=False)
 class Loss(Sealed):
     """The mean loss (one figure per stacked model: shape `logits.shape[:stack_axes]`) and its
-    slope with respect to the logits (shape of the logits, already divided by the count). Both
+    gradient with respect to the logits (shape of the logits, already divided by the count). Both
     arrays are read-only (sealed by the constructor)."""
 
     value: np.ndarray
-    slope: np.ndarray
+    grad: np.ndarray
 
 
 @own_error_state
@@ -32,7 +32,7 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
     stays finite too. The first `stack_axes` axes index independent models; the mean runs over
     the rest.
 
-    Returns a `Loss`: `value` shaped ``logits.shape[:stack_axes]`` and `slope` shaped as the
+    Returns a `Loss`: `value` shaped ``logits.shape[:stack_axes]`` and `grad` shaped as the
     logits, in the logits' dtype.
     """
     z = as_block(logits, "logits")
@@ -58,4 +58,4 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
     each = np.where(z >= 0, z * (1 - y), -z * y) + np.log1p(e)
     chance = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(z.dtype, copy=False)
     value = np.add.reduce(each / count, axis=axes)
-    return Loss(value=np.asarray(value), slope=np.asarray((chance - y) / count))
+    return Loss(value=np.asarray(value), grad=np.asarray((chance - y) / count))

@@ -28,7 +28,7 @@ def _check_function(f: Any) -> None:
 
 @own_error_state
 def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e-6) -> np.ndarray:
-    """The slope of scalar `f` at `x`, cell by cell: (f(x + h) - f(x - h)) / 2h.
+    """The gradient of scalar `f` at `x`, cell by cell: (f(x + h) - f(x - h)) / 2h.
 
     Args:
         f: a function of a block shaped as `x`, returning one number.
@@ -45,8 +45,8 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
     if h <= 0:
         raise SettingError(f"step: expected a finite number greater than 0, got {h!r}")
     base = np.array(as_block(x, "x"), dtype=np.float64, copy=True)
-    slope = np.zeros_like(base)
-    flat, out = base.reshape(-1), slope.reshape(-1)
+    grad = np.zeros_like(base)
+    flat, out = base.reshape(-1), grad.reshape(-1)
     for i in range(flat.size):
         keep = flat[i]
         flat[i] = keep + h
@@ -55,14 +55,14 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
         down = _scalar(f(base))
         flat[i] = keep
         out[i] = (up - down) / (2 * h)
-    if not np.all(np.isfinite(slope)):
+    if not np.all(np.isfinite(grad)):
         raise NonFiniteError("f: expected finite values near x, got NaN or infinity")
-    return slope
+    return grad
 
 
 @dataclass(frozen=True)
 class OracleCheck(Sealed):
-    """A claimed slope held against the oracle: the oracle's block and the largest gap (both
+    """A claimed gradient held against the oracle: the oracle's block and the largest gap (both
     arrays read-only)."""
 
     oracle: np.ndarray
@@ -71,18 +71,19 @@ class OracleCheck(Sealed):
 
     @property
     def relative_gap(self) -> float:
-        """The largest gap over the largest oracle slope (or over 1, if every slope is tiny)."""
+        """The largest gap over the largest oracle gradient (or over 1, if every gradient is
+        tiny)."""
         return self.largest_gap / max(float(np.max(np.abs(self.oracle), initial=0.0)), 1.0)
 
 
 @own_error_state
-def check_slope(
+def check_grad(
     f: Callable[[np.ndarray], float], x: Any, claimed: Any, step: float = 1e-6
 ) -> OracleCheck:
-    """Hold `claimed` (the slope of `f` at `x`, shaped as `x`) against central differences.
+    """Hold `claimed` (the gradient of `f` at `x`, shaped as `x`) against central differences.
 
-    Returns an `OracleCheck` with the largest gap. A claimed slope with a NaN or an infinity is
-    refused (NonFiniteError): it can be no slope at all, and a NaN gap would compare as neither
+    Returns an `OracleCheck` with the largest gap. A claimed gradient with a NaN or an infinity is
+    refused (NonFiniteError): it can be no gradient at all, and a NaN gap would compare as neither
     large nor small.
     """
     _check_function(f)

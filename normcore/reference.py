@@ -2,7 +2,7 @@
 
 * `statements()` asks every layer of normcore the questions a complete
   implementation must answer (its axis, its variance, epsilon's place, scale and shift,
-  purposes, running figures, backward routes, parameter slopes, weight norm's projection). Each
+  modes, running statistics, backward routes, parameter gradients, weight norm's projection). Each
   answer is read from a fresh layer or measured on a small block, not typed.
 * `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:
   ``'refused'`` (a typed error, named with its message), ``'arithmetic'`` (answered as the
@@ -57,14 +57,14 @@ FOUR = FOUR_ROWS
 STATEMENTS = (
     "axis",
     "variance",
-    "epsilon",
+    "eps",
     "scale and shift",
-    "purposes (default)",
-    "running figures start",
+    "modes (default)",
+    "running statistics start",
     "running rule and moment",
     "running variance",
     "backward routes",
-    "parameter slopes",
+    "parameter gradients",
     "weight norm",
 )
 
@@ -105,7 +105,7 @@ def _per(names: tuple[str, ...], axes: tuple[int, ...]) -> str:
 def _variance(layer: Any, x: np.ndarray) -> str:
     if layer.name in ("RMS",):
         return "mean square (no centring)"
-    st = layer.forward(x, "training").cache
+    st = layer.forward(x, "train").cache
     view, axes = layer.statistics_layout(x)
     n = st.count
     biased = np.var(view, axis=axes, keepdims=True)
@@ -117,10 +117,10 @@ def _variance(layer: Any, x: np.ndarray) -> str:
 
 
 def _epsilon(layer: Any, x: np.ndarray) -> str:
-    st = layer.forward(x, "training").cache
+    st = layer.forward(x, "train").cache
     var = st.variance
-    under = np.allclose(st.deviation, np.sqrt(var + layer.epsilon))
-    return f"{layer.epsilon:g}, " + ("under the root" if under else "elsewhere")
+    under = np.allclose(st.divisor, np.sqrt(var + layer.eps))
+    return f"{layer.eps:g}, " + ("under the root" if under else "elsewhere")
 
 
 def _start(layer: Any) -> str:
@@ -131,9 +131,9 @@ def _start(layer: Any) -> str:
     )
 
 
-def _purposes(layer: Any, x: np.ndarray) -> str:
-    default = inspect.signature(layer.forward).parameters["purpose"].default
-    same = np.allclose(layer.forward(x, "training").output, layer.forward(x, "predicting").output)
+def _modes(layer: Any, x: np.ndarray) -> str:
+    default = inspect.signature(layer.forward).parameters["mode"].default
+    same = np.allclose(layer.forward(x, "train").output, layer.forward(x, "eval").output)
     return f"training, predicting (default {default}); " + (
         "both answer alike" if same else "they differ"
     )
@@ -144,10 +144,10 @@ def _running(layer: Any) -> tuple[str, str, str]:
         return "none kept", "none", "none"
     start = (
         f"mean {', '.join(f'{v:g}' for v in np.unique(layer.running_mean))}, "
-        f"variance {', '.join(f'{v:g}' for v in np.unique(layer.running_variance))}"
+        f"variance {', '.join(f'{v:g}' for v in np.unique(layer.running_var))}"
     )
     x = FOUR if layer.features == 2 else _layers()["ImageBatchNorm"][1]
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     moved_by_forward = not np.array_equal(layer.running_mean, np.zeros_like(layer.running_mean))
     stepped = layer.step(layer.backward(response, np.zeros_like(response.output)), 0.0)
     m = layer.momentum
@@ -161,16 +161,16 @@ def _running(layer: Any) -> tuple[str, str, str]:
         biased = biased.mean(axis=0)
         if rule and np.allclose(stats.mean, view.mean(axis=axes).mean(axis=0)):
             rule_text += " (batch: the groups' average)"
-    folded = (stepped.running_variance - m * layer.running_variance) / (1 - m)
+    folded = (stepped.running_var - m * layer.running_var) / (1 - m)
     bias = "biased" if np.allclose(folded, biased) else "unbiased"
     return start, f"{rule_text}; {moment}", bias
 
 
 def _routes(layer: Any, x: np.ndarray) -> str:
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     d = np.cos(np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
-    passed = layer.backward(response, d).passed_down
-    oracle = finite_difference(lambda b: float(np.sum(layer.forward(b, "training").output * d)), x)
+    passed = layer.backward(response, d).grad_input
+    oracle = finite_difference(lambda b: float(np.sum(layer.forward(b, "train").output * d)), x)
     agrees = np.allclose(passed, oracle, atol=1e-5)
     if layer.name == "RMS":
         routes = "two: own value, mean square"
@@ -181,21 +181,21 @@ def _routes(layer: Any, x: np.ndarray) -> str:
     return f"{routes}; {'agrees' if agrees else 'DISAGREES'} with the oracle"
 
 
-def _slopes(layer: Any, x: np.ndarray) -> str:
-    response = layer.forward(x, "training")
+def _grads(layer: Any, x: np.ndarray) -> str:
+    response = layer.forward(x, "train")
     d = np.sin(1.0 + np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
-    slopes = layer.backward(response, d).slopes
+    grads = layer.backward(response, d).grads
     names = []
-    for name in slopes:
+    for name in grads:
         value = getattr(layer, name)
 
         def f(p: np.ndarray, name: str = name) -> float:
             import dataclasses
 
             moved = dataclasses.replace(layer, **{name: p})
-            return float(np.sum(moved.forward(x, "training").output * d))
+            return float(np.sum(moved.forward(x, "train").output * d))
 
-        ok = np.allclose(slopes[name], finite_difference(f, value), atol=1e-5)
+        ok = np.allclose(grads[name], finite_difference(f, value), atol=1e-5)
         names.append(f"{name} {'✓' if ok else '✗'}")
     return ", ".join(names) + " (held against the oracle)"
 
@@ -203,16 +203,16 @@ def _slopes(layer: Any, x: np.ndarray) -> str:
 def _weight_norm(layer: Any, x: np.ndarray) -> str:
     if not isinstance(layer, WeightNormDense):
         return "—"
-    response = layer.forward(x, "training")
-    slopes = layer.backward(response, np.ones_like(response.output)).slopes
-    radial = float(np.max(np.abs(np.sum(slopes["direction"] * layer.direction, axis=0))))
+    response = layer.forward(x, "train")
+    grads = layer.backward(response, np.ones_like(response.output)).grads
+    radial = float(np.max(np.abs(np.sum(grads["direction"] * layer.direction, axis=0))))
     try:
         WeightNormDense(direction=np.zeros((2, 3)))
         zero = "accepted"
     except NormcoreError as exc:
         zero = f"refused ({type(exc).__name__})"
     projected = "radial part removed" if radial < 1e-12 else "radial part KEPT"
-    return f"direction slope · direction ≈ 0 ({projected}); zero direction {zero}"
+    return f"direction gradient · direction ≈ 0 ({projected}); zero direction {zero}"
 
 
 def statements() -> list[dict[str, str]]:
@@ -225,14 +225,14 @@ def statements() -> list[dict[str, str]]:
                     "layer": name,
                     "axis": "none (rescales weights per neuron)",
                     "variance": "—",
-                    "epsilon": "—",
+                    "eps": "—",
                     "scale and shift": "magnitude starts at ‖direction‖, bias at 0",
-                    "purposes (default)": _purposes(layer, x),
-                    "running figures start": "none kept",
+                    "modes (default)": _modes(layer, x),
+                    "running statistics start": "none kept",
                     "running rule and moment": "none",
                     "running variance": "none",
-                    "backward routes": "dense slope, then split",
-                    "parameter slopes": _slopes_dense(layer, x),
+                    "backward routes": "dense gradient, then split",
+                    "parameter gradients": _grads_dense(layer, x),
                     "weight norm": _weight_norm(layer, x),
                 }
             )
@@ -243,24 +243,24 @@ def statements() -> list[dict[str, str]]:
                 "layer": name,
                 "axis": _axis(layer, x),
                 "variance": _variance(layer, x),
-                "epsilon": _epsilon(layer, x),
+                "eps": _epsilon(layer, x),
                 "scale and shift": _start(layer),
-                "purposes (default)": _purposes(layer, x),
-                "running figures start": start,
+                "modes (default)": _modes(layer, x),
+                "running statistics start": start,
                 "running rule and moment": rule,
                 "running variance": bias,
                 "backward routes": _routes(layer, x),
-                "parameter slopes": _slopes(layer, x),
+                "parameter gradients": _grads(layer, x),
                 "weight norm": "—",
             }
         )
     return rows
 
 
-def _slopes_dense(layer: WeightNormDense, x: np.ndarray) -> str:
-    response = layer.forward(x, "training")
+def _grads_dense(layer: WeightNormDense, x: np.ndarray) -> str:
+    response = layer.forward(x, "train")
     d = np.sin(1.0 + np.arange(response.output.size, dtype=float)).reshape(response.output.shape)
-    slopes = layer.backward(response, d).slopes
+    grads = layer.backward(response, d).grads
     out = []
     for name in ("magnitude", "direction", "bias"):
 
@@ -269,7 +269,7 @@ def _slopes_dense(layer: WeightNormDense, x: np.ndarray) -> str:
             kw[name] = p
             return float(np.sum(WeightNormDense(**kw).forward(x).output * d))
 
-        ok = np.allclose(slopes[name], finite_difference(f, getattr(layer, name)), atol=1e-5)
+        ok = np.allclose(grads[name], finite_difference(f, getattr(layer, name)), atol=1e-5)
         out.append(f"{name} {'✓' if ok else '✗'}")
     return ", ".join(out) + " (held against the oracle)"
 
@@ -313,13 +313,13 @@ def _short(a: Any) -> str:
 
 
 def _train_out(layer: Any, x: Any) -> np.ndarray:
-    return layer.forward(x, "training").output
+    return layer.forward(x, "train").output
 
 
 def _look_then_predict() -> str:
     layer = _bn()
     before = layer.forward(FOUR[:1]).output
-    layer.forward(FOUR, "training")  # a look: no step follows
+    layer.forward(FOUR, "train")  # a look: no step follows
     after = layer.forward(FOUR[:1]).output
     return f"prediction before {_short(before)}, after the look {_short(after)}"
 
@@ -330,18 +330,18 @@ def _fresh_predict() -> np.ndarray:
 
 def _momentum_zero() -> np.ndarray:
     layer = _bn(momentum=0.0)
-    r = layer.forward(FOUR, "training")
+    r = layer.forward(FOUR, "train")
     return layer.step(layer.backward(r, np.zeros((4, 2))), 0.0).running_mean
 
 
 def _foreign_gradient() -> Any:
     a, b = _bn(), _bn()
-    return b.step(a.backward(a.forward(FOUR, "training"), np.ones((4, 2))), 0.1)
+    return b.step(a.backward(a.forward(FOUR, "train"), np.ones((4, 2))), 0.1)
 
 
 def _foreign_response() -> Any:
     a, b = _bn(), LayerNorm.create(2)
-    return b.backward(a.forward(FOUR, "training"), np.ones((4, 2)))
+    return b.backward(a.forward(FOUR, "train"), np.ones((4, 2)))
 
 
 def _relu_gets_dense_gradient() -> Any:
@@ -396,47 +396,47 @@ def _cases() -> list[EdgeCase]:
             "bn-empty",
             "BatchNorm",
             "an empty batch (0 rows)",
-            lambda: _bn().forward(np.ones((0, 2)), "training"),
+            lambda: _bn().forward(np.ones((0, 2)), "train"),
         ),
         EdgeCase(
             "bn-nan",
             "BatchNorm",
             "a NaN in the batch",
-            lambda: _bn().forward(np.array([[1.0, np.nan], [2.0, 3.0]]), "training"),
+            lambda: _bn().forward(np.array([[1.0, np.nan], [2.0, 3.0]]), "train"),
         ),
         EdgeCase(
             "bn-inf",
             "BatchNorm",
             "+inf in the batch",
-            lambda: _bn().forward(np.array([[1.0, np.inf], [2.0, 3.0]]), "training"),
+            lambda: _bn().forward(np.array([[1.0, np.inf], [2.0, 3.0]]), "train"),
         ),
         EdgeCase(
             "bn-neg-inf",
             "BatchNorm",
             "−inf in the batch",
-            lambda: _bn().forward(np.array([[1.0, -np.inf], [2.0, 3.0]]), "training"),
+            lambda: _bn().forward(np.array([[1.0, -np.inf], [2.0, 3.0]]), "train"),
         ),
         EdgeCase(
             "bn-1e200",
             "BatchNorm",
             "values of 1e200 (squares overflow)",
-            lambda: _bn().forward(FOUR * 1e200, "training"),
+            lambda: _bn().forward(FOUR * 1e200, "train"),
         ),
-        EdgeCase("bn-eps-0", "BatchNorm", "epsilon 0", lambda: _bn(epsilon=0.0)),
-        EdgeCase("bn-eps-neg", "BatchNorm", "epsilon −1e-5", lambda: _bn(epsilon=-1e-5)),
+        EdgeCase("bn-eps-0", "BatchNorm", "epsilon 0", lambda: _bn(eps=0.0)),
+        EdgeCase("bn-eps-neg", "BatchNorm", "epsilon −1e-5", lambda: _bn(eps=-1e-5)),
         EdgeCase("bn-momentum-1", "BatchNorm", "momentum 1", lambda: _bn(momentum=1.0)),
         EdgeCase("bn-momentum-neg", "BatchNorm", "momentum −0.1", lambda: _bn(momentum=-0.1)),
         EdgeCase(
-            "bn-purpose",
+            "bn-mode",
             "BatchNorm",
-            "purpose 'train' (a near miss)",
+            "mode 'train' (a near miss)",
             lambda: _bn().forward(FOUR, "train"),
         ),
         EdgeCase(
             "bn-bool",
             "BatchNorm",
             "a block of booleans",
-            lambda: _bn().forward(FOUR > 5, "training"),
+            lambda: _bn().forward(FOUR > 5, "train"),
         ),
         EdgeCase(
             "bn-foreign-gradient",
@@ -449,7 +449,7 @@ def _cases() -> list[EdgeCase]:
             "gbn-rows",
             "GhostBatchNorm",
             "three rows while training in groups of 2",
-            lambda: _ghost().forward(FOUR[:3], "training"),
+            lambda: _ghost().forward(FOUR[:3], "train"),
         ),
         EdgeCase(
             "ln-foreign-response", "LayerNorm", "a response from a batch layer", _foreign_response
@@ -551,18 +551,18 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-one-row-predict",
             "BatchNorm",
-            "a batch of one row while predicting",
+            "a batch of one row in evaluation mode",
             lambda: _bn().forward(FOUR[:1]).output[0],
             "worth knowing",
-            "the running figures answer, so one row is fine when predicting",
+            "the running statistics answer, so one row is fine in evaluation mode",
         ),
         EdgeCase(
             "gbn-three-predict",
             "GhostBatchNorm",
-            "three rows while predicting, in groups of 2",
+            "three rows in evaluation mode, in groups of 2",
             lambda: _ghost().forward(FOUR[:3]).output[-1],
             "worth knowing",
-            "answered by the running figures: predicting reads no group, so any number of rows "
+            "answered by the running statistics: predicting reads no group, so any number of rows "
             "will do, though training refuses three",
         ),
         EdgeCase(
@@ -579,7 +579,7 @@ def _cases() -> list[EdgeCase]:
             "a training pass made for a look, no step",
             _look_then_predict,
             "worth knowing",
-            "prediction is unchanged: only step moves running figures",
+            "prediction is unchanged: only step moves running statistics",
         ),
         EdgeCase(
             "bn-fresh",
@@ -642,7 +642,7 @@ def pytorch_differences() -> list[dict[str, str]]:
     mean, n = float(col.mean()), col.size
     biased, unbiased = float(col.var()), float(col.var(ddof=1))
     ours = BatchNorm.create(1)
-    r = ours.forward(col[:, None], "training")
+    r = ours.forward(col[:, None], "train")
     stepped = ours.step(ours.backward(r, np.zeros((n, 1))), 0.0)
     torch_momentum = 0.1
     rows = [
@@ -656,8 +656,7 @@ def pytorch_differences() -> list[dict[str, str]]:
         },
         {
             "difference": "running variance",
-            "normcore": f"biased ({biased:.4g} folded in): "
-            f"{float(stepped.running_variance[0]):.4g}",
+            "normcore": f"biased ({biased:.4g} folded in): {float(stepped.running_var[0]):.4g}",
             "PyTorch": f"unbiased ({unbiased:.4g} folded in): "
             f"{(1 - torch_momentum) * 1 + torch_momentum * unbiased:.4g}",
         },
@@ -666,12 +665,12 @@ def pytorch_differences() -> list[dict[str, str]]:
     fresh_train = float(r.output[-1, 0])
     rows.append(
         {
-            "difference": "default purpose",
+            "difference": "default mode",
             "normcore": f"predicting: 23 answers {fresh_pred:.4f}",
             "PyTorch": f"training: 23 answers {fresh_train:.4f}",
         }
     )
-    one = float(ours.forward(col[:1, None], "training").output[0, 0])
+    one = float(ours.forward(col[:1, None], "train").output[0, 0])
     rows.append(
         {
             "difference": "one-row training batch",
@@ -683,7 +682,7 @@ def pytorch_differences() -> list[dict[str, str]]:
     # once; PyTorch has no such layer, and BatchNorm1d run on each group in turn folds in each
     # group's unbiased variance, one update a group
     ghost = GhostBatchNorm.create(1, 2)
-    g = ghost.step(ghost.backward(ghost.forward(col[:, None], "training"), np.zeros((n, 1))), 0.0)
+    g = ghost.step(ghost.backward(ghost.forward(col[:, None], "train"), np.zeros((n, 1))), 0.0)
     t_mean, t_var = 0.0, 1.0
     for group in (col[:2], col[2:]):
         t_mean = (1 - torch_momentum) * t_mean + torch_momentum * float(group.mean())
@@ -692,7 +691,7 @@ def pytorch_differences() -> list[dict[str, str]]:
         {
             "difference": "ghost batch, groups of 2",
             "normcore": f"GhostBatchNorm, one step: running mean "
-            f"{float(g.running_mean[0]):.4g}, variance {float(g.running_variance[0]):.4g}",
+            f"{float(g.running_mean[0]):.4g}, variance {float(g.running_var[0]):.4g}",
             "PyTorch": f"no such layer; BatchNorm1d on each group in turn: running mean "
             f"{t_mean:.4g}, variance {t_var:.4g}",
         }
@@ -737,7 +736,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "PyTorch",
             "setting": "InstanceNorm2d()",
             "behaviour": "affine=False, track_running_stats=False: no scale, no shift, no "
-            "running figures",
+            "running statistics",
             "normcore": "InstanceNorm has a scale and a shift (affine=True)",
         },
         {
@@ -751,7 +750,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "setting": "model.eval() / torch.no_grad()",
             "behaviour": "two switches: eval() makes batch layers predict (and turns dropout off); "
             "no_grad() only stops gradients",
-            "normcore": "the purpose argument",
+            "normcore": "the mode argument",
         },
         {
             "framework": "PyTorch",
@@ -775,9 +774,9 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Keras",
             "setting": "layer.trainable = False",
-            "behaviour": "a frozen BatchNormalization predicts with its running figures, even "
+            "behaviour": "a frozen BatchNormalization predicts with its running statistics, even "
             "when called with training=True, and stops updating them",
-            "normcore": "the purpose argument",
+            "normcore": "the mode argument",
         },
         {
             "framework": "Keras",
@@ -795,7 +794,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "Flax",
             "setting": "nn.BatchNorm(momentum=0.99, epsilon=1e-5)",
             "behaviour": "momentum is the share kept; biased variance folded in; "
-            "use_running_average chooses predicting; the running figures live in the "
+            "use_running_average chooses predicting; the running statistics live in the "
             "batch_stats collection",
             "normcore": "same naming and variance, momentum 0.9",
         },

@@ -55,18 +55,18 @@ def _reads(conv: Conv2d) -> str:
 
 
 def _oracle_gap(conv: Conv2d, x: np.ndarray) -> float:
-    """The largest gap between the weights' slope `backward` returns and central differences
-    of sum(output * d), relative to the largest slope."""
-    r = conv.forward(x, "training")
+    """The largest gap between the weights' gradient `backward` returns and central differences
+    of sum(output * d), relative to the largest gradient."""
+    r = conv.forward(x, "train")
     d = np.random.default_rng(1).normal(size=r.output.shape)
-    slope = conv.backward(r, d).slopes["weights"]
+    grad = conv.backward(r, d).grads["weights"]
 
     def loss(w: np.ndarray) -> float:
         rebuilt = type(conv)(weights=w, bias=conv.bias, stride=conv.stride, padding=conv.padding)
         return float(np.sum(rebuilt.forward(x).output * d))
 
     oracle = finite_difference(loss, np.array(conv.weights))
-    return float(np.max(np.abs(slope - oracle)) / np.max(np.abs(oracle)))
+    return float(np.max(np.abs(grad - oracle)) / np.max(np.abs(oracle)))
 
 
 def _below(gap: float, bound: float) -> str:
@@ -104,20 +104,20 @@ def _standardised(conv: Conv2d, x: np.ndarray) -> dict[str, str]:
     variance = w.var(axis=(1, 2, 3))
     raw = conv.weights.var(axis=(1, 2, 3))
     # biased variance, epsilon under the root: the run kernel's variance is var / (var + eps)
-    under_root = np.abs(variance - raw / (raw + ws.epsilon)).max()
-    r = ws.forward(x, "training")
+    under_root = np.abs(variance - raw / (raw + ws.eps)).max()
+    r = ws.forward(x, "train")
     d = np.random.default_rng(2).normal(size=r.output.shape)
-    slope = ws.backward(r, d).slopes["weights"]
-    sums = np.abs(slope.sum(axis=(1, 2, 3))).max() / np.abs(slope).max()
+    grad = ws.backward(r, d).grads["weights"]
+    sums = np.abs(grad.sum(axis=(1, 2, 3))).max() / np.abs(grad).max()
     return {
         "kernel": (
             "per output channel over (in, kh, kw): mean 0 and variance var / (var + "
-            f"{ws.epsilon:g}), both {_below(max(mean, under_root), 1e-12)} (biased, epsilon "
+            f"{ws.eps:g}), both {_below(max(mean, under_root), 1e-12)} (biased, epsilon "
             "under the root)"
         ),
-        "slope": (
-            "the weights' slope sums to zero per output channel (each sum "
-            f"{_below(sums, 1e-12)} of the largest slope); its gap to the oracle "
+        "grad": (
+            "the weights' gradient sums to zero per output channel (each sum "
+            f"{_below(sums, 1e-12)} of the largest gradient); its gap to the oracle "
             f"{_below(_oracle_gap(ws, x), 1e-7)}"
         ),
     }
@@ -130,7 +130,7 @@ def _fold(conv: Conv2d, x: np.ndarray) -> dict[str, str]:
         scale=rng.uniform(0.5, 2, channels),
         shift=rng.normal(size=channels),
         running_mean=rng.normal(size=channels),
-        running_variance=rng.uniform(0.5, 2, channels),
+        running_var=rng.uniform(0.5, 2, channels),
     )
     pair = batch.forward(conv.forward(x).output).output
     folded = fold_into_conv(conv, batch)
@@ -143,8 +143,8 @@ def _fold(conv: Conv2d, x: np.ndarray) -> dict[str, str]:
             "mean) + shift, k = scale / √(running variance + ε)"
         ),
         "refused": refused.split(" (")[0],
-        "training": (
-            "the fold uses the running figures: it stands for the pair while predicting only"
+        "train": (
+            "the fold uses the running statistics: it stands for the pair in evaluation mode only"
         ),
     }
 
@@ -182,7 +182,7 @@ def conv_statements() -> list[dict[str, str]]:
         ("Conv2d", "kernel", _reads(conv), "not flipped (a cross-correlation)", "yes"),
         (
             "Conv2d",
-            "slopes",
+            "grads",
             (
                 "weights and bias summed over images and positions; the weights' gap to the "
                 f"oracle {_below(_oracle_gap(conv, x), 1e-7)}"
@@ -214,7 +214,7 @@ def conv_statements() -> list[dict[str, str]]:
             ("no such layer; the authors' PyTorch layer divides by the unbiased deviation + 1e-5"),
             "no",
         ),
-        ("StandardisedConv2d", "slopes", ws["slope"], "autograd through the same kernel", "yes"),
+        ("StandardisedConv2d", "grads", ws["grad"], "autograd through the same kernel", "yes"),
         (
             "fold_into_conv",
             "folded layer",
@@ -229,7 +229,7 @@ def conv_statements() -> list[dict[str, str]]:
             "fuse_conv_bn_eval takes a BatchNorm module, both modules in eval mode",
             "yes",
         ),
-        ("fold_into_conv", "purpose", fold["training"], "eval mode only (asserted)", "yes"),
+        ("fold_into_conv", "mode", fold["train"], "eval mode only (asserted)", "yes"),
     ]
     return [
         dict(zip(("layer", "statement", "normcore", "PyTorch", "agree"), row, strict=True))

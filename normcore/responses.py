@@ -11,27 +11,27 @@ import numpy as np
 
 from ._checks import Sealed, as_block, check_rate, fits, seal
 from .errors import ForeignResponseError, SettingError, ShapeError
-from .purpose import Purpose
+from .mode import Mode
 
 
 @dataclass(frozen=True, eq=False, init=False)
 class Statistics(Sealed):
     """A batch's own statistics, per feature (or channel): mean, biased variance, deviation.
 
-    Shapes match the layer's running figures. Carried on a training response and on its gradient,
-    so that `step` can fold them into the running figures. Every array is read-only (sealed by
+    Shapes match the layer's running statistics. Carried on a training response and on its gradient,
+    so that `step` can fold them into the running statistics. Every array is read-only (sealed by
     the constructor).
     """
 
     mean: np.ndarray
     variance: np.ndarray
-    deviation: np.ndarray
+    divisor: np.ndarray
 
-    def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
+    def __init__(self, mean: np.ndarray, variance: np.ndarray, divisor: np.ndarray) -> None:
         fields = self.__dict__  # one by one: cheaper than an update(**fields)
         fields["mean"] = seal(mean)
         fields["variance"] = seal(variance)
-        fields["deviation"] = seal(deviation)
+        fields["divisor"] = seal(divisor)
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -39,7 +39,7 @@ class Response(Sealed):
     """The answer of one forward pass.
 
     `output` is the block the layer answered; `layer` is the layer that answered (backward
-    refuses a response from any other); `purpose` is 'training' or 'predicting'; `input` is the
+    refuses a response from any other); `mode` is 'train' or 'eval'; `input` is the
     block read, kept by the layers whose backward pass needs it (dense layers), else None;
     `statistics` holds the batch's statistics when a batch-statistics layer trained, else None;
     `parts` are the responses of the layers inside a `Sequential`, in order; `cache` is what the
@@ -50,7 +50,7 @@ class Response(Sealed):
 
     output: np.ndarray
     layer: Any
-    purpose: Purpose
+    mode: Mode
     input: np.ndarray | None = None
     cache: Any = None
     statistics: Statistics | None = None
@@ -60,7 +60,7 @@ class Response(Sealed):
         self,
         output: np.ndarray,
         layer: Any,
-        purpose: Purpose,
+        mode: Mode,
         input: np.ndarray | None = None,
         cache: Any = None,
         statistics: Statistics | None = None,
@@ -69,7 +69,7 @@ class Response(Sealed):
         fields = self.__dict__  # one by one: cheaper than an update(**fields)
         fields["output"] = seal(output)
         fields["layer"] = layer
-        fields["purpose"] = purpose
+        fields["mode"] = mode
         fields["input"] = seal(input)
         fields["cache"] = seal(cache)
         fields["statistics"] = statistics
@@ -80,36 +80,36 @@ class Response(Sealed):
 class Gradient(Sealed):
     """The answer of one backward pass.
 
-    `passed_down` is the slope handed to the layer below (shape of the layer's input); `slopes`
-    maps each parameter's name to its slope (same shape as the parameter); `statistics` repeats the
-    batch's statistics from the response, for `step`; `parts` are the gradients of the layers
-    inside a `Sequential`, in order. Every array is read-only and `slopes` is a read-only mapping
+    `grad_input` is the gradient handed to the layer below (shape of the layer's input); `grads`
+    maps each parameter's name to its gradient (same shape as the parameter); `statistics` repeats
+    the batch's statistics from the response, for `step`; `parts` are the gradients of the layers
+    inside a `Sequential`, in order. Every array is read-only and `grads` is a read-only mapping
     (sealed by the constructor).
 
-    `step` checks a gradient's slopes and statistics before it uses them, unless the layer's own
+    `step` checks a gradient's gradients and statistics before it uses them, unless the layer's own
     `backward` made the gradient (`made_by_backward`): those came out of its checked arithmetic
     and cannot have changed since. A gradient made by hand, by ``dataclasses.replace`` or by a
     copy is checked.
     """
 
-    passed_down: np.ndarray
+    grad_input: np.ndarray
     layer: Any
-    slopes: dict[str, np.ndarray] = field(default_factory=dict)
+    grads: dict[str, np.ndarray] = field(default_factory=dict)
     statistics: Statistics | None = None
     parts: tuple[Gradient, ...] = ()
 
     def __init__(
         self,
-        passed_down: np.ndarray,
+        grad_input: np.ndarray,
         layer: Any,
-        slopes: dict[str, np.ndarray] | None = None,
+        grads: dict[str, np.ndarray] | None = None,
         statistics: Statistics | None = None,
         parts: tuple[Gradient, ...] = (),
     ) -> None:
         fields = self.__dict__  # one by one: cheaper than an update(**fields)
-        fields["passed_down"] = seal(passed_down)
+        fields["grad_input"] = seal(grad_input)
         fields["layer"] = layer
-        fields["slopes"] = seal({} if slopes is None else slopes)
+        fields["grads"] = seal({} if grads is None else grads)
         fields["statistics"] = statistics
         fields["parts"] = parts
 
@@ -119,17 +119,17 @@ class Gradient(Sealed):
         return self.__dict__.get("_made_by_backward", False)
 
     @property
-    def slope_reach(self) -> float | None:
-        """A bound on the magnitudes of every slope, when the layer's `backward` worked one out
+    def grad_reach(self) -> float | None:
+        """A bound on the magnitudes of every gradient, when the layer's `backward` worked one out
         (a normaliser's `step` uses it to know its moved parameters finite); else None."""
-        return self.__dict__.get("_slope_reach")
+        return self.__dict__.get("_grad_reach")
 
 
-def answered(gradient: Gradient, slope_reach: float | None = None) -> Gradient:
-    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its slopes), with
-    a bound on its slopes' magnitudes when the backward pass knows one."""
+def answered(gradient: Gradient, grad_reach: float | None = None) -> Gradient:
+    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its gradients),
+    with a bound on its gradients' magnitudes when the backward pass knows one."""
     gradient.__dict__["_made_by_backward"] = True
-    gradient.__dict__["_slope_reach"] = slope_reach
+    gradient.__dict__["_grad_reach"] = grad_reach
     return gradient
 
 
@@ -159,8 +159,8 @@ def check_response(layer: Any, response: Any) -> Response:
         raise _foreign(
             "response.output", f"a float block from forward, got {type(output).__name__}"
         )
-    if response.purpose not in ("training", "predicting"):
-        raise _foreign("response.purpose", f"'training' or 'predicting', got {response.purpose!r}")
+    if response.mode not in ("train", "eval"):
+        raise _foreign("response.mode", f"'train' or 'eval', got {response.mode!r}")
     return response
 
 
@@ -181,25 +181,25 @@ def check_kept_input(response: Response, rows_axis_from_end: int | None = None) 
     return x
 
 
-def check_d_out(response: Response, d_out: Any, finite: bool = True) -> np.ndarray:
-    """`d_out` as a block of the output's shape and dtype (finiteness left to the caller when
+def check_grad_output(response: Response, grad_output: Any, finite: bool = True) -> np.ndarray:
+    """`grad_output` as a block of the output's shape and dtype (finiteness left to the caller when
     ``finite=False``)."""
-    d = as_block(d_out, "d_out", finite)
+    d = as_block(grad_output, "grad_output", finite)
     if d.shape != response.output.shape:
         raise ShapeError(
-            f"d_out: expected the output's shape {response.output.shape}, got {d.shape}"
+            f"grad_output: expected the output's shape {response.output.shape}, got {d.shape}"
         )
-    if d.dtype != response.output.dtype:  # float64 slopes beyond float32's range: refuse
-        d = fits(as_block(d, "d_out"), response.output.dtype, "d_out")
+    if d.dtype != response.output.dtype:  # float64 gradients beyond float32's range: refuse
+        d = fits(as_block(d, "grad_output"), response.output.dtype, "grad_output")
     return d
 
 
 def check_gradient(
     layer: Any, gradient: Any, rate: Any, parameters: dict[str, np.ndarray]
 ) -> tuple[float, dict[str, np.ndarray]]:
-    """The rate and the slopes of `gradient`, after checking that it is `layer`'s own and that its
-    slopes are finite blocks named and shaped as the layer's `parameters` (a hand-made gradient
-    included). Returns (rate, slopes in the parameters' dtypes)."""
+    """The rate and the gradients of `gradient`, after checking that it is `layer`'s own and that
+    its gradients are finite blocks named and shaped as the layer's `parameters` (a hand-made
+    gradient included). Returns (rate, gradients in the parameters' dtypes)."""
     if not isinstance(gradient, Gradient):
         raise _foreign(
             "gradient", f"the Gradient of this layer's backward pass, got {type(gradient).__name__}"
@@ -210,19 +210,19 @@ def check_gradient(
             f"another {type(gradient.layer).__name__}"
         )
     rate = check_rate(rate)
-    given = gradient.slopes
+    given = gradient.grads
     if gradient.made_by_backward:
         return rate, dict(given)
     if not isinstance(given, Mapping) or sorted(given) != sorted(parameters):
         names = sorted(given) if isinstance(given, Mapping) else type(given).__name__
-        raise _foreign("gradient.slopes", f"slopes named {sorted(parameters)}, got {names}")
-    slopes = {}
+        raise _foreign("gradient.grads", f"gradients named {sorted(parameters)}, got {names}")
+    grads = {}
     for name, p in parameters.items():
-        s = as_block(given[name], f"slope of {name}")
+        s = as_block(given[name], f"gradient of {name}")
         if s.shape != p.shape:
-            raise ShapeError(f"slope of {name}: expected shape {p.shape}, got {s.shape}")
-        slopes[name] = s
-    return rate, slopes
+            raise ShapeError(f"gradient of {name}: expected shape {p.shape}, got {s.shape}")
+        grads[name] = s
+    return rate, grads
 
 
 def _smallest(a: np.ndarray) -> float:
@@ -236,12 +236,12 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
     if not isinstance(stats, Statistics):
         raise _foreign("gradient.statistics", f"the batch's Statistics, got {type(stats).__name__}")
     values = {}
-    for name in ("mean", "variance", "deviation"):
+    for name in ("mean", "variance", "divisor"):
         a = as_block(getattr(stats, name), f"statistics.{name}")
         if a.shape != shape:
             raise ShapeError(f"statistics.{name}: expected shape {shape}, got {a.shape}")
         values[name] = a
-    if _smallest(values["variance"]) < 0 or _smallest(values["deviation"]) <= 0:
+    if _smallest(values["variance"]) < 0 or _smallest(values["divisor"]) <= 0:
         raise SettingError(
             "statistics: expected a variance >= 0 and a deviation > 0, got a negative variance "
             "or a deviation <= 0"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ._checks import Remade, own_error_state
 from .errors import ForeignResponseError, SettingError
-from .purpose import PREDICTING, check_purpose
+from .mode import EVAL, check_mode
 from .responses import Gradient, Response, check_response
 
 
@@ -15,8 +15,8 @@ from .responses import Gradient, Response, check_response
 class Sequential(Remade):
     """A stack of layers answered in order: each layer's output is the next one's input.
 
-    `forward` runs the layers first to last, `backward` last to first (each layer's slope passed
-    down is the slope arriving at the layer below), and `step` steps every layer with its own
+    `forward` runs the layers first to last, `backward` last to first (each layer's input
+    gradient is the upstream gradient at the layer below), and `step` steps every layer with its own
     gradient. The per-layer responses and gradients are kept in order in `parts`.
     """
 
@@ -36,35 +36,35 @@ class Sequential(Remade):
         object.__setattr__(self, "layers", layers)
 
     @own_error_state
-    def forward(self, x: Any, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: Any, mode: str = EVAL) -> Response:
         """Every layer's forward pass in order.
 
         Args:
             x: the block the first layer takes.
-            purpose: 'training' or 'predicting' (the default), handed to every layer.
+            mode: 'train' or 'eval' (the default), handed to every layer.
 
         Returns:
             A `Response` whose `output` is the last layer's and whose `parts` are every layer's
             responses, first to last.
         """
-        purpose = check_purpose(purpose)
+        mode = check_mode(mode)
         responses = []
         for layer in self.layers:
-            response = layer.forward(x, purpose)
+            response = layer.forward(x, mode)
             responses.append(response)
             x = response.output
-        return Response(output=x, layer=self, purpose=purpose, parts=tuple(responses))
+        return Response(output=x, layer=self, mode=mode, parts=tuple(responses))
 
     @own_error_state
-    def backward(self, response: Response, d_out: Any) -> Gradient:
+    def backward(self, response: Response, grad_output: Any) -> Gradient:
         """Every layer's backward pass, last to first.
 
         Args:
             response: what this Sequential's `forward` answered.
-            d_out: the slope arriving at the last layer's output (its shape).
+            grad_output: the upstream gradient at the last layer's output (its shape).
 
         Returns:
-            A `Gradient` whose `passed_down` is the first layer's (shaped as the input) and whose
+            A `Gradient` whose `grad_input` is the first layer's (shaped as the input) and whose
             `parts` are every layer's gradients, first to last.
         """
         response = check_response(self, response)
@@ -73,12 +73,12 @@ class Sequential(Remade):
                 f"response.parts: expected {len(self.layers)} responses, got {len(response.parts)}"
             )
         gradients = []
-        d = d_out
+        d = grad_output
         for layer, part in zip(reversed(self.layers), reversed(response.parts), strict=True):
             gradient = layer.backward(part, d)
             gradients.append(gradient)
-            d = gradient.passed_down
-        return Gradient(passed_down=d, layer=self, parts=tuple(reversed(gradients)))
+            d = gradient.grad_input
+        return Gradient(grad_input=d, layer=self, parts=tuple(reversed(gradients)))
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Sequential:

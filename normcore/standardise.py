@@ -8,17 +8,17 @@ Conventions, for every layer that uses this routine:
 
 * the variance is the biased one (divide by the count, not the count minus one), both forward and
   backward, because the backward pass differentiates the quantity the forward pass computed;
-* epsilon sits under the square root: ``deviation = sqrt(variance + epsilon)``, so a constant
+* epsilon sits under the square root: ``divisor = sqrt(variance + eps)``, so a constant
   stretch of values (zero variance) standardises to zeros instead of dividing by zero;
 * the backward pass adds up three routes from an input to the loss: its z, the mean it helped
   make, and the variance it helped make. With ``n`` values per statistic,
-  ``z`` the standardised block, ``s`` the deviation and ``d`` the slope arriving at ``z``::
+  ``z`` the standardised block, ``s`` the deviation and ``d`` the upstream gradient at ``z``::
 
-      passed_down = (n * d - sum(d) - z * sum(d * z)) / (n * s)
+      grad_input = (n * d - sum(d) - z * sum(d * z)) / (n * s)
 
   with both sums along the statistic's axes. Without centring (RMS) the mean's route is absent::
 
-      passed_down = (n * d - z * sum(d * z)) / (n * s)
+      grad_input = (n * d - z * sum(d * z)) / (n * s)
 
 This module is the arithmetic as the book shows it, and the only arithmetic the normalisers run:
 every block, of any size, goes through these functions and ``z * scale + shift``.
@@ -37,17 +37,17 @@ from ._checks import Sealed, seal
 class Standardised(Sealed):
     """A block standardised along `axes`, with what the backward pass needs.
 
-    `mean`, `variance` and `deviation` keep the reduced axes (size 1) so they broadcast against
+    `mean`, `variance` and `divisor` keep the reduced axes (size 1) so they broadcast against
     the block. `mean` is None when the block was not centred (RMS); `variance` is then the mean
-    square. `from_block` is False when the statistics were handed in (the running figures of a
-    predicting pass): those are constants, so the backward pass is a plain division. Every
+    square. `from_block` is False when the statistics were handed in (the running statistics of an
+    evaluation-mode pass): those are constants, so the backward pass is a plain division. Every
     array is read-only (sealed by the constructor).
     """
 
     z: np.ndarray
     mean: np.ndarray | None
     variance: np.ndarray | None
-    deviation: np.ndarray
+    divisor: np.ndarray
     axes: tuple[int, ...]
     count: int
     from_block: bool
@@ -57,7 +57,7 @@ class Standardised(Sealed):
         z: np.ndarray,
         mean: np.ndarray | None,
         variance: np.ndarray | None,
-        deviation: np.ndarray,
+        divisor: np.ndarray,
         axes: tuple[int, ...],
         count: int,
         from_block: bool,
@@ -66,7 +66,7 @@ class Standardised(Sealed):
         fields["z"] = seal(z)
         fields["mean"] = seal(mean)
         fields["variance"] = seal(variance)
-        fields["deviation"] = seal(deviation)
+        fields["divisor"] = seal(divisor)
         fields["axes"] = axes
         fields["count"] = count
         fields["from_block"] = from_block
@@ -83,13 +83,13 @@ def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 def standardise(
     x: np.ndarray,
     axes: tuple[int, ...],
-    epsilon: float,
+    eps: float,
     centre: bool = True,
 ) -> Standardised:
     """Standardise `x` by its own statistics along `axes` (biased variance,
     epsilon under the root).
 
-    The caller has checked `x` (finite float array) and `epsilon` (> 0).
+    The caller has checked `x` (finite float array) and `eps` (> 0).
     """
     axes = tuple(a % x.ndim for a in axes)
     n = statistic_count(x.shape, axes)
@@ -104,12 +104,12 @@ def standardise(
         mean = None
         centred = x
     variance = (centred * centred).sum(axis=axes, keepdims=True) / n
-    deviation = np.sqrt(variance + epsilon)
+    divisor = np.sqrt(variance + eps)
     return Standardised(
-        z=centred / deviation,
+        z=centred / divisor,
         mean=mean,
         variance=variance,
-        deviation=deviation,
+        divisor=divisor,
         axes=axes,
         count=n,
         from_block=True,
@@ -117,16 +117,17 @@ def standardise(
 
 
 def standardise_by(
-    x: np.ndarray, mean: np.ndarray | None, deviation: np.ndarray, axes: tuple[int, ...]
+    x: np.ndarray, mean: np.ndarray | None, divisor: np.ndarray, axes: tuple[int, ...]
 ) -> Standardised:
-    """Standardise `x` by statistics handed in (broadcastable), e.g. a layer's running figures."""
+    """Standardise `x` by statistics handed in (broadcastable), e.g. a layer's running
+    statistics."""
     axes = tuple(a % x.ndim for a in axes)
     centred = x if mean is None else x - mean
     return Standardised(
-        z=centred / deviation,
+        z=centred / divisor,
         mean=mean,
         variance=None,
-        deviation=deviation,
+        divisor=divisor,
         axes=axes,
         count=statistic_count(x.shape, axes),
         from_block=False,
@@ -134,7 +135,7 @@ def standardise_by(
 
 
 def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
-    """The slope passed down to the block, given the slope `d` arriving at
+    """The input gradient to the block, given the gradient `d` arriving at
     the standardised block.
 
     Statistics read from the block contribute their routes (three when
@@ -142,13 +143,13 @@ def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
     none.
     """
     if not st.from_block:
-        return d / st.deviation
+        return d / st.divisor
     n = st.count
     sum_dz = (d * st.z).sum(axis=st.axes, keepdims=True)
     total = n * d - st.z * sum_dz
     if st.mean is not None:
         total = total - d.sum(axis=st.axes, keepdims=True)
-    return total / (n * st.deviation)
+    return total / (n * st.divisor)
 
 
 def naive_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
@@ -156,4 +157,4 @@ def naive_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
 
     Kept so the book can show how far it lands from the oracle; no layer uses it.
     """
-    return d / st.deviation
+    return d / st.divisor

@@ -51,7 +51,7 @@ def test_two_number_rows_on_the_crowd():
     two = axes.two_number_rows(20)
     assert two.people.shape == (20, 2)
     assert two.distance_from_one < 1e-8
-    assert two.largest_row_slope < 1e-9
+    assert two.largest_row_grad < 1e-9
     assert two.distinct_rows == 1  # every height (cm) exceeds every weight (kg)
     assert two.distinct_column_rows == 20
     assert np.allclose(two.down_columns.std(axis=0), 1.0, atol=1e-6)

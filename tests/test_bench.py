@@ -26,19 +26,19 @@ def test_bench_quick_prints_every_layer_and_block(capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("kind", bench.KINDS)
 def test_the_numpy_floor_is_the_layers_arithmetic(kind: str) -> None:
-    """The bare-numpy step computes what normcore's layer computes: the output, the slope
-    passed down and what the step moves (scale, shift, and for batch norm the running mean,
+    """The bare-numpy step computes what normcore's layer computes: the output, the input
+    gradient and what the step moves (scale, shift, and for batch norm the running mean,
     variance and deviation) agree (the floor times the same arithmetic, not less)."""
     out, passed, new = bench.numpy_step(kind, 20, 16)()
     layer, x, d = bench.normcore_layer(kind, 20, 16)
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     gradient = layer.backward(response, d)
     stepped = layer.step(gradient, bench.RATE)
     np.testing.assert_allclose(out.reshape(x.shape), response.output, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(passed.reshape(x.shape), gradient.passed_down, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(passed.reshape(x.shape), gradient.grad_input, rtol=1e-9, atol=1e-12)
     names = ["scale", "shift"]
     if kind == "batch":
-        names += ["running_mean", "running_variance", "running_deviation"]
+        names += ["running_mean", "running_var", "running_divisor"]
     assert len(new) == len(names)
     for name, value in zip(names, new, strict=True):
         want = getattr(stepped, name)

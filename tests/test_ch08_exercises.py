@@ -39,13 +39,13 @@ def test_post_ln_ratio_is_above_one_and_checked() -> None:
 
     norm = prepost.gradient_profile("post-LN", seeds=(0,), blocks=6).norm[0]
     assert ch09.check_post_ln_ratio(norm[-1] / norm[0]) == "right"
-    assert "block 1's slope over block 6's" in ch09.check_post_ln_ratio(norm[0] / norm[-1])
+    assert "block 1's gradient over block 6's" in ch09.check_post_ln_ratio(norm[0] / norm[-1])
 
 
 def test_folded_names_the_typical_mistakes() -> None:
     k = 0.02 / math.sqrt(0.0004 + 1e-5)
     assert ch09.check_folded(3 * k, (2 - 1) * k + 0.5) == "right"
-    assert "epsilon" in ch09.check_folded(3.0, 1.5)
+    assert "eps" in ch09.check_folded(3.0, 1.5)
     assert "swapped" in ch09.check_folded((2 - 1) * k + 0.5, 3 * k)
     assert "running mean" in ch09.check_folded(3 * k, 2 * k + 0.5)
     assert "variance, not by the deviation" in ch09.check_folded(
@@ -77,9 +77,7 @@ def test_figures_draw_what_they_are_given() -> None:
     from normcore.experiments import prepost, scaleinv
     from normcore.plots import ch08 as plots
 
-    profiles = {
-        a: prepost.gradient_profile(a, seeds=(0, 1), blocks=3) for a in prepost.ARRANGEMENTS
-    }
+    profiles = {a: prepost.gradient_profile(a, seeds=(0, 1), blocks=3) for a in prepost.VARIANTS}
     fig = plots.gradient_by_block(profiles)
     lines = fig.axes[0].get_lines()
     assert len(lines) == 3
@@ -90,7 +88,7 @@ def test_figures_draw_what_they_are_given() -> None:
     )
     assert [list(line.get_ydata()) for line in fig.axes[0].get_lines()] == [[0.2, 0.5], [0.6, 0.6]]
     fake = scaleinv.EffectiveRate(
-        decays=(0.0, 0.1), length2=np.ones((5, 6)), slope2=np.ones((5, 6)), angle=np.ones((5, 6))
+        decays=(0.0, 0.1), length2=np.ones((5, 6)), grad2=np.ones((5, 6)), angle=np.ones((5, 6))
     )
     assert len(plots.effective_rate(fake).axes[0].get_lines()) == 6
 

@@ -35,13 +35,13 @@ def tiny(version: str, seeds=(0,), depth: int = 2):
     return deepnet.build(version, list(seeds), depth=depth, width=6), x, y
 
 
-def test_softmax_cross_entropy_slope_is_the_oracle_s() -> None:
+def test_softmax_cross_entropy_grad_is_the_oracle_s() -> None:
     rng = np.random.default_rng(0)
     z = rng.normal(size=(2, 5, 4)) * 3
     y = np.array([0, 3, 1, 1, 2])
     loss = deepnet.softmax_cross_entropy(z, y)
     oracle = finite_difference(lambda v: float(deepnet.softmax_cross_entropy(v, y).value.sum()), z)
-    assert np.max(np.abs(oracle - loss.slope)) < 1e-8
+    assert np.max(np.abs(oracle - loss.grad)) < 1e-8
     # huge logits stay finite (the largest is subtracted first)
     assert np.all(np.isfinite(deepnet.softmax_cross_entropy(z * 1e6, y).value))
 
@@ -56,7 +56,7 @@ def test_softmax_cross_entropy_agrees_with_pytorch(oracle: Any) -> None:
     value.backward()
     ours = deepnet.softmax_cross_entropy(z, y)
     assert abs(ours.value[0] - value.item()) < 1e-12
-    np.testing.assert_allclose(ours.slope[0], t.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.grad[0], t.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -77,10 +77,10 @@ def test_softmax_cross_entropy_refuses_bad_input(logits, labels, error) -> None:
 @pytest.mark.parametrize("version", deepnet.VERSIONS)
 def test_whole_network_backward_is_the_oracle_s(version: str) -> None:
     """The chained backward pass of every version, against central differences on the first
-    hidden weights (training purpose: the batch layer's three routes included)."""
+    hidden weights (training mode: the batch layer's three routes included)."""
     net, x, y = tiny(version)
     _, grads = deepnet.gradients(net, x, y)
-    slope = next(g for g in grads if g.layer is net.dense[0]).slopes["weights"]
+    grad = next(g for g in grads if g.layer is net.dense[0]).grads["weights"]
 
     def loss(w: np.ndarray) -> float:
         first = dataclasses.replace(net.dense[0], weights=w)
@@ -88,8 +88,8 @@ def test_whole_network_backward_is_the_oracle_s(version: str) -> None:
         return float(deepnet.gradients(moved, x, y)[0].sum())
 
     oracle = finite_difference(loss, net.dense[0].weights.copy())
-    assert np.max(np.abs(oracle - slope)) < 1e-7 * max(1.0, np.max(np.abs(slope)))
-    assert np.max(np.abs(slope)) > 1e-3  # the check could fail
+    assert np.max(np.abs(oracle - grad)) < 1e-7 * max(1.0, np.max(np.abs(grad)))
+    assert np.max(np.abs(grad)) > 1e-3  # the check could fail
 
 
 @pytest.mark.parametrize("version", deepnet.VERSIONS)
@@ -119,10 +119,10 @@ def test_per_network_rate_is_a_step_at_that_rate() -> None:
     moved = deepnet.step(net, grads, np.array([0.3, 0.0]))
     g = next(g for g in grads if g.layer is net.dense[1])
     np.testing.assert_allclose(
-        moved.dense[1].weights[0], net.dense[1].weights[0] - 0.3 * g.slopes["weights"][0]
+        moved.dense[1].weights[0], net.dense[1].weights[0] - 0.3 * g.grads["weights"][0]
     )
     np.testing.assert_array_equal(moved.dense[1].weights[1], net.dense[1].weights[1])
-    # running figures move whatever the rate: they follow the batch, not the slope
+    # running statistics move whatever the rate: they follow the batch, not the gradient
     assert not np.array_equal(moved.norms[0].running_mean[1], net.norms[0].running_mean[1])
 
 
@@ -277,19 +277,19 @@ def test_a_last_bit_nudge_moves_only_the_runs_that_fail() -> None:
 # ------------------------------------------------------------------ pre- and post-LN
 
 
-@pytest.mark.parametrize("arrangement", prepost.ARRANGEMENTS)
-def test_prepost_backward_is_the_oracle_s(arrangement: str) -> None:
-    p = prepost.gradient_profile(arrangement, seeds=(0,), blocks=3)
+@pytest.mark.parametrize("variant", prepost.VARIANTS)
+def test_prepost_backward_is_the_oracle_s(variant: str) -> None:
+    p = prepost.gradient_profile(variant, seeds=(0,), blocks=3)
     firsts, *_ = prepost._draw((0,), 3)
     oracle = finite_difference(
-        lambda w: float(prepost.loss(arrangement, (0,), 3, w)[0]), firsts[:, 0].copy()
+        lambda w: float(prepost.loss(variant, (0,), 3, w)[0]), firsts[:, 0].copy()
     )
-    assert np.max(np.abs(oracle - p.first_slope)) < 1e-8
+    assert np.max(np.abs(oracle - p.first_grad)) < 1e-8
     assert np.max(np.abs(oracle)) > 1e-3
 
 
-@pytest.mark.parametrize("arrangement", prepost.ARRANGEMENTS)
-def test_prepost_agrees_with_pytorch(arrangement: str, oracle: Any) -> None:
+@pytest.mark.parametrize("variant", prepost.VARIANTS)
+def test_prepost_agrees_with_pytorch(variant: str, oracle: Any) -> None:
     torch = oracle("torch")
     F = torch.nn.functional
     blocks = 4
@@ -297,19 +297,19 @@ def test_prepost_agrees_with_pytorch(arrangement: str, oracle: Any) -> None:
     w1 = [firsts[b].clone().requires_grad_(True) for b in range(blocks)]
     norm = (
         (lambda v: F.rms_norm(v, (prepost.WIDTH,), eps=1e-5))
-        if arrangement == "pre-RMS"
+        if variant == "pre-RMS"
         else (lambda v: F.layer_norm(v, (prepost.WIDTH,), eps=1e-5))
     )
     h = x
     for b in range(blocks):
-        if arrangement == "post-LN":
+        if variant == "post-LN":
             h = norm(h + torch.relu(h @ w1[b]) @ seconds[b])
         else:
             h = h + torch.relu(norm(h) @ w1[b]) @ seconds[b]
-    if arrangement != "post-LN":
+    if variant != "post-LN":
         h = norm(h)
     (0.5 * ((h @ readout - targets) ** 2).sum() / prepost.TOKENS).backward()
-    ours = prepost.gradient_profile(arrangement, seeds=(1,), blocks=blocks)
+    ours = prepost.gradient_profile(variant, seeds=(1,), blocks=blocks)
     theirs = np.array([w.grad.norm().item() for w in w1])
     np.testing.assert_allclose(ours.norm[0], theirs, rtol=1e-10)
 
@@ -333,27 +333,27 @@ def test_sequence_facts() -> None:
 
 def test_bias_before_a_batch_layer_is_dead() -> None:
     f = bias.facts(digits_rates.digits_data())
-    assert f.batch_slope < 1e-13 and f.output_change < 1e-11
-    assert f.plain_slope > 0.01
+    assert f.batch_grad < 1e-13 and f.output_change < 1e-11
+    assert f.plain_grad > 0.01
 
 
 def test_ghost_swaps_every_batch_layer_and_keeps_its_figures() -> None:
     net, x, y = tiny("batch", seeds=(0, 1))
-    # one training step, so the running figures are no longer their starting values
+    # one training step, so the running statistics are no longer their starting values
     net = deepnet.step(net, deepnet.gradients(net, x, y)[1], np.full(2, 0.1))
     four = smallbatch.ghost(net, 4)
     assert all(isinstance(n, GhostBatchNorm) and n.group_rows == 4 for n in four.norms)
     for old, new in zip(net.norms, four.norms, strict=True):
-        for field in ("scale", "shift", "running_mean", "running_variance"):
+        for field in ("scale", "shift", "running_mean", "running_var"):
             np.testing.assert_array_equal(getattr(new, field), getattr(old, field))
-    # predicting reads only the running figures: the same answers; training differs by group
+    # predicting reads only the running statistics: the same answers; training differs by group
     np.testing.assert_array_equal(deepnet.forward(four, x)[1], deepnet.forward(net, x)[1])
     whole = smallbatch.ghost(net, 12)
     np.testing.assert_array_equal(
-        deepnet.forward(whole, x, "training")[1], deepnet.forward(net, x, "training")[1]
+        deepnet.forward(whole, x, "train")[1], deepnet.forward(net, x, "train")[1]
     )
     assert not np.allclose(
-        deepnet.forward(four, x, "training")[1], deepnet.forward(net, x, "training")[1]
+        deepnet.forward(four, x, "train")[1], deepnet.forward(net, x, "train")[1]
     )
     with pytest.raises(SettingError):
         smallbatch.ghost(tiny("layer")[0], 4)
@@ -385,7 +385,7 @@ def test_small_statistic_batches_cost_the_batch_network_accuracy() -> None:
 def test_scale_invariance() -> None:
     inv = scaleinv.invariance()
     assert max(inv.loss_change) < 1e-5 and abs(inv.cosine) < 1e-5
-    assert all(abs(r - 1) < 1e-4 for r in inv.slope_ratio)
+    assert all(abs(r - 1) < 1e-4 for r in inv.grad_ratio)
     with pytest.raises(SettingError):
         scaleinv.invariance(layer=8)
 
@@ -394,7 +394,7 @@ def test_smoothness_gradient_helpers() -> None:
     net, x, y = tiny("plain", seeds=(0, 1))
     _, grads = deepnet.gradients(net, x, y)
     norm = smoothness.gradient_norm(grads)
-    by_hand = np.sqrt(sum((v[1] ** 2).sum() for g in grads for v in g.slopes.values()))
+    by_hand = np.sqrt(sum((v[1] ** 2).sum() for g in grads for v in g.grads.values()))
     assert abs(norm[1] - by_hand) < 1e-12
     assert np.all(smoothness.gradient_gap(grads, grads) == 0)
 
@@ -445,7 +445,7 @@ def test_effective_rate_records_angles_and_trends() -> None:
     eff = scaleinv.effective_rate(seeds=(0,), steps=12)
     assert eff.angle.shape == eff.length2.shape == (12, 2)
     assert np.all(eff.angle >= 0) and eff.trend(0.0, last=10).shape == (1,)
-    # without decay the weights only grow (their slope is at right angles to them)
+    # without decay the weights only grow (their gradient is at right angles to them)
     assert np.all(np.diff(eff.length2[:, eff.block(0.0)], axis=0) > 0)
     with pytest.raises(SettingError):
         scaleinv.effective_rate(seeds=())
@@ -458,7 +458,7 @@ def test_recomputed_statistics_are_the_training_rows_own() -> None:
     again = smallbatch.recomputed(net, x)
     first = net.dense[0].forward(np.broadcast_to(x, (2, *x.shape))).output
     np.testing.assert_allclose(again.norms[0].running_mean, first.mean(axis=1), rtol=1e-12)
-    np.testing.assert_allclose(again.norms[0].running_variance, first.var(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(again.norms[0].running_var, first.var(axis=1), rtol=1e-12)
     for a, b in zip(again.norms, net.norms, strict=True):
         assert np.array_equal(a.scale, b.scale) and np.array_equal(a.shift, b.shift)
     with pytest.raises(SettingError):
@@ -509,7 +509,7 @@ def _small_data(seed: int = 2) -> tuple[np.ndarray, ...]:
 
 
 def _same_network(a: deepnet.DeepNet, b: deepnet.DeepNet) -> None:
-    """Every parameter and running figure of `a` and `b` equal to the last bit."""
+    """Every parameter and running statistic of `a` and `b` equal to the last bit."""
     for la, lb in zip((*a.dense, *a.norms, a.output), (*b.dense, *b.norms, b.output), strict=True):
         assert type(la) is type(lb)
         if la is None:
@@ -522,7 +522,7 @@ def _same_network(a: deepnet.DeepNet, b: deepnet.DeepNet) -> None:
 
 def test_join_trains_each_network_exactly_as_its_own_stack() -> None:
     """Networks of different versions (and ghost batch layers of different groups) side by side
-    in one stack: every loss, accuracy, parameter and running figure as in stacks of their own,
+    in one stack: every loss, accuracy, parameter and running statistic as in stacks of their own,
     to the last bit; each at its own rate. (Stacks of two or more, as the chapters use: a stack
     of one may take another matrix-product path in numpy, equal only to rounding, as
     test_stacked_training_equals_one_at_a_time allows.)"""
@@ -552,14 +552,14 @@ def test_join_trains_each_network_exactly_as_its_own_stack() -> None:
 
 
 def test_join_with_a_frozen_copy_is_two_runs_in_one() -> None:
-    """A part given the predicting purpose is the frozen fine-tune, the other the training one."""
+    """A part given evaluation mode is the frozen fine-tune, the other the training one."""
     net, x, y = tiny("batch", seeds=(0, 1))
-    joined = deepnet.join([net, net], purposes=("training", "predicting"))
+    joined = deepnet.join([net, net], modes=("train", "eval"))
     rates = np.full(4, 0.1)
-    _, grads = deepnet.gradients(joined, x, y, "training")
+    _, grads = deepnet.gradients(joined, x, y, "train")
     training, frozen = deepnet.split(deepnet.step(joined, grads, rates))
-    for purpose, got in (("training", training), ("predicting", frozen)):
-        _, own = deepnet.gradients(net, x, y, purpose)
+    for mode, got in (("train", training), ("eval", frozen)):
+        _, own = deepnet.gradients(net, x, y, mode)
         _same_network(deepnet.step(net, own, rates[:2]), got)
 
 

@@ -19,7 +19,7 @@ def test_dyt_stack_backward_is_the_oracle_s() -> None:
     oracle = finite_difference(
         lambda w: float(prepost.loss("pre-DyT", (0,), 3, w)[0]), firsts[:, 0].copy()
     )
-    assert np.max(np.abs(oracle - p.first_slope)) < 1e-8
+    assert np.max(np.abs(oracle - p.first_grad)) < 1e-8
     assert np.max(np.abs(oracle)) > 1e-3
 
 
@@ -42,7 +42,7 @@ def test_dyt_stack_agrees_with_pytorch() -> None:
 
 
 def test_depth_sweep_shares_one_draw() -> None:
-    """A shallower stack of the sweep is the deeper one's first blocks: its first block's slope
+    """A shallower stack of the sweep is the deeper one's first blocks: its first block's gradient
     is the one a stack of that depth built from the deepest draw gets."""
     swept = prepost.depth_profiles("pre-LN", depths=(2, 5), seeds=(3,))
     drawn = prepost._draw((3,), 5)
@@ -77,10 +77,10 @@ def test_written_out_passes_are_normcore_s() -> None:
         (RMSNorm.create, rmscost.rms_pass),
     ):
         layer = make(9)
-        r = layer.forward(x, "training")
+        r = layer.forward(x, "train")
         y, dx = kernel(x, d)
         np.testing.assert_allclose(y, r.output, atol=1e-12)
-        np.testing.assert_allclose(dx, layer.backward(r, d).passed_down, atol=1e-12)
+        np.testing.assert_allclose(dx, layer.backward(r, d).grad_input, atol=1e-12)
     assert rmscost.saving(rows=8, features=8, trials=2, repeats=1).shape == (2,)
 
 
@@ -100,18 +100,18 @@ def test_bad_settings_are_refused() -> None:
 
 
 @pytest.mark.parametrize("qk_norm", [False, True])
-def test_trained_toy_slopes_match_the_oracle(qk_norm: bool) -> None:
-    """The written-out slopes of the attention toy's loss, held against central differences."""
+def test_trained_toy_grads_match_the_oracle(qk_norm: bool) -> None:
+    """The written-out gradients of the attention toy's loss, held against central differences."""
     x, wq, wk = attention._draw((3,))
     y = np.zeros((1, attention.TOKENS, attention.TOKENS))
     y[0, np.arange(attention.TOKENS), attention.targets((3,))[0]] = 1.0
-    _, _, dwq, dwk = attention.loss_and_slopes(x, wq, wk, y, qk_norm)
+    _, _, dwq, dwk = attention.loss_and_grads(x, wq, wk, y, qk_norm)
 
     def loss_q(w):
-        return attention.loss_and_slopes(x, w[None], wk, y, qk_norm)[1][0]
+        return attention.loss_and_grads(x, w[None], wk, y, qk_norm)[1][0]
 
     def loss_k(w):
-        return attention.loss_and_slopes(x, wq, w[None], y, qk_norm)[1][0]
+        return attention.loss_and_grads(x, wq, w[None], y, qk_norm)[1][0]
 
     np.testing.assert_allclose(finite_difference(loss_q, wq[0]), dwq[0], atol=1e-7)
     np.testing.assert_allclose(finite_difference(loss_k, wk[0]), dwk[0], atol=1e-7)

@@ -34,14 +34,14 @@ def test_standardised_on_training_rows_only():
     np.testing.assert_allclose(blocks.x_held[2], expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("arrangement", network.ARRANGEMENTS)
-def test_stacked_runs_reproduce_single_runs(arrangement):
+@pytest.mark.parametrize("variant", network.VARIANTS)
+def test_stacked_runs_reproduce_single_runs(variant):
     blocks = comparison.fold_blocks((0, 1))
-    net = network.build(arrangement, blocks.run_seeds)
+    net = network.build(variant, blocks.run_seeds)
     _, stacked = network.train(net, blocks.x_train, blocks.y_train, epochs=10)
     for r in (0, 3, 7):
         one = slice(r, r + 1)
-        single_net = network.build(arrangement, [blocks.run_seeds[r]])
+        single_net = network.build(variant, [blocks.run_seeds[r]])
         _, single = network.train(single_net, blocks.x_train[one], blocks.y_train[one], epochs=10)
         assert single.loss[0, 0] == stacked.loss[0, r]
         np.testing.assert_allclose(single.loss[:, 0], stacked.loss[:, r], rtol=0, atol=1e-12)
@@ -49,16 +49,16 @@ def test_stacked_runs_reproduce_single_runs(arrangement):
 
 def test_lean_training_matches_the_watching_route():
     blocks = comparison.fold_blocks((0,))
-    for arrangement in network.ARRANGEMENTS:
+    for variant in network.VARIANTS:
         a = network.train(
-            network.build(arrangement, blocks.run_seeds),
+            network.build(variant, blocks.run_seeds),
             blocks.x_train,
             blocks.y_train,
             epochs=30,
             two_ways=True,
         )[1]
         b = network.train(
-            network.build(arrangement, blocks.run_seeds),
+            network.build(variant, blocks.run_seeds),
             blocks.x_train,
             blocks.y_train,
             epochs=30,
@@ -98,7 +98,7 @@ def test_run_all_stays_in_one_process(monkeypatch):
         raise AssertionError("run_all must not fork: notebook kernels hold ZMQ and BLAS threads")
 
     monkeypatch.setattr(os, "fork", no_fork)
-    r = comparison.run_all(arrangements=("none",), epochs=3)
+    r = comparison.run_all(variants=("none",), epochs=3)
     assert set(r.scores) == set(r.curves) == {"none"}
 
 
@@ -108,7 +108,7 @@ def table_runs():
 
 
 def _shown(scores: comparison.Scores) -> tuple[str, ...]:
-    """The figures chapter 6's table prints for one arrangement, as printed."""
+    """The figures chapter 6's table prints for one variant, as printed."""
     return (
         f"{scores.train_accuracy.mean():.3f}",
         f"{scores.held_accuracy.mean():.3f}",
@@ -119,17 +119,17 @@ def _shown(scores: comparison.Scores) -> tuple[str, ...]:
     )
 
 
-@pytest.mark.parametrize("arrangement", network.ARRANGEMENTS)
-def test_printed_table_survives_a_last_bit_nudge(table_runs, arrangement):
+@pytest.mark.parametrize("variant", network.VARIANTS)
+def test_printed_table_survives_a_last_bit_nudge(table_runs, variant):
     """Every figure chapter 6 prints is the same when every starting weight of all 25 runs moves
     by one unit in the last place: the chapter's run length is not chaotic."""
-    built = table_runs.scores[arrangement]
+    built = table_runs.scores[variant]
     blocks = comparison.fold_blocks()
-    net = comparison.nudged(network.build(arrangement, blocks.run_seeds))
+    net = comparison.nudged(network.build(variant, blocks.run_seeds))
     net, history = network.train(
         net, blocks.x_train, blocks.y_train, comparison.EPOCHS, comparison.RATE
     )
-    moved = comparison.score(arrangement, blocks, net, history.loss)
+    moved = comparison.score(variant, blocks, net, history.loss)
     assert not np.array_equal(history.loss, built.run_loss)  # the nudge did reach the arithmetic
     assert _shown(moved) == _shown(built)
 
@@ -184,32 +184,32 @@ def _by_hand(net, x, y, epochs, rate, naive=False):
     hidden, relu, norm, output = net.hidden, net.relu, net.norm, net.output
     losses = []
     for _ in range(epochs):
-        h = hidden.forward(x, "training")
-        a = relu.forward(h.output, "training")
-        n = norm.forward(a.output, "training") if norm is not None else None
-        o = output.forward(n.output if n is not None else a.output, "training")
+        h = hidden.forward(x, "train")
+        a = relu.forward(h.output, "train")
+        n = norm.forward(a.output, "train") if norm is not None else None
+        o = output.forward(n.output if n is not None else a.output, "train")
         loss = binary_cross_entropy(o.output[..., 0], y, stack_axes=1)
         losses.append(loss.value)
-        g_out = output.backward(o, loss.slope[..., None])
-        d = g_out.passed_down
+        g_out = output.backward(o, loss.grad[..., None])
+        d = g_out.grad_input
         if norm is not None:
             g_norm = norm.backward(n, d)
             d = (
                 naive_backward(n.cache, d * norm.aligned(norm.scale, d))
                 if naive
-                else g_norm.passed_down
+                else g_norm.grad_input
             )
             norm = norm.step(g_norm, rate)
-        g_hidden = hidden.backward(h, relu.backward(a, d).passed_down)
+        g_hidden = hidden.backward(h, relu.backward(a, d).grad_input)
         hidden, output = hidden.step(g_hidden, rate), output.step(g_out, rate)
     return network.CrowdNetwork(hidden=hidden, norm=norm, output=output, relu=relu), losses
 
 
-@pytest.mark.parametrize("arrangement", network.ARRANGEMENTS)
-def test_sequential_training_is_the_layers_called_by_hand(arrangement):
+@pytest.mark.parametrize("variant", network.VARIANTS)
+def test_sequential_training_is_the_layers_called_by_hand(variant):
     blocks = comparison.fold_blocks((0, 3))
-    for naive in (False, True) if arrangement in ("batch", "layer", "rms") else (False,):
-        start = network.build(arrangement, blocks.run_seeds)
+    for naive in (False, True) if variant in ("batch", "layer", "rms") else (False,):
+        start = network.build(variant, blocks.run_seeds)
         net, history = network.train(start, blocks.x_train, blocks.y_train, 25, 0.7, naive=naive)
         ref, losses = _by_hand(start, blocks.x_train, blocks.y_train, 25, 0.7, naive=naive)
         assert np.array_equal(history.loss, np.array(losses))
@@ -222,12 +222,12 @@ def test_sequential_training_is_the_layers_called_by_hand(arrangement):
                 "scale",
                 "shift",
                 "running_mean",
-                "running_variance",
+                "running_var",
             ):
                 if hasattr(theirs, field):
                     assert np.array_equal(getattr(mine, field), getattr(theirs, field)), field
     # the naive route does change the training (it is not the true backward pass)
-    if arrangement == "batch":
+    if variant == "batch":
         true = network.train(start, blocks.x_train, blocks.y_train, 25, 0.7)[1].loss
         assert not np.array_equal(true, history.loss)
 
@@ -235,7 +235,7 @@ def test_sequential_training_is_the_layers_called_by_hand(arrangement):
 def test_forward_names_the_sequential_parts():
     net = network.build("batch", [0, 1])
     x = comparison.fold_blocks((0,)).x_train[:2]
-    p = network.forward(net, x, "training")
+    p = network.forward(net, x, "train")
     h, a, n, o = p.responses
     assert h.layer is net.hidden and a.layer is net.relu and n.layer is net.norm
     assert o.layer is net.output
@@ -321,14 +321,14 @@ def test_widget_averages_the_seeds_ticked(short_runs):
     from normcore.widgets.comparison import comparison_widget
 
     w = comparison_widget(short_runs)
-    assert w.state == {"arrangements": list(network.ARRANGEMENTS), "seeds": [0, 1, 2, 3, 4]}
+    assert w.state == {"variants": list(network.VARIANTS), "seeds": [0, 1, 2, 3, 4]}
     w.act(cm.toggle_seed, 2, False)
-    w.act(cm.toggle_arrangement, "layer", False)
-    w.act(cm.toggle_arrangement, "layer", True)  # ticked again: shown in the book's order
-    w.act(cm.toggle_arrangement, "none", False)
+    w.act(cm.toggle_variant, "layer", False)
+    w.act(cm.toggle_variant, "layer", True)  # ticked again: shown in the book's order
+    w.act(cm.toggle_variant, "none", False)
     f = w.answer()
-    assert f["arrangements"] == ["batch", "layer", "rms", "weight"] and f["seeds"] == 4
-    for i, key in enumerate(f["arrangements"]):
+    assert f["variants"] == ["batch", "layer", "rms", "weight"] and f["seeds"] == 4
+    for i, key in enumerate(f["variants"]):
         s = short_runs[key]
         at = [0, 1, 3, 4]
         for field in cm.FIELDS:
@@ -345,14 +345,14 @@ def test_widget_errors_are_sentences(short_runs):
     from normcore.widgets import comparison_model as cm
     from normcore.widgets.comparison import comparison_widget
 
-    w = comparison_widget(short_runs, arrangements=("none",), seeds=(0,))
+    w = comparison_widget(short_runs, variants=("none",), seeds=(0,))
     w.act(cm.toggle_seed, 0, False)
     assert w.answer() == {
         "error": "Tick at least one seed: every figure is a mean over the seeds ticked."
     }
-    w.state = {"arrangements": [], "seeds": [0]}
-    assert w.answer()["error"].startswith("Tick at least one arrangement")
-    w.state = {"arrangements": ["none", "group"], "seeds": [0, 9]}
+    w.state = {"variants": [], "seeds": [0]}
+    assert w.answer()["error"].startswith("Tick at least one variant")
+    w.state = {"variants": ["none", "group"], "seeds": [0, 9]}
     assert w.answer() == {"error": "The chapter has no runs for group, 9."}
     with pytest.raises(SettingError):
         cm.figures(w.state, w.results)

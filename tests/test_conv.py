@@ -61,7 +61,7 @@ def test_forward_is_the_explicit_sum(geometry) -> None:
 @pytest.mark.parametrize("geometry", GEOMETRIES)
 def test_backward_is_held_to_finite_differences(geometry) -> None:
     conv, x = layer(geometry, seed=1)
-    r = conv.forward(x, "training")
+    r = conv.forward(x, "train")
     d = np.random.default_rng(2).normal(size=r.output.shape)
     g = conv.backward(r, d)
 
@@ -76,9 +76,9 @@ def test_backward_is_held_to_finite_differences(geometry) -> None:
     def of_x(value):
         return float(np.sum(conv.forward(value).output * d))
 
-    assert nc.check_slope(of_x, x, g.passed_down).largest_gap < 1e-7
+    assert nc.check_grad(of_x, x, g.grad_input).largest_gap < 1e-7
     for name in ("weights", "bias"):
-        check = nc.check_slope(loss_of(name=name), getattr(conv, name), g.slopes[name])
+        check = nc.check_grad(loss_of(name=name), getattr(conv, name), g.grads[name])
         assert check.largest_gap < 1e-7, name
 
 
@@ -86,7 +86,7 @@ def test_backward_is_held_to_finite_differences(geometry) -> None:
 def test_agrees_with_pytorch_conv2d(geometry, oracle) -> None:
     torch = oracle("torch")
     conv, x = layer(geometry, seed=3)
-    r = conv.forward(x, "training")
+    r = conv.forward(x, "train")
     d = np.random.default_rng(4).normal(size=r.output.shape)
     g = conv.backward(r, d)
     tensors = {
@@ -99,25 +99,25 @@ def test_agrees_with_pytorch_conv2d(geometry, oracle) -> None:
     (out * torch.tensor(d)).sum().backward()
     tol = {"rtol": 1e-10, "atol": 1e-10}
     np.testing.assert_allclose(r.output, out.detach().numpy(), **tol)
-    np.testing.assert_allclose(g.passed_down, tensors["x"].grad.numpy(), **tol)
-    np.testing.assert_allclose(g.slopes["weights"], tensors["w"].grad.numpy(), **tol)
-    np.testing.assert_allclose(g.slopes["bias"], tensors["b"].grad.numpy(), **tol)
+    np.testing.assert_allclose(g.grad_input, tensors["x"].grad.numpy(), **tol)
+    np.testing.assert_allclose(g.grads["weights"], tensors["w"].grad.numpy(), **tol)
+    np.testing.assert_allclose(g.grads["bias"], tensors["b"].grad.numpy(), **tol)
 
 
 def test_stacked_models_answer_as_each_alone() -> None:
     rng = np.random.default_rng(5)
     stacked = Conv2d.create(2, 3, 3, rng, stride=2, padding=1, stack=(4,))
     x = rng.normal(size=(4, 3, 2, 6, 6))
-    r = stacked.forward(x, "training")
+    r = stacked.forward(x, "train")
     d = rng.normal(size=r.output.shape)
     g = stacked.backward(r, d)
     for k in range(4):
         alone = Conv2d(weights=stacked.weights[k], stride=2, padding=1)
-        ra = alone.forward(x[k], "training")
+        ra = alone.forward(x[k], "train")
         ga = alone.backward(ra, d[k])
         np.testing.assert_allclose(r.output[k], ra.output, rtol=1e-13, atol=1e-13)
-        np.testing.assert_allclose(g.passed_down[k], ga.passed_down, rtol=1e-13, atol=1e-13)
-        np.testing.assert_allclose(g.slopes["weights"][k], ga.slopes["weights"], atol=1e-12)
+        np.testing.assert_allclose(g.grad_input[k], ga.grad_input, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(g.grads["weights"][k], ga.grads["weights"], atol=1e-12)
 
 
 def test_patches_are_the_windows_under_the_kernel() -> None:
@@ -136,9 +136,9 @@ def test_patches_are_the_windows_under_the_kernel() -> None:
 
 def test_values_are_read_only_and_steps_make_new_layers() -> None:
     conv, x = layer(GEOMETRIES[2])
-    r = conv.forward(x, "training")
+    r = conv.forward(x, "train")
     g = conv.backward(r, np.ones(r.output.shape))
-    arrays = [conv.weights, conv.bias, r.output, r.cache.columns, g.passed_down, *g.slopes.values()]
+    arrays = [conv.weights, conv.bias, r.output, r.cache.columns, g.grad_input, *g.grads.values()]
     for a in arrays:
         assert not a.flags.writeable
         with pytest.raises(ValueError):
@@ -146,7 +146,7 @@ def test_values_are_read_only_and_steps_make_new_layers() -> None:
     before = np.array(conv.weights)
     moved = conv.step(g, 0.1)
     np.testing.assert_array_equal(conv.weights, before)
-    np.testing.assert_allclose(moved.weights, before - 0.1 * g.slopes["weights"])
+    np.testing.assert_allclose(moved.weights, before - 0.1 * g.grads["weights"])
     assert (moved.stride, moved.padding) == (conv.stride, conv.padding)
     given = np.array(x)
     conv.forward(given)
@@ -166,7 +166,7 @@ def test_values_are_read_only_and_steps_make_new_layers() -> None:
         (lambda: Conv2d(weights=np.full((2, 1, 3, 3), np.nan)), nc.NonFiniteError),
         (lambda: Conv2d(weights=np.ones((2, 1, 3, 3), dtype=complex)), nc.DtypeError),
         (lambda: Conv2d.create(1, 2, 3, rng=0), nc.SettingError),
-        (lambda: StandardisedConv2d(weights=np.ones((2, 1, 3, 3)), epsilon=0), nc.EpsilonError),
+        (lambda: StandardisedConv2d(weights=np.ones((2, 1, 3, 3)), eps=0), nc.EpsilonError),
     ],
 )
 def test_bad_layers_are_refused(make, error) -> None:
@@ -213,16 +213,16 @@ def test_weight_standardisation() -> None:
     np.testing.assert_allclose(w.mean(axis=(1, 2, 3)), 0, atol=1e-12)
     np.testing.assert_allclose(w.var(axis=(1, 2, 3)), 1, atol=1e-5)  # epsilon under the root
     x = rng.normal(size=(2, 2, 5, 5))
-    r = ws.forward(x, "training")
+    r = ws.forward(x, "train")
     d = rng.normal(size=r.output.shape)
     g = ws.backward(r, d)
 
     def f(weights):
         return float(np.sum(StandardisedConv2d(weights=weights, padding=1).forward(x).output * d))
 
-    assert nc.check_slope(f, ws.weights, g.slopes["weights"]).relative_gap < 1e-7
-    # scaling and shifting a channel's weights change nothing: its slope has no part along them
-    s = g.slopes["weights"]
+    assert nc.check_grad(f, ws.weights, g.grads["weights"]).relative_gap < 1e-7
+    # scaling and shifting a channel's weights change nothing: its gradient has no part along them
+    s = g.grads["weights"]
     np.testing.assert_allclose(s.sum(axis=(1, 2, 3)), 0, atol=1e-10)
     along = np.sum(s * ws.weights, axis=(1, 2, 3))
     lengths = np.linalg.norm(s.reshape(3, -1), axis=1) * np.linalg.norm(
@@ -248,7 +248,7 @@ def _trained_batch(stack: tuple[int, ...] = ()) -> tuple[Conv2d, nc.BatchNorm]:
         scale=rng.normal(size=shape) + 1,
         shift=rng.normal(size=shape),
         running_mean=rng.normal(size=shape),
-        running_variance=rng.uniform(0.5, 2, size=shape),
+        running_var=rng.uniform(0.5, 2, size=shape),
     )
     return conv, batch
 

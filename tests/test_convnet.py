@@ -32,9 +32,9 @@ def test_batch_layout_is_image_batch_norm() -> None:
     rng = np.random.default_rng(0)
     a = rng.normal(size=(3, 4, 8, 5, 5))
     norm = cn.make_norm("batch", 3, 4, 5)
-    out = cn.from_layout(norm, norm.forward(cn.to_layout(norm, a), "training").output, a.shape)
+    out = cn.from_layout(norm, norm.forward(cn.to_layout(norm, a), "train").output, a.shape)
     for s in range(3):
-        alone = nc.ImageBatchNorm.create(8).forward(a[s], "training").output
+        alone = nc.ImageBatchNorm.create(8).forward(a[s], "train").output
         np.testing.assert_allclose(out[s], alone, atol=1e-12)
 
 
@@ -53,10 +53,10 @@ def test_ghost_groups_read_per_device_statistics() -> None:
     rng = np.random.default_rng(2)
     a = rng.normal(size=(1, 8, 8, 4, 4))
     norm = cn.make_norm("batch", 1, 2, 4)
-    out = cn.from_layout(norm, norm.forward(cn.to_layout(norm, a), "training").output, a.shape)
+    out = cn.from_layout(norm, norm.forward(cn.to_layout(norm, a), "train").output, a.shape)
     for device in range(4):
         images = slice(2 * device, 2 * device + 2)
-        alone = nc.ImageBatchNorm.create(8).forward(a[0, images], "training").output
+        alone = nc.ImageBatchNorm.create(8).forward(a[0, images], "train").output
         np.testing.assert_allclose(out[0, images], alone, atol=1e-12)
 
 
@@ -66,15 +66,15 @@ def test_gradients_meet_the_oracle(version: str, data) -> None:
     net = cn.build(version, seeds=(3,), per_device=4 if version == "batch" else cn.BATCH)
     _, grads = cn.gradients(net, x, y)
     by_layer = {id(g.layer): g for g in grads}
-    claimed = by_layer[id(net.convs[0])].slopes["weights"]
+    claimed = by_layer[id(net.convs[0])].grads["weights"]
 
     def loss(w):
         kind = type(net.convs[0])
         conv = kind(weights=w, padding=1)
         moved = dataclasses.replace(net, convs=(conv, net.convs[1]))
-        return float(softmax_cross_entropy(cn.forward(moved, x, "training")[1], y).value[0])
+        return float(softmax_cross_entropy(cn.forward(moved, x, "train")[1], y).value[0])
 
-    assert nc.check_slope(loss, net.convs[0].weights, claimed).relative_gap < 1e-6
+    assert nc.check_grad(loss, net.convs[0].weights, claimed).relative_gap < 1e-6
 
 
 def test_stacked_seeds_train_as_each_alone(data) -> None:
@@ -96,7 +96,7 @@ def test_precise_statistics_are_the_sample_statistics(data) -> None:
     precise = cn.precise(net, x)
     z = net.convs[0].forward(x[None]).output
     np.testing.assert_allclose(precise.norms[0].running_mean[0], z.mean(axis=(1, 3, 4))[0])
-    np.testing.assert_allclose(precise.norms[0].running_variance[0], z.var(axis=(1, 3, 4))[0])
+    np.testing.assert_allclose(precise.norms[0].running_var[0], z.var(axis=(1, 3, 4))[0])
     # the scale and shift are kept; the original network is unchanged
     np.testing.assert_array_equal(precise.norms[1].scale, net.norms[1].scale)
     assert not np.allclose(net.norms[0].running_mean, precise.norms[0].running_mean)
@@ -189,7 +189,7 @@ def test_exercise_checkers_accept_the_answer_and_name_the_mistakes() -> None:
     assert ex.check_folded(kernel * k, (0.5 - 1.5) * k - 1.0).right
     assert "running mean" in ex.check_folded(kernel * k, 0.5 * k - 1.0)
     assert "shift" in ex.check_folded(kernel * k, (0.5 - 1.5) * k)
-    assert "deviation" in ex.check_folded(kernel * 3.0 / 4.0, -2.5)
+    assert "divisor" in ex.check_folded(kernel * 3.0 / 4.0, -2.5)
     assert "scaled too" in ex.check_folded(kernel * k, 0.5 * k - 1.5 - 1.0)
     assert ex.check_small_batch("batch", 2 * 16).right
     assert "one image at a time" in ex.check_small_batch("group", 32)
@@ -201,15 +201,15 @@ def test_exercise_checkers_accept_the_answer_and_name_the_mistakes() -> None:
 def test_fine_tuning_frozen_keeps_the_running_figures(data) -> None:
     x, y = data[0], data[1]
     net = cn.train(cn.build("batch", seeds=(12,)), data, steps=2).net
-    frozen = cn.fine_tune(net, x, y, "predicting")
-    training = cn.fine_tune(net, x, y, "training")
+    frozen = cn.fine_tune(net, x, y, "eval")
+    training = cn.fine_tune(net, x, y, "train")
     for before, kept, moved in zip(net.norms, frozen.norms, training.norms, strict=True):
         np.testing.assert_array_equal(kept.running_mean, before.running_mean)
         assert not np.allclose(moved.running_mean, before.running_mean)
         assert not np.allclose(kept.scale, before.scale)  # frozen statistics, learning scale
     assert training.per_device == cn.TUNE_BATCH
     with pytest.raises(nc.SettingError):
-        cn.fine_tune(cn.build("group", seeds=(12,)), x, y, "training")
+        cn.fine_tune(cn.build("group", seeds=(12,)), x, y, "train")
 
 
 def test_fainter_cuts_the_contrast_around_the_background(data) -> None:

@@ -23,8 +23,8 @@ def test_every_stop_is_the_batch_layer_at_that_epsilon():
         by_hand = (x[3, 0] - mean) / np.sqrt(var + eps)
         got = figures({"exponent": exponent, "block": BLOCK})["entry"]
         assert got == pytest.approx(by_hand, rel=1e-14)
-        layer = nc.BatchNorm.create(2, epsilon=eps)
-        assert got == float(layer.forward(np.array(BLOCK), "training").output[3, 0])
+        layer = nc.BatchNorm.create(2, eps=eps)
+        assert got == float(layer.forward(np.array(BLOCK), "train").output[3, 0])
 
 
 def test_small_epsilons_leave_the_entry_and_large_ones_shrink_it():

@@ -65,7 +65,7 @@ def test_the_hierarchy() -> None:
 
 
 FORWARDS = {
-    "batch": lambda x: nc.BatchNorm.create(2).forward(x, "training"),
+    "batch": lambda x: nc.BatchNorm.create(2).forward(x, "train"),
     "layer": lambda x: nc.LayerNorm.create(2).forward(x),
     "RMS": lambda x: nc.RMSNorm.create(2).forward(x),
     "dense": lambda x: nc.Dense(weights=np.ones((2, 3))).forward(x),
@@ -132,9 +132,9 @@ def test_ragged_lists() -> None:
     )
 
 
-def test_d_out_of_the_wrong_shape() -> None:
+def test_grad_output_of_the_wrong_shape() -> None:
     layer = nc.BatchNorm.create(2)
-    response = layer.forward(block(), "training")
+    response = layer.forward(block(), "train")
     d = np.ones((4, 3))
     untouched(nc.ShapeError, lambda a: layer.backward(response, a), d, "(4, 2)", "(4, 3)")
     untouched(nc.ShapeError, lambda a: layer.backward(response, a), np.ones((2, 4)), "(2, 4)")
@@ -169,8 +169,8 @@ def test_non_finite_x(name: str, bad: str) -> None:
     ],
     ids=["batch", "layer", "dense", "ReLU", "sigmoid"],
 )
-def test_non_finite_d_out(layer, bad: str) -> None:
-    response = layer.forward(block(), "training")
+def test_non_finite_grad_output(layer, bad: str) -> None:
+    response = layer.forward(block(), "train")
     d = np.ones((4, 2))
     d[0, 0] = d[3, 1] = BAD[bad]
     untouched(nc.NonFiniteError, lambda a: layer.backward(response, a), d, "2 NaN or infinite")
@@ -194,8 +194,8 @@ def with_a_non_finite_cell(draw):
 
 
 @EXAMPLES
-@given(with_a_non_finite_cell(), st.sampled_from(["training", "predicting"]))
-def test_any_non_finite_cell_is_refused(case, purpose: str) -> None:
+@given(with_a_non_finite_cell(), st.sampled_from(["train", "eval"]))
+def test_any_non_finite_cell_is_refused(case, mode: str) -> None:
     x, count = case
     f = x.shape[1]
     for layer in (
@@ -207,7 +207,7 @@ def test_any_non_finite_cell_is_refused(case, purpose: str) -> None:
     ):
         untouched(
             nc.NonFiniteError,
-            lambda a, layer=layer: layer.forward(a, purpose),
+            lambda a, layer=layer: layer.forward(a, mode),
             x,
             f"{count} NaN or infinite",
         )
@@ -215,10 +215,10 @@ def test_any_non_finite_cell_is_refused(case, purpose: str) -> None:
 
 @EXAMPLES
 @given(with_a_non_finite_cell())
-def test_any_non_finite_slope_is_refused(case) -> None:
+def test_any_non_finite_grad_is_refused(case) -> None:
     d, count = case
     layer = nc.BatchNorm.create(d.shape[1])
-    response = layer.forward(np.arange(d.size, dtype=float).reshape(d.shape) ** 2, "training")
+    response = layer.forward(np.arange(d.size, dtype=float).reshape(d.shape) ** 2, "train")
     untouched(
         nc.NonFiniteError, lambda a: layer.backward(response, a), d, f"{count} NaN or infinite"
     )
@@ -250,11 +250,11 @@ def test_dtype_refused(name: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", list(DTYPE_BLOCKS))
-def test_dtype_refused_in_d_out_and_activations(kind: str) -> None:
+def test_dtype_refused_in_grad_output_and_activations(kind: str) -> None:
     layer = nc.BatchNorm.create(2)
-    response = layer.forward(np.array([[1.0, 2.0], [3.0, 5.0]]), "training")
+    response = layer.forward(np.array([[1.0, 2.0], [3.0, 5.0]]), "train")
     x = DTYPE_BLOCKS[kind]
-    untouched(nc.DtypeError, lambda a: layer.backward(response, a), x, "d_out", str(x.dtype))
+    untouched(nc.DtypeError, lambda a: layer.backward(response, a), x, "grad_output", str(x.dtype))
     untouched(nc.DtypeError, nc.ReLU().forward, x, str(x.dtype))
 
 
@@ -262,23 +262,23 @@ def test_dtype_refused_in_d_out_and_activations(kind: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("epsilon", "shown"),
+    ("eps", "shown"),
     [(0, "0.0"), (0.0, "0.0"), (-1e-5, "-1e-05"), (math.nan, "nan"), (math.inf, "inf")],
 )
 @pytest.mark.parametrize(
     "make",
     [
-        lambda e: nc.BatchNorm.create(2, epsilon=e),
-        lambda e: nc.LayerNorm.create(2, epsilon=e),
-        lambda e: nc.RMSNorm.create(2, epsilon=e),
-        lambda e: nc.InstanceNorm.create(2, epsilon=e),
-        lambda e: nc.GroupNorm.create(2, 1, epsilon=e),
-        lambda e: nc.adain(np.ones((1, 1, 2, 2)), np.ones((1, 1, 2, 2)), epsilon=e),
+        lambda e: nc.BatchNorm.create(2, eps=e),
+        lambda e: nc.LayerNorm.create(2, eps=e),
+        lambda e: nc.RMSNorm.create(2, eps=e),
+        lambda e: nc.InstanceNorm.create(2, eps=e),
+        lambda e: nc.GroupNorm.create(2, 1, eps=e),
+        lambda e: nc.adain(np.ones((1, 1, 2, 2)), np.ones((1, 1, 2, 2)), eps=e),
     ],
     ids=["batch", "layer", "RMS", "instance", "group", "adain"],
 )
-def test_epsilon_refused(make, epsilon, shown: str) -> None:
-    raises(nc.EpsilonError, lambda: make(epsilon), "greater than 0", shown)
+def test_epsilon_refused(make, eps, shown: str) -> None:
+    raises(nc.EpsilonError, lambda: make(eps), "greater than 0", shown)
 
 
 @pytest.mark.parametrize(
@@ -290,15 +290,15 @@ def test_momentum_refused(momentum, shown: str) -> None:
 
 
 def test_momentum_zero_is_answered() -> None:
-    # Momentum 0 keeps nothing: the running figures become the batch's (mean 6, variance 9).
+    # Momentum 0 keeps nothing: the running statistics become the batch's (mean 6, variance 9).
     layer = nc.BatchNorm.create(2, momentum=0.0)
-    new = layer.step(layer.backward(layer.forward(block(), "training"), np.zeros((4, 2))), 1.0)
+    new = layer.step(layer.backward(layer.forward(block(), "train"), np.zeros((4, 2))), 1.0)
     np.testing.assert_array_equal(new.running_mean, [8.0, 6.0])
-    np.testing.assert_array_equal(new.running_variance, [81.0, 9.0])
+    np.testing.assert_array_equal(new.running_var, [81.0, 9.0])
 
 
 @pytest.mark.parametrize(
-    ("purpose", "shown"),
+    ("mode", "shown"),
     [
         ("train", "'train'"),
         (None, "None"),
@@ -318,9 +318,9 @@ def test_momentum_zero_is_answered() -> None:
     ],
     ids=["batch", "layer", "dense", "ReLU", "weight norm"],
 )
-def test_unknown_purpose(layer, purpose, shown: str) -> None:
+def test_unknown_mode(layer, mode, shown: str) -> None:
     x = block()
-    untouched(nc.PurposeError, lambda a: layer.forward(a, purpose), x, "'predicting'", shown)
+    untouched(nc.ModeError, lambda a: layer.forward(a, mode), x, "'eval'", shown)
 
 
 @pytest.mark.parametrize(("channels", "groups"), [(6, 4), (3, 2), (4, 0), (4, -2), (4, True)])
@@ -337,7 +337,7 @@ def test_group_count_must_divide_channels(channels: int, groups) -> None:
 @pytest.mark.parametrize("rate", [math.nan, math.inf, -math.inf, "fast", None])
 def test_non_finite_rate(rate) -> None:
     layer = nc.BatchNorm.create(2)
-    gradient = layer.backward(layer.forward(block(), "training"), np.ones((4, 2)))
+    gradient = layer.backward(layer.forward(block(), "train"), np.ones((4, 2)))
     raises(
         nc.RateError,
         lambda: layer.step(gradient, rate),
@@ -393,7 +393,7 @@ def test_near_zero_direction_is_answered() -> None:
 
 def test_response_handed_to_another_layer() -> None:
     a, b = nc.BatchNorm.create(2), nc.BatchNorm.create(2)  # equal values, different layers
-    response = a.forward(block(), "training")
+    response = a.forward(block(), "train")
     raises(
         nc.ForeignResponseError, lambda: b.backward(response, np.ones((4, 2))), "another BatchNorm"
     )
@@ -411,14 +411,14 @@ def test_response_handed_to_another_layer() -> None:
 
 def test_response_of_a_stepped_layer_is_foreign_to_the_new_layer() -> None:
     old = nc.BatchNorm.create(2)
-    response = old.forward(block(), "training")
+    response = old.forward(block(), "train")
     new = old.step(old.backward(response, np.ones((4, 2))), 0.1)
     raises(nc.ForeignResponseError, lambda: new.backward(response, np.ones((4, 2))), "another")
 
 
 def test_gradient_handed_to_another_layer() -> None:
     a, b = nc.BatchNorm.create(2), nc.BatchNorm.create(2)
-    gradient = a.backward(a.forward(block(), "training"), np.ones((4, 2)))
+    gradient = a.backward(a.forward(block(), "train"), np.ones((4, 2)))
     raises(nc.ForeignResponseError, lambda: b.step(gradient, 0.1), "gradient", "another")
     dense = nc.Dense(weights=np.ones((2, 2)))
     raises(nc.ForeignResponseError, lambda: dense.step(gradient, 0.1), "Dense")
@@ -441,9 +441,9 @@ def test_huge_magnitudes_refused(name: str) -> None:
     untouched(nc.MagnitudeError, FORWARDS[name], x, "magnitudes up to", "2.3e+201")
 
 
-def test_huge_slopes_refused() -> None:
+def test_huge_grads_refused() -> None:
     layer = nc.LayerNorm.create(2)
-    response = layer.forward(block(), "training")
+    response = layer.forward(block(), "train")
     untouched(
         nc.MagnitudeError, lambda a: layer.backward(response, a), np.full((4, 2), 1e200), "1e+200"
     )
@@ -477,11 +477,11 @@ def test_image_helpers_refuse_huge_magnitudes() -> None:
     untouched(nc.MagnitudeError, lambda s: nc.adain(np.ones((1, 3, 2, 2)), s), a, "1e+200")
 
 
-def test_dense_backward_refuses_an_overflowing_slope_without_a_warning() -> None:
-    """Found by the API fuzz: an input of 1.3e17 times a slope of 1.3e299 overflows the weights'
-    slope; it is refused as a MagnitudeError, not a RuntimeWarning."""
+def test_dense_backward_refuses_an_overflowing_grad_without_a_warning() -> None:
+    """Found by the API fuzz: an input of 1.3e17 times a gradient of 1.3e299 overflows the weights'
+    gradient; it is refused as a MagnitudeError, not a RuntimeWarning."""
     layer = nc.Dense(weights=np.array([[0.6709725]]))
-    response = layer.forward(np.array([[1.2573022e17]]), "training")
+    response = layer.forward(np.array([[1.2573022e17]]), "train")
     with pytest.raises(nc.MagnitudeError):
         layer.backward(response, np.array([[1.25730221e299]]))
 
@@ -540,39 +540,39 @@ def test_lrn_k_too_small_for_float32_is_refused_without_a_warning() -> None:
 
 
 FLOAT32_LAYERS = {
-    "batch": lambda eps: nc.BatchNorm.create(2, epsilon=eps),
-    "layer": lambda eps: nc.LayerNorm.create(2, epsilon=eps),
-    "RMS": lambda eps: nc.RMSNorm.create(2, epsilon=eps),
+    "batch": lambda eps: nc.BatchNorm.create(2, eps=eps),
+    "layer": lambda eps: nc.LayerNorm.create(2, eps=eps),
+    "RMS": lambda eps: nc.RMSNorm.create(2, eps=eps),
 }
 
 
-@pytest.mark.parametrize("epsilon", [1e-50, 1e39])
+@pytest.mark.parametrize("eps", [1e-50, 1e39])
 @pytest.mark.parametrize("name", list(FLOAT32_LAYERS))
-def test_epsilon_outside_float32s_range_is_refused_on_a_float32_block(name, epsilon) -> None:
+def test_epsilon_outside_float32s_range_is_refused_on_a_float32_block(name, eps) -> None:
     """1e-50 rounds to 0 in float32 (a constant column then gave NaN); 1e39 to infinity."""
-    layer = FLOAT32_LAYERS[name](epsilon)
+    layer = FLOAT32_LAYERS[name](eps)
     x = np.float32([[5, 1], [5, 2], [5, 4]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        raises(nc.EpsilonError, lambda: layer.forward(x, "training"), "float32", repr(epsilon))
-    assert np.all(np.isfinite(layer.forward(x.astype(np.float64), "training").output))
+        raises(nc.EpsilonError, lambda: layer.forward(x, "train"), "float32", repr(eps))
+    assert np.all(np.isfinite(layer.forward(x.astype(np.float64), "train").output))
 
 
 def test_epsilon_outside_float32s_range_is_refused_by_the_image_layers_and_adain() -> None:
     x = np.ones((2, 2, 2, 2), np.float32)
     for layer in (
-        nc.InstanceNorm.create(2, epsilon=1e-50),
-        nc.GroupNorm.create(2, 1, epsilon=1e-50),
+        nc.InstanceNorm.create(2, eps=1e-50),
+        nc.GroupNorm.create(2, 1, eps=1e-50),
     ):
-        raises(nc.EpsilonError, lambda la=layer: la.forward(x, "training"), "float32")
-    raises(nc.EpsilonError, lambda: nc.adain(x, x, epsilon=1e-50), "float32")
+        raises(nc.EpsilonError, lambda la=layer: la.forward(x, "train"), "float32")
+    raises(nc.EpsilonError, lambda: nc.adain(x, x, eps=1e-50), "float32")
 
 
 def test_binary_cross_entropy_is_finite_for_every_finite_logit() -> None:
     top = np.finfo(np.float64).max
     logits = np.array([top, top, -top, 1e308])
     loss = nc.binary_cross_entropy(logits, np.array([0.0, 0.5, 1.0, 0.0]))
-    assert np.isfinite(loss.value) and np.all(np.isfinite(loss.slope))
+    assert np.isfinite(loss.value) and np.all(np.isfinite(loss.grad))
     np.testing.assert_allclose(loss.value, top / 4 + top / 8 + top / 4 + 1e308 / 4, rtol=1e-12)
 
 
@@ -587,17 +587,17 @@ def test_bce_refusals_are_typed() -> None:
 
 def test_layer_arrays_are_read_only_and_cannot_be_made_writable() -> None:
     layer = nc.BatchNorm.create(2)
-    response = layer.forward(block(), "training")
+    response = layer.forward(block(), "train")
     gradient = layer.backward(response, np.ones((4, 2)))
     stepped = layer.step(gradient, 0.1)
     arrays = [
         layer.scale,
         layer.shift,
         layer.running_mean,
-        layer.running_variance,
+        layer.running_var,
         response.output,
-        gradient.passed_down,
-        *gradient.slopes.values(),
+        gradient.grad_input,
+        *gradient.grads.values(),
         stepped.scale,
         stepped.running_mean,
     ]
@@ -608,7 +608,7 @@ def test_layer_arrays_are_read_only_and_cannot_be_made_writable() -> None:
     for old, new in [
         (layer.scale, stepped.scale),
         (layer.shift, stepped.shift),
-        (layer.running_variance, stepped.running_variance),
+        (layer.running_var, stepped.running_var),
     ]:
         assert not np.shares_memory(old, new)
 
@@ -616,12 +616,12 @@ def test_layer_arrays_are_read_only_and_cannot_be_made_writable() -> None:
 def test_a_stepped_layer_shares_the_read_only_arrays_it_did_not_change() -> None:
     layer = nc.BatchNorm.create(2, affine=False)
     predicted = layer.step(layer.backward(layer.forward(block()), np.ones((4, 2))), 0.1)
-    trained = layer.step(layer.backward(layer.forward(block(), "training"), np.ones((4, 2))), 0.1)
-    for name in ("scale", "shift", "running_mean", "running_variance"):
+    trained = layer.step(layer.backward(layer.forward(block(), "train"), np.ones((4, 2))), 0.1)
+    for name in ("scale", "shift", "running_mean", "running_var"):
         assert getattr(predicted, name) is getattr(layer, name)  # nothing moved: all shared
     for name in ("scale", "shift"):  # not learned: the same read-only arrays
         assert getattr(trained, name) is getattr(layer, name)
-    for name in ("running_mean", "running_variance"):  # moved: new arrays
+    for name in ("running_mean", "running_var"):  # moved: new arrays
         assert not np.shares_memory(getattr(layer, name), getattr(trained, name))
 
 
@@ -635,17 +635,17 @@ def test_a_stepped_layer_shares_the_read_only_arrays_it_did_not_change() -> None
         nc.Sigmoid,
     ],
 )
-def test_editing_the_input_after_forward_changes_no_slope(make) -> None:
+def test_editing_the_input_after_forward_changes_no_grad(make) -> None:
     layer = make()
     x = block()
     d = np.arange(1.0, 1.0 + 4 * (3 if hasattr(layer, "bias") else 2)).reshape(4, -1)
-    want = layer.backward(layer.forward(x, "training"), d)
-    response = layer.forward(x, "training")
+    want = layer.backward(layer.forward(x, "train"), d)
+    response = layer.forward(x, "train")
     x[...] = -99.0  # the caller edits their own array between forward and backward
     got = layer.backward(response, d)
-    np.testing.assert_array_equal(got.passed_down, want.passed_down)
-    for key in want.slopes:
-        np.testing.assert_array_equal(got.slopes[key], want.slopes[key])
+    np.testing.assert_array_equal(got.grad_input, want.grad_input)
+    for key in want.grads:
+        np.testing.assert_array_equal(got.grads[key], want.grads[key])
 
 
 @pytest.mark.parametrize(
@@ -657,34 +657,34 @@ def test_a_dense_layer_keeps_another_layers_answer_without_a_copy(before) -> Non
     dense layer after it keeps that block itself as its input, and answers exactly as for a
     copy."""
     layer = nc.Dense(weights=np.arange(6.0).reshape(2, 3))
-    x = before.forward(block(), "training").output
-    response = layer.forward(x, "training")
+    x = before.forward(block(), "train").output
+    response = layer.forward(x, "train")
     assert response.input is x and not response.input.flags.writeable
     with pytest.raises(ValueError):
         response.input.setflags(write=True)
-    copied = layer.forward(np.array(x), "training")
+    copied = layer.forward(np.array(x), "train")
     assert not np.shares_memory(copied.input, x)
     d = np.arange(1.0, 13.0).reshape(4, 3)
     got, want = layer.backward(response, d), layer.backward(copied, d)
-    np.testing.assert_array_equal(got.passed_down, want.passed_down)
-    for key in want.slopes:
-        np.testing.assert_array_equal(got.slopes[key], want.slopes[key])
+    np.testing.assert_array_equal(got.grad_input, want.grad_input)
+    for key in want.grads:
+        np.testing.assert_array_equal(got.grads[key], want.grads[key])
 
 
 def test_a_callers_read_only_view_is_still_copied() -> None:
     """A read-only view the caller made of an array they can still write is no layer's answer:
-    the dense layer keeps a copy, so editing the array after forward changes no slope."""
+    the dense layer keeps a copy, so editing the array after forward changes no gradient."""
     layer = nc.Dense(weights=np.arange(6.0).reshape(2, 3))
     owner = block()
     view = owner.view()
     view.setflags(write=False)
     d = np.arange(1.0, 13.0).reshape(4, 3)
-    want = layer.backward(layer.forward(owner.copy(), "training"), d)
-    response = layer.forward(view, "training")
+    want = layer.backward(layer.forward(owner.copy(), "train"), d)
+    response = layer.forward(view, "train")
     assert not np.shares_memory(response.input, owner)
     owner[...] = -99.0
     got = layer.backward(response, d)
-    np.testing.assert_array_equal(got.slopes["weights"], want.slopes["weights"])
+    np.testing.assert_array_equal(got.grads["weights"], want.grads["weights"])
 
 
 def test_weight_norm_direction_cannot_be_edited_so_no_cache_goes_stale() -> None:
@@ -697,9 +697,9 @@ def test_weight_norm_direction_cannot_be_edited_so_no_cache_goes_stale() -> None
 def test_huge_python_integers_are_refused_with_typed_errors() -> None:
     huge = 10**400
     layer = nc.BatchNorm.create(2)
-    gradient = layer.backward(layer.forward(block(), "training"), np.ones((4, 2)))
+    gradient = layer.backward(layer.forward(block(), "train"), np.ones((4, 2)))
     raises(nc.RateError, lambda: layer.step(gradient, huge), "digits")
-    raises(nc.EpsilonError, lambda: nc.BatchNorm.create(2, epsilon=huge), "digits")
+    raises(nc.EpsilonError, lambda: nc.BatchNorm.create(2, eps=huge), "digits")
     raises(nc.MomentumError, lambda: nc.BatchNorm.create(2, momentum=huge), "digits")
     raises(nc.DtypeError, lambda: nc.BatchNorm.create(2).forward([[huge, 1]]), "object")
 
@@ -745,56 +745,54 @@ def test_public_helpers_refuse_bad_input_with_typed_errors() -> None:
     raises(nc.DtypeError, lambda: layer.statistics_layout("abc"), "dtype")
     raises(nc.ShapeError, lambda: layer.aligned(np.ones(3), np.zeros((1, 4, 2, 2))), "(4,)")
     wn = nc.WeightNormDense(direction=np.ones((2, 3)))
-    raises(nc.ShapeError, lambda: wn.slopes_from_dense(np.ones((3, 2))), "(2, 3)")
+    raises(nc.ShapeError, lambda: wn.grads_from_dense(np.ones((3, 2))), "(2, 3)")
     raises(nc.DtypeError, lambda: nc.sigmoid(np.array(["a"])), "dtype")
     assert nc.sigmoid([0.0]).tolist() == [0.5]
 
 
 def test_hand_made_responses_and_gradients_are_checked() -> None:
     layer = nc.BatchNorm.create(2)
-    response = layer.forward(block(), "training")
+    response = layer.forward(block(), "train")
     gradient = layer.backward(response, np.ones((4, 2)))
-    bad_stats = nc.Statistics(mean=np.zeros(2), variance=-np.ones(2), deviation=np.ones(2))
+    bad_stats = nc.Statistics(mean=np.zeros(2), variance=-np.ones(2), divisor=np.ones(2))
     raises(
         nc.SettingError,
-        lambda: layer.step(
-            nc.Gradient(gradient.passed_down, layer, gradient.slopes, bad_stats), 0.1
-        ),
+        lambda: layer.step(nc.Gradient(gradient.grad_input, layer, gradient.grads, bad_stats), 0.1),
         "variance >= 0",
     )
     raises(
         nc.ForeignResponseError,
-        lambda: layer.step(nc.Gradient(gradient.passed_down, layer, {"scale": np.ones(2)}), 0.1),
-        "slopes named",
+        lambda: layer.step(nc.Gradient(gradient.grad_input, layer, {"scale": np.ones(2)}), 0.1),
+        "gradients named",
     )
     raises(
         nc.ShapeError,
         lambda: layer.step(
-            nc.Gradient(gradient.passed_down, layer, {"scale": np.ones(3), "shift": np.ones(2)}),
+            nc.Gradient(gradient.grad_input, layer, {"scale": np.ones(3), "shift": np.ones(2)}),
             0.1,
         ),
         "(2,)",
     )
     raises(
         nc.ForeignResponseError,
-        lambda: layer.backward(nc.Response(np.ones((4, 2)), layer, "training"), np.ones((4, 2))),
+        lambda: layer.backward(nc.Response(np.ones((4, 2)), layer, "train"), np.ones((4, 2))),
         "standardised block",
     )
     dense = nc.Dense(weights=np.ones((2, 2)))
     raises(
         nc.ForeignResponseError,
-        lambda: dense.backward(nc.Response(np.ones((4, 2)), dense, "training"), np.ones((4, 2))),
+        lambda: dense.backward(nc.Response(np.ones((4, 2)), dense, "train"), np.ones((4, 2))),
         "response.input",
     )
 
 
-def test_the_oracle_refuses_a_zero_step_and_a_nan_slope() -> None:
+def test_the_oracle_refuses_a_zero_step_and_a_nan_grad() -> None:
     f = lambda b: float(np.sum(b**2))  # noqa: E731
     raises(nc.SettingError, lambda: nc.finite_difference(f, np.ones(2), step=0), "step")
     raises(nc.SettingError, lambda: nc.finite_difference(f, np.ones(2), step=math.nan), "step")
     raises(
         nc.NonFiniteError,
-        lambda: nc.check_slope(f, np.ones(2), np.array([2.0, math.nan])),
+        lambda: nc.check_grad(f, np.ones(2), np.array([2.0, math.nan])),
         "finite",
     )
 
@@ -805,13 +803,13 @@ def test_no_warning_comes_before_a_typed_refusal() -> None:
         # float64 parameters beyond float32's range on a float32 block
         layer = nc.BatchNorm(scale=np.full(2, 1e300), shift=np.zeros(2))
         raises(nc.MagnitudeError, lambda: layer.forward(np.ones((3, 2), np.float32)), "float32")
-        # a tiny running deviation
+        # a tiny running divisor
         tiny = nc.BatchNorm(
             scale=np.ones(2),
             shift=np.zeros(2),
             running_mean=np.zeros(2),
-            running_deviation=np.full(2, 1e-300),
-            tracks="deviation",
+            running_divisor=np.full(2, 1e-300),
+            tracks="divisor",
         )
         raises(nc.MagnitudeError, lambda: tiny.forward(np.full((3, 2), 1e10)), "range")
         # an overflowing weight-norm direction length
@@ -835,8 +833,8 @@ def _benign_calls() -> None:
         nc.Tanh(),
         nc.Sigmoid(),
     ):
-        for purpose in ("training", "predicting"):
-            response = layer.forward(x, purpose)
+        for mode in ("train", "eval"):
+            response = layer.forward(x, mode)
             gradient = layer.backward(response, np.ones_like(response.output) * 1e-200)
             layer.step(gradient, 0.1)
     images = np.arange(16.0).reshape(1, 4, 2, 2) * 1e-170
@@ -845,7 +843,7 @@ def _benign_calls() -> None:
         nc.GroupNorm.create(4, 2),
         nc.ImageBatchNorm.create(4),
     ):
-        layer.backward(layer.forward(images, "training"), np.ones_like(images))
+        layer.backward(layer.forward(images, "train"), np.ones_like(images))
     nc.local_response_normalisation(images)
     nc.adain(images, images + 1.0)
     nc.binary_cross_entropy(np.array([-800.0, 0.0, 800.0]), np.array([0.0, 1.0, 1.0]))

@@ -18,19 +18,19 @@ pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-ari
 def test_chapter_5_checkers_name_the_expected_mistakes():
     u = np.array([[0.6], [0.8]])
     across = np.array([[0.6], [-0.2]]) - 0.2 * u
-    assert ch05.check_magnitude_slope(0.2) == "right"
-    assert "unit direction" in ch05.check_magnitude_slope(1.0)  # dotted with v
-    assert "no g" in ch05.check_magnitude_slope(0.4)  # times g
-    assert ch05.check_direction_slope(0.4 * across) == "right"
-    assert "shortcut" in ch05.check_direction_slope([[0.24], [-0.08]])
-    assert "still needs the factor" in ch05.check_direction_slope(across)
-    assert "scales by g" in ch05.check_direction_slope(2 * across)
-    assert "leaves out g" in ch05.check_direction_slope(across / 5)
+    assert ch05.check_magnitude_grad(0.2) == "right"
+    assert "unit direction" in ch05.check_magnitude_grad(1.0)  # dotted with v
+    assert "no g" in ch05.check_magnitude_grad(0.4)  # times g
+    assert ch05.check_direction_grad(0.4 * across) == "right"
+    assert "shortcut" in ch05.check_direction_grad([[0.24], [-0.08]])
+    assert "still needs the factor" in ch05.check_direction_grad(across)
+    assert "scales by g" in ch05.check_direction_grad(2 * across)
+    assert "leaves out g" in ch05.check_direction_grad(across / 5)
     assert ch05.check_unprojected_dot(0.4) == "right"
     assert "projected gradient gives" in ch05.check_unprojected_dot(0.0)
     assert "factor g/|v|" in ch05.check_unprojected_dot(1.0)
     assert "unit direction" in ch05.check_unprojected_dot(0.08)
-    for check in (ch05.check_magnitude_slope, ch05.check_direction_slope):
+    for check in (ch05.check_magnitude_grad, ch05.check_direction_grad):
         assert check(None) == PROMPT
     assert ch05.check_unprojected_dot(0.5) == "not yet: that is not the answer"
 
@@ -73,4 +73,4 @@ def test_chapter_7_checkers_name_the_expected_mistakes():
     running = R.accuracy(R.predict(net, data.x_test), data.y_test)
     assert ch07.check_batch_of_ten(ten) == "right"
     assert "twenty" in ch07.check_batch_of_ten(twenty)
-    assert "running figures" in ch07.check_batch_of_ten(running)
+    assert "running statistics" in ch07.check_batch_of_ten(running)

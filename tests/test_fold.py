@@ -1,4 +1,4 @@
-"""Folding a batch layer into the dense layer before it: same answers while predicting, typed
+"""Folding a batch layer into the dense layer before it: same answers in evaluation mode, typed
 refusals for pairs that cannot fold, and agreement with PyTorch's own folding."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def pair(seed: int, stack: tuple[int, ...] = (), tracks: str = "variance"):
         scale=r.normal(size=(*stack, 4)),
         shift=r.normal(size=(*stack, 4)),
         running_mean=r.normal(size=(*stack, 4)) * 5,
-        **{"running_variance" if tracks == "variance" else "running_deviation": spread},
+        **{"running_var" if tracks == "variance" else "running_divisor": spread},
         tracks=tracks,
     )
     return dense, batch, r.normal(size=(*stack, 9, 6)) * 3
@@ -30,14 +30,14 @@ def pair(seed: int, stack: tuple[int, ...] = (), tracks: str = "variance"):
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("stack", [(), (3,)])
-@pytest.mark.parametrize("tracks", ["variance", "deviation"])
+@pytest.mark.parametrize("tracks", ["variance", "divisor"])
 def test_folded_layer_answers_as_the_pair(seed: int, stack: tuple, tracks: str) -> None:
     dense, batch, x = pair(seed, stack, tracks)
     expected = batch.forward(dense.forward(x).output).output  # predicting, the default
     got = fold_batch_norm(dense, batch).forward(x).output
     assert np.max(np.abs(got - expected)) < 1e-12
     # and not the training answer: folding is for predicting only
-    trained = batch.forward(dense.forward(x).output, "training").output
+    trained = batch.forward(dense.forward(x).output, "train").output
     assert np.max(np.abs(got - trained)) > 1e-3
 
 
@@ -51,10 +51,10 @@ def test_weight_normalised_dense_folds_its_effective_weights() -> None:
 
 
 def test_folding_after_training_steps() -> None:
-    # running figures that came from real batches, not drawn ones
+    # running statistics that came from real batches, not drawn ones
     dense, batch, x = pair(1)
     for k in range(5):
-        response = batch.forward(dense.forward(x[k : k + 5]).output, "training")
+        response = batch.forward(dense.forward(x[k : k + 5]).output, "train")
         batch = batch.step(batch.backward(response, np.ones_like(response.output)), 0.1)
     expected = batch.forward(dense.forward(x).output).output
     assert np.max(np.abs(fold_batch_norm(dense, batch).forward(x).output - expected)) < 1e-12
@@ -101,14 +101,14 @@ def test_pytorch_folds_the_same_way(oracle: Any) -> None:
 
     dense, batch, x = pair(3)
     linear = torch.nn.Linear(6, 4).double().eval()
-    bn = torch.nn.BatchNorm1d(4, eps=batch.epsilon).double().eval()
+    bn = torch.nn.BatchNorm1d(4, eps=batch.eps).double().eval()
     with torch.no_grad():
         linear.weight.copy_(torch.tensor(dense.weights.T))
         linear.bias.copy_(torch.tensor(dense.bias))
         bn.weight.copy_(torch.tensor(batch.scale))
         bn.bias.copy_(torch.tensor(batch.shift))
         bn.running_mean.copy_(torch.tensor(batch.running_mean))
-        bn.running_var.copy_(torch.tensor(batch.running_variance))
+        bn.running_var.copy_(torch.tensor(batch.running_var))
     fused = fuse_linear_bn_eval(linear, bn)
     ours = fold_batch_norm(dense, batch)
     np.testing.assert_allclose(

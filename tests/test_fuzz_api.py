@@ -64,7 +64,7 @@ DTYPES = [
 ]
 NUMERIC = {"float32", "float64", "int64", "int8", "uint8", "float16"}
 VALUES = ["normal", "nan", "inf", "-inf", "huge", "tiny", "subnormal", "equal", "zeros", "large"]
-PURPOSES = ["training", "predicting", "predicting", "training", "Training", "", None, 1, "eval"]
+MODES = ["train", "eval", "eval", "train", "Training", "", None, 1, "eval"]
 
 
 #: the fewest cases a fuzz test may run (each runs up to its `max_examples`, 300 to 900)
@@ -229,7 +229,7 @@ GOOD_MOMENTA = (0.9, 0.0, 0.999)
 
 
 def settings_valid(layer_settings: dict[str, Any]) -> bool:
-    eps, mom, groups = (layer_settings.get(k) for k in ("epsilon", "momentum", "groups"))
+    eps, mom, groups = (layer_settings.get(k) for k in ("eps", "momentum", "groups"))
     ok = eps in GOOD_EPSILONS and mom in GOOD_MOMENTA
     return ok and (groups is None or groups)
 
@@ -261,17 +261,17 @@ def build_layer(data: st.DataObject, drawn: dict[str, Any]) -> tuple[Any, tuple[
     f = data.draw(st.integers(1, 5), label="features")
     eps = data.draw(st.sampled_from([1e-5, 1e-5, 1e-12, 1.0, 0.0, -1.0, float("nan"), "1e-5"]))
     mom = data.draw(st.sampled_from([0.9, 0.9, 0.0, 0.999, 1.0, -0.1, float("inf"), True]))
-    drawn.update(epsilon=eps, momentum=mom if kind in ("batch", "ghost", "image") else 0.9)
+    drawn.update(eps=eps, momentum=mom if kind in ("batch", "ghost", "image") else 0.9)
     if kind in ("dense", "weightnorm", "relu", "tanh", "sigmoid"):
-        drawn.update(epsilon=1e-5)
+        drawn.update(eps=1e-5)
     if kind == "batch":
         stack = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2), label="stack"))
         layer = nc.BatchNorm.create(
             f,
             stack=stack,
-            epsilon=eps,
+            eps=eps,
             momentum=mom,
-            tracks=data.draw(st.sampled_from(["variance", "deviation"])),
+            tracks=data.draw(st.sampled_from(["variance", "divisor"])),
         )
         return layer, (*stack, rows, f)
     if kind == "ghost":
@@ -283,26 +283,26 @@ def build_layer(data: st.DataObject, drawn: dict[str, Any]) -> tuple[Any, tuple[
             f,
             group_rows,
             stack=stack,
-            epsilon=eps,
+            eps=eps,
             momentum=mom,
-            tracks=data.draw(st.sampled_from(["variance", "deviation"])),
+            tracks=data.draw(st.sampled_from(["variance", "divisor"])),
         )
         return layer, (*stack, rows, f)
     if kind == "image":
-        layer = nc.ImageBatchNorm.create(f, epsilon=eps, momentum=mom)
+        layer = nc.ImageBatchNorm.create(f, eps=eps, momentum=mom)
         return layer, (rows, f, data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3)))
     if kind in ("layer", "rms"):
         cls = nc.LayerNorm if kind == "layer" else nc.RMSNorm
         ns = tuple(data.draw(st.lists(st.integers(1, 3), min_size=1, max_size=3), label="ns"))
         lead = tuple(data.draw(st.lists(st.integers(1, 3), max_size=2), label="lead"))
-        layer = cls.create(ns if len(ns) > 1 else ns[0], epsilon=eps)
+        layer = cls.create(ns if len(ns) > 1 else ns[0], eps=eps)
         return layer, (*lead, *ns)
     if kind == "instance":
-        return nc.InstanceNorm.create(f, epsilon=eps), (rows, f, 2, 3)
+        return nc.InstanceNorm.create(f, eps=eps), (rows, f, 2, 3)
     if kind == "group":
         groups = data.draw(st.sampled_from([1, 2, 3, f, 0]))
         drawn["groups"] = groups >= 1 and (2 * f) % groups == 0
-        return nc.GroupNorm.create(2 * f, groups, epsilon=eps), (rows, 2 * f, 2, 2)
+        return nc.GroupNorm.create(2 * f, groups, eps=eps), (rows, 2 * f, 2, 2)
     rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
     if kind == "dense":
         return nc.Dense.create(f, data.draw(st.integers(1, 4)), rng), (rows, f)
@@ -317,8 +317,8 @@ def parameters(layer: Any) -> dict[str, np.ndarray]:
         "scale",
         "shift",
         "running_mean",
-        "running_variance",
-        "running_deviation",
+        "running_var",
+        "running_divisor",
         "weights",
         "direction",
         "bias",
@@ -330,7 +330,7 @@ def parameters(layer: Any) -> dict[str, np.ndarray]:
 @settings(FUZZ, max_examples=2500)
 @given(data=st.data())
 def test_layer_chains(data: st.DataObject, cases: Cases) -> None:
-    """Build → forward → backward → step with drawn settings, blocks, purposes and rates. Every
+    """Build → forward → backward → step with drawn settings, blocks, modes and rates. Every
     refusal is typed; a chain whose every draw is plainly valid must run to the end."""
     cases()
     drawn: dict[str, Any] = {}
@@ -344,36 +344,36 @@ def test_layer_chains(data: st.DataObject, cases: Cases) -> None:
     x, benign = drawn_block(data, shape)
     x = maybe_list(data, x)
     valid = valid and benign and shape == good
-    purpose = data.draw(st.sampled_from(PURPOSES), label="purpose")
-    valid = valid and purpose in ("training", "predicting")
-    if isinstance(layer, nc.GhostBatchNorm) and purpose == "training":
+    mode = data.draw(st.sampled_from(MODES), label="mode")
+    valid = valid and mode in ("train", "eval")
+    if isinstance(layer, nc.GhostBatchNorm) and mode == "train":
         valid = valid and np.shape(x)[-2] % layer.group_rows == 0  # whole groups only
-    response, error = attempt(lambda: layer.forward(x, purpose), x)
+    response, error = attempt(lambda: layer.forward(x, mode), x)
     if response is None:
         assert not valid, f"a valid block was refused: {error!r}"
         return
     assert valid_input(x), f"accepted {np.asarray(x).dtype} with non-finite values"
-    assert purpose in ("training", "predicting")
+    assert mode in ("train", "eval")
     dtype = expected_dtype(x)
     good_array(response.output, np.shape(response.output), dtype, "output")
     if not isinstance(layer, (nc.Dense, nc.WeightNormDense)):
         assert response.output.shape == np.shape(x)
     if data.draw(st.integers(0, 9)) == 0:  # a response from another layer of the same kind
         valid = False
-        response = nc.Response(response.output, copy.copy(layer), purpose, response.input)
+        response = nc.Response(response.output, copy.copy(layer), mode, response.input)
     d_shape = shape_near(data, response.output.shape)
     d, benign = drawn_block(data, d_shape, data.draw(st.sampled_from(["float64", "float32", None])))
     d = maybe_list(data, d)
     valid = valid and benign and d_shape == response.output.shape
     gradient, error = attempt(lambda: layer.backward(response, d), x, d)
     if gradient is None:
-        assert not valid, f"a valid slope was refused: {error!r}"
+        assert not valid, f"a valid gradient was refused: {error!r}"
         return
-    good_array(gradient.passed_down, np.shape(x), dtype, "passed_down")
+    good_array(gradient.grad_input, np.shape(x), dtype, "grad_input")
     params = parameters(layer)
-    assert set(gradient.slopes) <= set(params)
-    for name, slope in gradient.slopes.items():
-        assert slope.shape == params[name].shape and np.isfinite(slope).all()
+    assert set(gradient.grads) <= set(params)
+    for name, grad in gradient.grads.items():
+        assert grad.shape == params[name].shape and np.isfinite(grad).all()
     rate = data.draw(
         st.sampled_from([0.1, 0.0, -1.0, 1e300, float("nan"), float("inf"), "0.1", True, 10]),
         label="rate",
@@ -417,13 +417,13 @@ def test_layer_norm_normalized_shape(data: st.DataObject, cases: Cases) -> None:
     x = make_block(
         data, shape_near(data, shape), data.draw(st.sampled_from(["float32", "float64", None]))
     )
-    response, error = attempt(lambda: layer.forward(x, "training"), x)
+    response, error = attempt(lambda: layer.forward(x, "train"), x)
     if response is None:
         return
     good_array(response.output, np.shape(x), expected_dtype(x), "output")
     gradient, _ = attempt(lambda: layer.backward(response, np.ones_like(response.output)), x)
     if gradient is not None:
-        good_array(gradient.passed_down, np.shape(x), expected_dtype(x), "passed_down")
+        good_array(gradient.grad_input, np.shape(x), expected_dtype(x), "grad_input")
 
 
 @FUZZ
@@ -467,7 +467,7 @@ def test_layer_construction(data: st.DataObject, cases: Cases) -> None:
     elif cls is nc.BatchNorm:
         c = make_block(data, shape_near(data, (f,)))
         layer, error = attempt(
-            lambda: cls(scale=a, shift=b, running_mean=a, running_variance=c), a, b, c
+            lambda: cls(scale=a, shift=b, running_mean=a, running_var=c), a, b, c
         )
     elif cls is nc.GhostBatchNorm:
         group_rows = data.draw(st.sampled_from([1, 2, 0, -1, 1.5, True, "2"]))
@@ -507,9 +507,9 @@ def test_loss(data: st.DataObject, cases: Cases) -> None:
     if loss is None:
         return
     zs = np.shape(z)
-    # the slope takes the wider of the two dtypes (float32 only when both are float32)
+    # the gradient takes the wider of the two dtypes (float32 only when both are float32)
     want = np.result_type(expected_dtype(z), expected_dtype(y))
-    good_array(loss.slope, zs, want, "loss slope")
+    good_array(loss.grad, zs, want, "loss gradient")
     assert np.shape(loss.value) == zs[:axes]
     assert np.isfinite(loss.value).all()
 
@@ -524,7 +524,7 @@ def test_image_functions(data: st.DataObject, cases: Cases) -> None:
     if data.draw(st.booleans()):
         style = make_block(data, shape_near(data, (n, c, 3, 2)))
         eps = data.draw(st.sampled_from([1e-5, 0.0, -1.0, float("nan"), 1.0]))
-        out, error = attempt(lambda: nc.adain(content, style, epsilon=eps), content, style)
+        out, error = attempt(lambda: nc.adain(content, style, eps=eps), content, style)
         if out is not None:  # mixed float32 and float64 blocks answer in float64
             want = np.result_type(expected_dtype(content), expected_dtype(style))
             good_array(out, np.shape(content), want, "adain output")
@@ -573,18 +573,18 @@ def _statistics_layout(kind: str, x: np.ndarray, p: dict[str, Any]) -> tuple[np.
 def _running(kind: str, p: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """The running mean and deviation of a batch layer, lined up with its block."""
     line = (lambda a: a[..., None, :]) if kind != "image" else (lambda a: a[:, None, None])
-    if p["tracks"] == "deviation":
-        return line(p["running_mean"]), line(p["running_deviation"])
-    return line(p["running_mean"]), np.sqrt(line(p["running_variance"]) + p["epsilon"])
+    if p["tracks"] == "divisor":
+        return line(p["running_mean"]), line(p["running_divisor"])
+    return line(p["running_mean"]), np.sqrt(line(p["running_var"]) + p["eps"])
 
 
-def reference_forward(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str) -> np.ndarray:
+def reference_forward(kind: str, x: np.ndarray, p: dict[str, Any], mode: str) -> np.ndarray:
     """The layer's answer from its definition, in float64 (or complex128): mean, biased variance,
-    epsilon under the root, then scale and shift; or the running figures while predicting."""
+    epsilon under the root, then scale and shift; or the running statistics in evaluation mode."""
     x = x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
-    eps = p["epsilon"]
+    eps = p["eps"]
     view, axes = _statistics_layout(kind, x, p)
-    if kind in ("batch", "ghost", "image") and purpose == "predicting":
+    if kind in ("batch", "ghost", "image") and mode == "eval":
         m, dev = _running(kind, p)
         z = (x - m) / dev
     elif kind == "rms":
@@ -598,19 +598,19 @@ def reference_forward(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str)
     return z * p["scale"][:, None, None] + p["shift"][:, None, None]
 
 
-def float32_reach(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str) -> np.ndarray:
+def float32_reach(kind: str, x: np.ndarray, p: dict[str, Any], mode: str) -> np.ndarray:
     """Per value, the largest |x| of its statistic over that statistic's deviation: how much a
     float32 answer may magnify the half-ulp each value (and the mean) is rounded to. A statistic
     whose values sit thousands of spreads from zero, or differ only in their last digits, keeps
     that many fewer digits in float32 whatever the arithmetic; the sums themselves must lose
     none beyond it (they are taken in float64)."""
     x = x.astype(np.float64)
-    if kind in ("batch", "ghost", "image") and purpose == "predicting":
+    if kind in ("batch", "ghost", "image") and mode == "eval":
         m, dev = _running(kind, p)
         return np.broadcast_to((np.abs(x) + np.abs(m)) / dev, x.shape)
     view, axes = _statistics_layout(kind, x, p)
     centred = view if kind == "rms" else view - view.mean(axis=axes, keepdims=True)
-    dev = np.sqrt(np.mean(centred * centred, axis=axes, keepdims=True) + p["epsilon"])
+    dev = np.sqrt(np.mean(centred * centred, axis=axes, keepdims=True) + p["eps"])
     reach = np.max(np.abs(view), axis=axes, keepdims=True) / dev
     return np.broadcast_to(reach, view.shape).reshape(x.shape)
 
@@ -618,7 +618,7 @@ def float32_reach(kind: str, x: np.ndarray, p: dict[str, Any], purpose: str) -> 
 @st.composite
 def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, np.ndarray]:
     """A normaliser with drawn (valid) parameters and settings, a block it takes (now and then
-    beyond one slab), a purpose and a slope."""
+    beyond one slab), a mode and a gradient."""
     kind = draw(st.sampled_from(["batch", "ghost", "image", "layer", "rms", "instance", "group"]))
     dtype = draw(st.sampled_from([np.float64, np.float64, np.float32]))
     large = draw(st.integers(0, 19)) == 0  # one draw in twenty beyond 64 Ki values
@@ -655,13 +655,13 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
         n = SLAB // (c * h * w) + 1 if large else draw(st.integers(1, 4))
         shape, pshape = (n, c, h, w), (c,)
     p: dict[str, Any] = {
-        "epsilon": draw(st.sampled_from([1e-5, 1e-3, 1.0, 1e-10])),
+        "eps": draw(st.sampled_from([1e-5, 1e-3, 1.0, 1e-10])),
         "scale": rng.standard_normal(pshape) + 1.0,
         "shift": rng.standard_normal(pshape),
     }
     if kind in ("batch", "ghost", "image"):
-        tracks = draw(st.sampled_from(["variance", "deviation"]))
-        held = "running_variance" if tracks == "variance" else "running_deviation"
+        tracks = draw(st.sampled_from(["variance", "divisor"]))
+        held = "running_var" if tracks == "variance" else "running_divisor"
         p.update(
             {held: rng.random(pshape) + 0.5},
             running_mean=rng.standard_normal(pshape),
@@ -678,85 +678,85 @@ def valid_normaliser(draw: Any) -> tuple[Any, str, dict[str, Any], np.ndarray, n
     else:
         cls = {"layer": nc.LayerNorm, "rms": nc.RMSNorm, "instance": nc.InstanceNorm}[kind]
         shaped = {"normalized_shape": pshape} if kind in ("layer", "rms") else {}
-        layer = cls(scale=p["scale"], shift=p["shift"], epsilon=p["epsilon"], **shaped)
+        layer = cls(scale=p["scale"], shift=p["shift"], eps=p["eps"], **shaped)
     spread = draw(st.sampled_from([1.0, 1e-3, 1e3]))
     # up to 5,000 spreads from zero, in float32 too: the statistics' sums keep the spread's digits
     x = (rng.standard_normal(shape) * spread + draw(st.sampled_from([0.0, 5.0]))).astype(dtype)
     d = rng.standard_normal(shape).astype(dtype)
-    purpose = draw(st.sampled_from(["training", "predicting"]))
+    mode = draw(st.sampled_from(["train", "eval"]))
     if kind not in ("batch", "ghost", "image"):
-        purpose = "training"
-    return layer, kind, p, x, d, purpose
+        mode = "train"
+    return layer, kind, p, x, d, mode
 
 
 @settings(FUZZ, max_examples=250)
 @given(case=valid_normaliser())
 def test_valid_normalisers_match_the_reference(case, cases: Cases) -> None:
     """Forward against the definition; backward against central differences of the definition
-    along a random direction; parameter slopes against sum(d z) and sum(d); step against the
+    along a random direction; parameter gradients against sum(d z) and sum(d); step against the
     update rules. Blocks beyond 64 Ki values are held to the same."""
     cases()
-    layer, kind, p, x, d, purpose = case
+    layer, kind, p, x, d, mode = case
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        response = layer.forward(x, purpose)
+        response = layer.forward(x, mode)
         gradient = layer.backward(response, d)
     f32 = x.dtype == np.float32
-    want = reference_forward(kind, x, p, purpose)
+    want = reference_forward(kind, x, p, mode)
     assert response.output.dtype == x.dtype and response.output.shape == x.shape
     tolerance = (3e-5 if f32 else 1e-9) * (np.abs(want) + np.abs(want).max())
-    reach = float32_reach(kind, x, p, purpose)
+    reach = float32_reach(kind, x, p, mode)
     if f32:  # a few half-ulps of |x|, magnified by the deviation (float32_reach), and no more
         tolerance = tolerance + EPS32 * reach * np.max(np.abs(p["scale"]))
     error = np.abs(response.output - want)
     assert np.all(error <= tolerance), (np.max(error / tolerance), np.argmax(error / tolerance))
-    # backward: <passed_down, v> is the directional slope of sum(d * y) along v, taken from the
+    # backward: <grad_input, v> is the directional gradient of sum(d * y) along v, taken from the
     # reference by a complex step (exact to rounding: no difference of nearby values is taken)
     rng = np.random.default_rng(x.size)
     v = rng.standard_normal(x.shape)
     d64, x64 = d.astype(np.float64), x.astype(np.float64)
     h = 1e-30
-    oracle = float(np.sum(d64 * reference_forward(kind, x64 + 1j * h * v, p, purpose)).imag / h)
-    claimed = float(np.sum(gradient.passed_down.astype(np.float64) * v))
+    oracle = float(np.sum(d64 * reference_forward(kind, x64 + 1j * h * v, p, mode)).imag / h)
+    claimed = float(np.sum(gradient.grad_input.astype(np.float64) * v))
     # the size of the terms the backward pass adds (d * scale / deviation): where they cancel,
     # float32 keeps only their size's digits
-    deviation = float(np.min(response.cache.deviation))
-    terms = float(np.sum(np.abs(d64 * v))) * float(np.max(np.abs(p["scale"]))) / deviation
+    divisor = float(np.min(response.cache.divisor))
+    terms = float(np.sum(np.abs(d64 * v))) * float(np.max(np.abs(p["scale"]))) / divisor
     # and in float32, what z's own rounding (float32_reach) carries into them
     digits = 1e-4 + 4 * EPS32 * float(np.max(reach)) if f32 else 1e-10
     assert abs(claimed - oracle) <= digits * terms, (claimed, oracle)
-    # parameter slopes: sum(d * z) and sum(d) over every axis a parameter is shared along
+    # parameter gradients: sum(d * z) and sum(d) over every axis a parameter is shared along
     z = reference_forward(
         kind,
         x,
         {**p, "scale": np.ones_like(p["scale"]), "shift": np.zeros_like(p["shift"])},
-        purpose,
+        mode,
     )
     over = tuple(i for i in range(x.ndim) if i not in _param_axes(kind, x.ndim, p))
     z_rounding = 4 * EPS32 * float(np.sum(np.abs(d64) * reach)) if f32 else 0.0
-    for name, want_slope in (
+    for name, want_grad in (
         ("scale", np.sum(d64 * z, axis=over)),
         ("shift", np.sum(d64, axis=over)),
     ):
-        got = gradient.slopes[name].reshape(want_slope.shape)
+        got = gradient.grads[name].reshape(want_grad.shape)
         np.testing.assert_allclose(
             got,
-            want_slope,
+            want_grad,
             rtol=1e-3 if f32 else 1e-8,
             atol=(1e-3 if f32 else 1e-8) * (np.abs(d64).sum() + 1) + z_rounding,
         )
-    # step: parameters by -rate * slope; running figures folded in after training
+    # step: parameters by -rate * gradient; running statistics folded in after training
     moved = layer.step(gradient, 0.1)
-    np.testing.assert_allclose(moved.scale, p["scale"] - 0.1 * gradient.slopes["scale"], rtol=1e-12)
-    if kind in ("batch", "ghost", "image") and purpose == "training":
+    np.testing.assert_allclose(moved.scale, p["scale"] - 0.1 * gradient.grads["scale"], rtol=1e-12)
+    if kind in ("batch", "ghost", "image") and mode == "train":
         view, axes = _statistics_layout(kind, x64, p)
         spread = view.var(axis=axes)
-        if p["tracks"] == "deviation":
-            spread = np.sqrt(spread + p["epsilon"])
+        if p["tracks"] == "divisor":
+            spread = np.sqrt(spread + p["eps"])
         if kind == "ghost":  # the groups' statistics, averaged over the groups
             spread = spread.mean(axis=-2)
         keep = p["momentum"]
-        held = "running_deviation" if p["tracks"] == "deviation" else "running_variance"
+        held = "running_divisor" if p["tracks"] == "divisor" else "running_var"
         np.testing.assert_allclose(
             getattr(moved, held),
             keep * p[held] + (1 - keep) * spread,
@@ -766,7 +766,7 @@ def test_valid_normalisers_match_the_reference(case, cases: Cases) -> None:
 
 
 def _param_axes(kind: str, ndim: int, p: dict[str, Any]) -> tuple[int, ...]:
-    """The axes of the block a parameter varies along (the rest are summed for its slope)."""
+    """The axes of the block a parameter varies along (the rest are summed for its gradient)."""
     if kind in ("batch", "ghost"):
         return (*range(ndim - 2), ndim - 1)
     if kind in ("layer", "rms"):
@@ -778,7 +778,7 @@ def _param_axes(kind: str, ndim: int, p: dict[str, Any]) -> tuple[int, ...]:
 @given(data=st.data())
 def test_valid_dense_and_activations_match_the_reference(data: st.DataObject, cases: Cases) -> None:
     """Dense, weight-normalised dense and the activations on valid draws, held to their
-    definitions (forward, passed-down slope and parameter slopes)."""
+    definitions (forward, input gradient and parameter gradients)."""
     cases()
     kind = data.draw(st.sampled_from(["dense", "weightnorm", "relu", "tanh", "sigmoid"]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
@@ -793,18 +793,18 @@ def test_valid_dense_and_activations_match_the_reference(data: st.DataObject, ca
             layer = nc.WeightNormDense(direction=v, magnitude=m, bias=b)
             w = m * v / np.sqrt(np.sum(v * v, axis=0))
         want, d = x @ w + b, rng.standard_normal((rows, fan_out))
-        g = layer.backward(layer.forward(x, "training"), d)
-        np.testing.assert_allclose(g.passed_down, d @ w.T, rtol=1e-10, atol=1e-10)
-        np.testing.assert_allclose(g.slopes["bias"], d.sum(axis=0), rtol=1e-10, atol=1e-10)
+        g = layer.backward(layer.forward(x, "train"), d)
+        np.testing.assert_allclose(g.grad_input, d @ w.T, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(g.grads["bias"], d.sum(axis=0), rtol=1e-10, atol=1e-10)
         dense = x.T @ d
         if kind == "dense":
-            np.testing.assert_allclose(g.slopes["weights"], dense, rtol=1e-10, atol=1e-10)
+            np.testing.assert_allclose(g.grads["weights"], dense, rtol=1e-10, atol=1e-10)
         else:
             u = v / np.sqrt(np.sum(v * v, axis=0))
             along = np.sum(dense * u, axis=0)
-            np.testing.assert_allclose(g.slopes["magnitude"], along, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(g.grads["magnitude"], along, rtol=1e-9, atol=1e-9)
             radial_free = (m / np.sqrt(np.sum(v * v, axis=0))) * (dense - along * u)
-            np.testing.assert_allclose(g.slopes["direction"], radial_free, rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(g.grads["direction"], radial_free, rtol=1e-9, atol=1e-9)
     else:
         layer = {"relu": nc.ReLU, "tanh": nc.Tanh, "sigmoid": nc.Sigmoid}[kind]()
         want = {
@@ -812,14 +812,14 @@ def test_valid_dense_and_activations_match_the_reference(data: st.DataObject, ca
             "tanh": np.tanh(x),
             "sigmoid": 0.5 * (1 + np.tanh(x / 2)),
         }[kind]
-        slope = {
+        grad = {
             "relu": (x > 0) * 1.0,
             "tanh": 1 / np.cosh(x) ** 2,
             "sigmoid": 0.25 / np.cosh(x / 2) ** 2,
         }[kind]
         d = rng.standard_normal(x.shape)
-        g = layer.backward(layer.forward(x, "training"), d)
-        np.testing.assert_allclose(g.passed_down, d * slope, rtol=1e-9, atol=1e-12)
+        g = layer.backward(layer.forward(x, "train"), d)
+        np.testing.assert_allclose(g.grad_input, d * grad, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(layer.forward(x).output, want, rtol=1e-10, atol=1e-10)
 
 
@@ -837,7 +837,7 @@ def test_valid_loss_and_image_functions_match_the_reference(data: st.DataObject,
     each = np.logaddexp(0.0, z) - z * y  # log(1 + e^z) - z y, by numpy's logaddexp
     np.testing.assert_allclose(loss.value, np.sum(each / each.size), rtol=1e-12)
     np.testing.assert_allclose(
-        loss.slope, (0.5 * (1 + np.tanh(z / 2)) - y) / z.size, rtol=1e-9, atol=1e-15
+        loss.grad, (0.5 * (1 + np.tanh(z / 2)) - y) / z.size, rtol=1e-9, atol=1e-15
     )
     n, c, h, w = (data.draw(st.integers(1, 3)) for _ in range(4))
     content = rng.standard_normal((n, c, h, w)) * 3 + 1

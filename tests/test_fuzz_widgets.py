@@ -80,7 +80,7 @@ EVENTS = st.one_of(
     ),
     st.tuples(st.just("check"), st.integers(0, 7), st.booleans()),
     st.tuples(st.just("kind"), st.sampled_from(["batch", "layer", "rms"])),
-    st.tuples(st.just("purpose"), st.sampled_from(["training", "predicting"])),
+    st.tuples(st.just("mode"), st.sampled_from(["train", "eval"])),
     st.tuples(st.sampled_from(["undo", "step", "fresh", "+row", "-row", "+feature", "-feature"])),
     st.tuples(
         st.just("slider"),
@@ -128,8 +128,8 @@ def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
                 )
             elif name == "check" and event[1] < rows:
                 state = pm.set_active(state, event[1], event[2])
-            elif name in ("kind", "purpose"):
-                state = (pm.set_kind if name == "kind" else pm.set_purpose)(state, event[1])
+            elif name in ("kind", "mode"):
+                state = (pm.set_kind if name == "kind" else pm.set_mode)(state, event[1])
             elif name == "slider" and event[2] < features:
                 state = pm.set_parameter(state, event[1], event[2], event[3])
             elif name in ("undo", "step", "fresh"):
@@ -152,7 +152,7 @@ def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
             continue
         layer = pm.layer(state)
         assert isinstance(layer, (nc.BatchNorm, nc.LayerNorm, nc.RMSNorm))
-        want = layer.forward(on, state["purpose"]).output
+        want = layer.forward(on, state["mode"]).output
         np.testing.assert_array_equal(np.array(figures["answer"]), want)
     assert SENTINEL not in sys.modules, "typed text was evaluated as code"
 
@@ -174,7 +174,7 @@ def test_playground_all_rows_off_and_back() -> None:
 @given(
     choices=st.lists(
         st.tuples(
-            st.sampled_from(["source", "rows", "columns", "seed", "typed", "slope", "typed_slope"]),
+            st.sampled_from(["source", "rows", "columns", "seed", "typed", "grad", "typed_grad"]),
             st.one_of(
                 st.sampled_from(TEXTS + ["worked", "random", "typed", "counting", "ones"]),
                 st.integers(-3, 20).map(str),

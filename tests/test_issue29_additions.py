@@ -18,7 +18,7 @@ pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-ari
 @pytest.fixture(scope="module")
 def two_seeds():
     blocks = comparison.fold_blocks((0, 1))
-    scores = {a: comparison.compare_arrangement(a, blocks, epochs=40) for a in ("none", "batch")}
+    scores = {a: comparison.compare_variant(a, blocks, epochs=40) for a in ("none", "batch")}
     return blocks, scores
 
 
@@ -54,8 +54,8 @@ def test_recalibrated_statistics_are_the_training_rows_own(two_seeds):
     blocks, scores = two_seeds
     acc = comparison.recalibrated_held_accuracy(scores["batch"], blocks)
     assert acc.shape == (2,) and np.all((0 <= acc) & (acc <= 1))
-    # asked while predicting with recomputed figures, the training rows are standardised exactly
-    # as the training purpose standardises them (biased variance, same epsilon)
+    # asked in evaluation mode with recomputed figures, the training rows are standardised exactly
+    # as training mode standardises them (biased variance, same epsilon)
     net = scores["batch"].net
     from normcore.sequential import Sequential
 
@@ -63,12 +63,12 @@ def test_recalibrated_statistics_are_the_training_rows_own(two_seeds):
     fixed = dataclasses.replace(
         net,
         norm=dataclasses.replace(
-            net.norm, running_mean=seen.mean(axis=-2), running_variance=seen.var(axis=-2)
+            net.norm, running_mean=seen.mean(axis=-2), running_var=seen.var(axis=-2)
         ),
     )
     np.testing.assert_allclose(
-        network.forward(fixed, blocks.x_train, "predicting").logits,
-        network.forward(net, blocks.x_train, "training").logits,
+        network.forward(fixed, blocks.x_train, "eval").logits,
+        network.forward(net, blocks.x_train, "train").logits,
         rtol=1e-10,
         atol=1e-12,
     )
@@ -155,7 +155,7 @@ def test_batch_before_relu_is_stacking_invariant_and_differs_from_after():
     from normcore.sequential import Sequential
 
     x = comparison.fold_blocks((0,)).x_train[:1]
-    pre = Sequential((net.hidden, net.norm, net.relu, net.output)).forward(x, "training")
-    post = network.forward(net, x, "training")
+    pre = Sequential((net.hidden, net.norm, net.relu, net.output)).forward(x, "train")
+    post = network.forward(net, x, "train")
     assert not np.allclose(pre.output[..., 0], post.logits)
     assert after.shape == (2,)

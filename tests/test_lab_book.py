@@ -49,11 +49,11 @@ def test_roles_are_written_out():
     glued = {"x": "2.5", "n": "4"}
     text = (
         "x is {glue:text}`x:.2f` of {glue:text}`n`; see {numref}`fig-a` and "
-        "{numref}`Figure %s <fig-a>`, the {doc}`words <glossary>` and {term}`running figures`."
+        "{numref}`Figure %s <fig-a>`, the {doc}`words <glossary>` and {term}`running statistics`."
     )
     out = lab_book.render_prose(text, glued, figs, BOOK, "here")
     assert out == (
-        "x is 2.50 of 4; see Fig. 2.1 and Figure 2.1, the [words](glossary.md) and running figures."
+        "x is 2.50 of 4; see Fig. 2.1 and Figure 2.1, the [words](glossary.md) and running statistics."
     )
 
 

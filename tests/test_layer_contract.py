@@ -1,23 +1,23 @@
 """The contract every layer keeps, tested once over every layer.
 
 For each layer in `LAYERS` (the normalisers, GhostBatchNorm included, the dense layers, the
-convolutions, the activations and a `Sequential`), in both purposes:
+convolutions, the activations and a `Sequential`), in both modes:
 
 * **Read-only values.** Every array anywhere in what the three calls hand back (the response,
-  its cache and statistics, the gradient and its slopes, the new layer, and every value inside
+  its cache and statistics, the gradient and its gradients, the new layer, and every value inside
   those, dicts and tuples included) is read-only, found by walking every field rather than by a
   list of known arrays.
 * **Its own error state.** The answers are the same, bit for bit, with no warning, whatever the
   caller set with ``np.seterr``.
-* **The oracle.** The slope passed down and every parameter slope agree with central
+* **The oracle.** The input gradient and every parameter gradient agree with central
   differences.
-* **Typed refusals before any arithmetic.** Bad blocks, bad slopes and foreign responses get a
+* **Typed refusals before any arithmetic.** Bad blocks, bad gradients and foreign responses get a
   subclass of `NormcoreError` whose message says what was expected, and the input is unchanged.
 * **PyTorch, where the conventions agree.** Every layer with a twin in ``torch.nn.functional``
-  (`TWINS`) answers as its twin, in each purpose the twin has: the output, the slope passed
-  down and every parameter slope (float64, 1e-10). The layers without one say why (`NO_TWIN`).
-  `tests/test_torch_agreement.py` adds more shapes and seeds, and asserts the conventions that
-  differ on purpose (the running variance, momentum's name, epsilon's default).
+  (`TWINS`) answers as its twin, in each mode the twin has: the output, the input
+  gradient and every parameter gradient (float64, 1e-10). The layers without one say why
+  (`NO_TWIN`). `tests/test_torch_agreement.py` adds more shapes and seeds, and asserts the
+  conventions that differ on purpose (the running variance, momentum's name, epsilon's default).
 
 New layers join by adding a line to `LAYERS`, and one to `TWINS` or `NO_TWIN`.
 """
@@ -59,7 +59,7 @@ def _trained(layer: Any) -> Any:
 LAYERS: dict[str, tuple[Callable[[], Any], tuple[int, ...]]] = {
     "batch": (lambda: _trained(nc.BatchNorm.create(3)), (5, 3)),
     "batch stacked": (lambda: _trained(nc.BatchNorm.create(3, stack=(2,))), (2, 5, 3)),
-    "batch deviation": (lambda: _trained(nc.BatchNorm.create(3, tracks="deviation")), (5, 3)),
+    "batch deviation": (lambda: _trained(nc.BatchNorm.create(3, tracks="divisor")), (5, 3)),
     "ghost batch": (lambda: _trained(nc.GhostBatchNorm.create(3, group_rows=2)), (6, 3)),
     "image batch": (lambda: _trained(nc.ImageBatchNorm.create(2)), (3, 2, 2, 3)),
     "layer": (lambda: _trained(nc.LayerNorm.create(4)), (3, 4)),
@@ -83,7 +83,7 @@ LAYERS: dict[str, tuple[Callable[[], Any], tuple[int, ...]]] = {
         (5, 4),
     ),
 }
-PURPOSES = ["training", "predicting"]
+MODES = ["train", "eval"]
 #: the layers that take a block of any shape (with at least one axis)
 ACTIVATIONS = {"ReLU", "tanh", "sigmoid"}
 
@@ -97,8 +97,8 @@ def _case(name: str, seed: int = 0) -> tuple[Any, np.ndarray, np.ndarray]:
     return layer, x, r.standard_normal(out_shape)
 
 
-def _three_calls(layer: Any, x: np.ndarray, d: np.ndarray, purpose: str) -> tuple[Any, ...]:
-    response = layer.forward(x, purpose)
+def _three_calls(layer: Any, x: np.ndarray, d: np.ndarray, mode: str) -> tuple[Any, ...]:
+    response = layer.forward(x, mode)
     gradient = layer.backward(response, d)
     return response, gradient, layer.step(gradient, 0.1)
 
@@ -131,22 +131,22 @@ def arrays_within(value: Any, where: str = "value") -> Iterator[tuple[str, np.nd
 
 def test_the_walk_finds_every_array_it_should() -> None:
     """The walk can fail: it reaches arrays inside a response's cache, statistics and a
-    gradient's slopes, and sees a writable one."""
+    gradient's gradients, and sees a writable one."""
     layer, x, d = _case("batch")
-    response, gradient, _ = _three_calls(layer, x, d, "training")
+    response, gradient, _ = _three_calls(layer, x, d, "train")
     paths = {path for path, _ in arrays_within(response, "response")}
     assert {"response.output", "response.cache.z", "response.statistics.mean"} <= paths
     paths = {path for path, _ in arrays_within(gradient, "gradient")}
-    assert "gradient.slopes['scale']" in paths and "gradient.passed_down" in paths
+    assert "gradient.grads['scale']" in paths and "gradient.grad_input" in paths
     writable = {"a": np.zeros(2)}
     assert [a.flags.writeable for _, a in arrays_within(writable)] == [True]
 
 
-@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", LAYERS)
-def test_every_array_the_three_calls_hand_back_is_read_only(name: str, purpose: str) -> None:
+def test_every_array_the_three_calls_hand_back_is_read_only(name: str, mode: str) -> None:
     layer, x, d = _case(name)
-    response, gradient, stepped = _three_calls(layer, x, d, purpose)
+    response, gradient, stepped = _three_calls(layer, x, d, mode)
     for value, where in ((layer, "layer"), (response, "response"), (gradient, "gradient")):
         for path, a in arrays_within(value, where):
             assert not a.flags.writeable, f"{name}: {path} is writable"
@@ -173,60 +173,58 @@ def _same_fields(got: Any, want: Any, where: str) -> None:
         assert got == want, where
 
 
-@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", LAYERS)
-def test_a_step_makes_what_the_constructor_makes_of_the_same_fields(
-    name: str, purpose: str
-) -> None:
+def test_a_step_makes_what_the_constructor_makes_of_the_same_fields(name: str, mode: str) -> None:
     """A normaliser's step makes its new layer without running the constructor's checks again
     (`Normaliser._successor`): the new layer must hold exactly what the constructor makes of
     the same fields (which checks and seals them again, and works out a batch layer's running
-    deviation again), and answer the same, forward and backward (the new layer lines its
+    divisor again), and answer the same, forward and backward (the new layer lines its
     parameters up by reshaping them to the shapes its predecessor worked out; the remade one
     works them out afresh)."""
     layer, x, d = _case(name)
-    _, _, stepped = _three_calls(layer, x, d, purpose)
+    _, _, stepped = _three_calls(layer, x, d, mode)
     fields = {f.name: getattr(stepped, f.name) for f in dataclasses.fields(stepped) if f.init}
     remade = type(stepped)(**fields)
     _same_fields(stepped, remade, name)
-    for p in PURPOSES:
+    for p in MODES:
         got, want = stepped.forward(x, p), remade.forward(x, p)
         np.testing.assert_array_equal(got.output, want.output)
         got, want = stepped.backward(got, d), remade.backward(want, d)
-        np.testing.assert_array_equal(got.passed_down, want.passed_down)
-        assert sorted(got.slopes) == sorted(want.slopes)
-        for key, slope in got.slopes.items():
-            assert slope.shape == want.slopes[key].shape, key
-            np.testing.assert_array_equal(slope, want.slopes[key], err_msg=key)
+        np.testing.assert_array_equal(got.grad_input, want.grad_input)
+        assert sorted(got.grads) == sorted(want.grads)
+        for key, grad in got.grads.items():
+            assert grad.shape == want.grads[key].shape, key
+            np.testing.assert_array_equal(grad, want.grads[key], err_msg=key)
 
 
 @pytest.mark.parametrize("name", ["batch", "ghost batch", "image batch"])
 def test_the_statistics_a_step_folds_in_cannot_be_written_into(name: str) -> None:
     """The bug the walk above guards against: writing into a training response's statistics
-    (or its cache) must not reach the running figures or the slope passed down."""
+    (or its cache) must not reach the running statistics or the input gradient."""
     layer, x, d = _case(name)
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     with pytest.raises(ValueError):
         response.statistics.mean[...] = 100.0
     with pytest.raises(ValueError):
-        response.cache.deviation[...] = 1.0
+        response.cache.divisor[...] = 1.0
     with pytest.raises(TypeError):
-        layer.backward(response, d).slopes["scale"] = np.zeros(3)  # a read-only mapping
+        layer.backward(response, d).grads["scale"] = np.zeros(3)  # a read-only mapping
 
 
 @pytest.mark.parametrize("name", LAYERS)
 def test_the_callers_arrays_stay_the_callers(name: str) -> None:
-    """normcore never seals an array the caller handed in: the block and the slope stay
+    """normcore never seals an array the caller handed in: the block and the gradient stay
     writable, and writing them after a call changes nothing normcore handed back."""
     layer, x, d = _case(name)
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     gradient = layer.backward(response, d)
     assert x.flags.writeable and d.flags.writeable
-    output, passed = response.output.copy(), gradient.passed_down.copy()
+    output, passed = response.output.copy(), gradient.grad_input.copy()
     x[...] = 7.0
     d[...] = -3.0
     np.testing.assert_array_equal(response.output, output)
-    np.testing.assert_array_equal(gradient.passed_down, passed)
+    np.testing.assert_array_equal(gradient.grad_input, passed)
 
 
 # -- the error state ----------------------------------------------------------------------------
@@ -235,38 +233,38 @@ def test_the_callers_arrays_stay_the_callers(name: str) -> None:
 def test_answers_do_not_depend_on_the_callers_error_state(name: str, setting: str) -> None:
     layer, x, d = _case(name)
     tiny = x * 1e-200  # squares underflow: harmless, and never raised
-    want = [_three_calls(layer, block, d, "training") for block in (x, tiny)]
+    want = [_three_calls(layer, block, d, "train") for block in (x, tiny)]
     saved = np.seterr(all=setting)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            got = [_three_calls(layer, block, d, "training") for block in (x, tiny)]
+            got = [_three_calls(layer, block, d, "train") for block in (x, tiny)]
     finally:
         np.seterr(**saved)
     for (r0, g0, _), (r1, g1, _) in zip(want, got, strict=True):
         np.testing.assert_array_equal(r1.output, r0.output)
-        np.testing.assert_array_equal(g1.passed_down, g0.passed_down)
+        np.testing.assert_array_equal(g1.grad_input, g0.grad_input)
 
 
 # -- the oracle ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("purpose", PURPOSES)
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", LAYERS)
-def test_slopes_agree_with_central_differences(name: str, purpose: str) -> None:
+def test_grads_agree_with_central_differences(name: str, mode: str) -> None:
     layer, x, d = _case(name, seed=1)
-    gradient = layer.backward(layer.forward(x, purpose), d)
+    gradient = layer.backward(layer.forward(x, mode), d)
 
     def loss(block: np.ndarray) -> float:
-        return float(np.sum(d * layer.forward(block, purpose).output))
+        return float(np.sum(d * layer.forward(block, mode).output))
 
-    check = nc.check_slope(loss, x, gradient.passed_down)
+    check = nc.check_grad(loss, x, gradient.grad_input)
     assert check.relative_gap < 1e-6, (name, check.relative_gap)
-    for key, slope in gradient.slopes.items():
+    for key, grad in gradient.grads.items():
 
         def of_parameter(p: np.ndarray, key: str = key) -> float:
             other = dataclasses.replace(layer, **{key: p})
-            return float(np.sum(d * other.forward(x, purpose).output))
+            return float(np.sum(d * other.forward(x, mode).output))
 
-        check = nc.check_slope(of_parameter, getattr(layer, key), slope)
+        check = nc.check_grad(of_parameter, getattr(layer, key), grad)
         assert check.relative_gap < 1e-6, (name, key, check.relative_gap)
 
 
@@ -300,10 +298,10 @@ def test_bad_blocks_are_refused_with_typed_errors(name: str) -> None:
         (x > 0, nc.DtypeError),
         (_wrong_shape(name, x), nc.ShapeError),
     ):
-        for purpose in PURPOSES:
-            _refused(lambda b=bad, p=purpose: layer.forward(b, p), error, bad)
-    _refused(lambda: layer.forward(x, "eval"), nc.PurposeError, x)
-    response = layer.forward(x, "training")
+        for mode in MODES:
+            _refused(lambda b=bad, p=mode: layer.forward(b, p), error, bad)
+    _refused(lambda: layer.forward(x, "eval"), nc.ModeError, x)
+    response = layer.forward(x, "train")
     _refused(lambda: layer.backward(response, d[..., :1]), nc.ShapeError, d)
     _refused(lambda: layer.backward(response, np.full_like(d, np.nan)), nc.NonFiniteError, d)
     other, _, _ = _case(name)
@@ -322,7 +320,7 @@ def test_a_block_too_large_to_answer_is_refused_before_it_is_allocated(name: str
     shape = list(huge.shape)
     shape[-2 if huge.ndim > 1 else 0] = 2 * 10**9 // max(1, huge[..., 0, :].size)
     view = np.broadcast_to(x[..., :1, :], tuple(shape))
-    message = _refused(lambda: layer.forward(view, "training"), nc.ShapeError)
+    message = _refused(lambda: layer.forward(view, "train"), nc.ShapeError)
     assert "an eighth of this machine's memory" in message
 
 
@@ -330,14 +328,14 @@ def test_the_oracle_refuses_what_it_cannot_call() -> None:
     for f in (None, 3.0, "f", np.zeros(2)):
         message = _refused(lambda f=f: nc.finite_difference(f, np.zeros(2)), nc.SettingError)
         assert message.startswith("f: expected a function")
-        _refused(lambda f=f: nc.check_slope(f, np.zeros(2), np.zeros(2)), nc.SettingError)
+        _refused(lambda f=f: nc.check_grad(f, np.zeros(2), np.zeros(2)), nc.SettingError)
 
 
 # -- PyTorch, where the conventions agree -------------------------------------------------------
-#: The torch twin of each layer: ``twin(torch, layer, purpose)`` gives the function of the block
+#: The torch twin of each layer: ``twin(torch, layer, mode)`` gives the function of the block
 #: and the parameters (as torch tensors) that answers as the layer does, the parameters it
-#: takes (as numpy arrays), and each normcore slope's name with the parameter whose gradient it
-#: is and how that gradient is laid out as normcore's slope.
+#: takes (as numpy arrays), and each normcore gradient's name with the parameter whose gradient it
+#: is and how that gradient is laid out as normcore's gradient.
 Twin = tuple[Callable[..., Any], dict[str, np.ndarray], dict[str, tuple[str, Callable[..., Any]]]]
 
 
@@ -348,16 +346,16 @@ def _as_is(g: np.ndarray) -> np.ndarray:
 def _normaliser(call: Callable[..., Any], layer: Any) -> Twin:
     if not layer.affine:
         return (lambda x: call(x, None, None)), {}, {}
-    slopes = {"scale": ("w", _as_is), "shift": ("b", _as_is)}
-    return call, {"w": layer.scale, "b": layer.shift}, slopes
+    grads = {"scale": ("w", _as_is), "shift": ("b", _as_is)}
+    return call, {"w": layer.scale, "b": layer.shift}, grads
 
 
-def _batch_twin(torch: Any, layer: Any, purpose: str, groups_of: int | None = None) -> Twin:
-    F, e = torch.nn.functional, layer.epsilon
-    mean, variance = layer.running_mean, layer.running_variance
+def _batch_twin(torch: Any, layer: Any, mode: str, groups_of: int | None = None) -> Twin:
+    F, e = torch.nn.functional, layer.eps
+    mean, variance = layer.running_mean, layer.running_var
 
     def one(x: Any, w: Any, b: Any, i: Any = ...) -> Any:
-        if purpose == "predicting":
+        if mode == "eval":
             m, v = torch.tensor(mean[i]), torch.tensor(variance[i])
             return F.batch_norm(x, m, v, w, b, training=False, eps=e)
         if groups_of is None:
@@ -374,13 +372,13 @@ def _batch_twin(torch: Any, layer: Any, purpose: str, groups_of: int | None = No
     return _normaliser(one, layer)
 
 
-def _twin(name: str, torch: Any, layer: Any, purpose: str) -> Twin:
+def _twin(name: str, torch: Any, layer: Any, mode: str) -> Twin:
     F = torch.nn.functional
     if name in ("batch", "batch stacked", "image batch", "batch deviation"):
-        return _batch_twin(torch, layer, purpose)
+        return _batch_twin(torch, layer, mode)
     if name == "ghost batch":
-        return _batch_twin(torch, layer, purpose, groups_of=layer.group_rows)
-    e = getattr(layer, "epsilon", None)
+        return _batch_twin(torch, layer, mode, groups_of=layer.group_rows)
+    e = getattr(layer, "eps", None)
     if name in ("layer", "layer trailing", "not affine"):
         ns = layer.normalized_shape
         return _normaliser(lambda x, w, b: F.layer_norm(x, ns, w, b, eps=e), layer)
@@ -393,52 +391,52 @@ def _twin(name: str, torch: Any, layer: Any, purpose: str) -> Twin:
         g = layer.groups
         return _normaliser(lambda x, w, b: F.group_norm(x, g, w, b, eps=e), layer)
     if name == "dense":
-        slopes = {"weights": ("w", _as_is), "bias": ("b", _as_is)}
+        grads = {"weights": ("w", _as_is), "bias": ("b", _as_is)}
         call = lambda x, w, b: F.linear(x, w.T, b)  # noqa: E731 - normcore's weights are (in, out)
-        return call, {"w": layer.weights, "b": layer.bias}, slopes
+        return call, {"w": layer.weights, "b": layer.bias}, grads
     if name == "weight norm":  # torch's weight (out, in) with dim=0: one direction a row
-        slopes = {
+        grads = {
             "direction": ("v", lambda g: g.T),
             "magnitude": ("g", lambda g: g[:, 0]),
             "bias": ("b", _as_is),
         }
         arrays = {"v": layer.direction.T, "g": layer.magnitude[:, None], "b": layer.bias}
-        return (lambda x, v, g, b: F.linear(x, torch._weight_norm(v, g, 0), b)), arrays, slopes
+        return (lambda x, v, g, b: F.linear(x, torch._weight_norm(v, g, 0), b)), arrays, grads
     if name in ("conv", "conv strided"):
         stride, padding = layer.stride, layer.padding
-        slopes = {"weights": ("w", _as_is), "bias": ("b", _as_is)}
+        grads = {"weights": ("w", _as_is), "bias": ("b", _as_is)}
 
         def conv(x: Any, w: Any, b: Any) -> Any:
             return F.conv2d(x, w, b, stride=stride, padding=padding)
 
-        return conv, {"w": layer.weights, "b": layer.bias}, slopes
+        return conv, {"w": layer.weights, "b": layer.bias}, grads
     activations = {"ReLU": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}
     return activations[name], {}, {}
 
 
-#: the layers (and purposes) with no torch twin, and why
+#: the layers (and modes) with no torch twin, and why
 NO_TWIN = {
-    ("standardised conv", "training"): "PyTorch has no weight-standardised convolution",
-    ("standardised conv", "predicting"): "PyTorch has no weight-standardised convolution",
-    ("sequential", "training"): "its layers are each held to their twins here",
-    ("sequential", "predicting"): "its layers are each held to their twins here",
-    ("batch deviation", "predicting"): "it divides by a running deviation, PyTorch holds variances",
+    ("standardised conv", "train"): "PyTorch has no weight-standardised convolution",
+    ("standardised conv", "eval"): "PyTorch has no weight-standardised convolution",
+    ("sequential", "train"): "its layers are each held to their twins here",
+    ("sequential", "eval"): "its layers are each held to their twins here",
+    ("batch deviation", "eval"): "it divides by a running divisor, PyTorch holds variances",
 }
-TWINS = [(n, p) for n in LAYERS for p in PURPOSES if (n, p) not in NO_TWIN]
+TWINS = [(n, p) for n in LAYERS for p in MODES if (n, p) not in NO_TWIN]
 
 
 def test_every_layer_has_a_twin_or_says_why_not() -> None:
     assert {name for name, _ in NO_TWIN} <= set(LAYERS)
-    assert {purpose for _, purpose in NO_TWIN} <= set(PURPOSES)
-    assert len(TWINS) + len(NO_TWIN) == len(LAYERS) * len(PURPOSES)
+    assert {mode for _, mode in NO_TWIN} <= set(MODES)
+    assert len(TWINS) + len(NO_TWIN) == len(LAYERS) * len(MODES)
 
 
-@pytest.mark.parametrize(("name", "purpose"), TWINS)
-def test_layers_answer_as_their_pytorch_twins(name: str, purpose: str, oracle: Any) -> None:
+@pytest.mark.parametrize(("name", "mode"), TWINS)
+def test_layers_answer_as_their_pytorch_twins(name: str, mode: str, oracle: Any) -> None:
     torch = oracle("torch")
     layer, x, d = _case(name, seed=2)
-    call, arrays, slopes = _twin(name, torch, layer, purpose)
-    response = layer.forward(x, purpose)
+    call, arrays, grads = _twin(name, torch, layer, mode)
+    response = layer.forward(x, mode)
     gradient = layer.backward(response, d)
     tensors = {k: torch.tensor(np.array(v), requires_grad=True) for k, v in arrays.items()}
     tx = torch.tensor(x, requires_grad=True)
@@ -446,9 +444,9 @@ def test_layers_answer_as_their_pytorch_twins(name: str, purpose: str, oracle: A
     (out * torch.tensor(d)).sum().backward()
     tol = {"rtol": 1e-10, "atol": 1e-10}
     np.testing.assert_allclose(response.output, out.detach().numpy(), **tol)
-    np.testing.assert_allclose(gradient.passed_down, tx.grad.numpy(), **tol)
-    assert sorted(gradient.slopes) == sorted(slopes)
-    for ours, (theirs, laid_out) in slopes.items():
+    np.testing.assert_allclose(gradient.grad_input, tx.grad.numpy(), **tol)
+    assert sorted(gradient.grads) == sorted(grads)
+    for ours, (theirs, laid_out) in grads.items():
         np.testing.assert_allclose(
-            gradient.slopes[ours], laid_out(tensors[theirs].grad.numpy()), **tol, err_msg=ours
+            gradient.grads[ours], laid_out(tensors[theirs].grad.numpy()), **tol, err_msg=ours
         )

@@ -1,9 +1,9 @@
-"""Every layer's slopes held against central finite differences (the package's own oracle).
+"""Every layer's gradients held against central finite differences (the package's own oracle).
 
-For each layer the objective is sum(d * output) for a random upstream slope d drawn by hypothesis
-(never all ones), so its gradient with respect to the input is the passed-down block and with
-respect to each parameter that parameter's slope. Agreement is asked to a relative error below
-1e-7, relative to max(1, largest oracle slope).
+For each layer the objective is sum(d * output) for a random upstream gradient d drawn by hypothesis
+(never all ones), so its gradient with respect to the input is the input gradient and with
+respect to each parameter that parameter's gradient. Agreement is asked to a relative error below
+1e-7, relative to max(1, largest oracle gradient).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def away_from_zero(shape: tuple[int, ...], lo: float = 0.05, hi: float = 10.0):
 
 
 def upstream(draw: Callable, shape: tuple[int, ...]) -> np.ndarray:
-    """A random upstream slope in [-2, 2], with real variation (never a constant block)."""
+    """A random upstream gradient in [-2, 2], with real variation (never a constant block)."""
     d = draw(values(shape, -2.0, 2.0))
     assume(d.size == 1 or np.std(d) > 0.1)
     assume(np.max(np.abs(d)) > 0.1)
@@ -74,8 +74,8 @@ dims = st.integers
 # ----------------------------------------------------------------------------- the oracle
 
 
-def objective(layer, d: np.ndarray, purpose: str) -> Callable[[np.ndarray], float]:
-    return lambda x: float(np.sum(d * layer.forward(x, purpose).output))
+def objective(layer, d: np.ndarray, mode: str) -> Callable[[np.ndarray], float]:
+    return lambda x: float(np.sum(d * layer.forward(x, mode).output))
 
 
 def relative_gap(oracle: np.ndarray, claimed: np.ndarray) -> float:
@@ -83,13 +83,13 @@ def relative_gap(oracle: np.ndarray, claimed: np.ndarray) -> float:
     return float(np.max(np.abs(oracle - claimed))) / max(1.0, float(np.max(np.abs(oracle))))
 
 
-def parameter_slope(layer, name: str, x: np.ndarray, d: np.ndarray, purpose: str, step: float):
+def parameter_grad(layer, name: str, x: np.ndarray, d: np.ndarray, mode: str, step: float):
     """Central differences of sum(d * output) in one parameter, each nudge made on a copy of
     the layer with that parameter replaced."""
 
     def f(p: np.ndarray) -> float:
         other = dataclasses.replace(layer, **{name: p})
-        return float(np.sum(d * other.forward(x, purpose).output))
+        return float(np.sum(d * other.forward(x, mode).output))
 
     return nc.finite_difference(f, np.array(getattr(layer, name), dtype=np.float64), step)
 
@@ -98,19 +98,19 @@ def assert_agrees(
     layer,
     x: np.ndarray,
     d: np.ndarray,
-    purpose: str = "training",
+    mode: str = "train",
     parameters: tuple[str, ...] = (),
     step: float = 1e-6,
 ) -> nc.Gradient:
-    response = layer.forward(x, purpose)
+    response = layer.forward(x, mode)
     gradient = layer.backward(response, d)
-    assert gradient.passed_down.shape == x.shape
-    check = nc.check_slope(objective(layer, d, purpose), x, gradient.passed_down, step)
+    assert gradient.grad_input.shape == x.shape
+    check = nc.check_grad(objective(layer, d, mode), x, gradient.grad_input, step)
     assert check.relative_gap < TOL, ("input", check.relative_gap)
-    assert set(parameters) <= set(gradient.slopes)
+    assert set(parameters) <= set(gradient.grads)
     for name in parameters:
-        oracle = parameter_slope(layer, name, x, d, purpose, step)
-        claimed = gradient.slopes[name]
+        oracle = parameter_grad(layer, name, x, d, mode, step)
+        claimed = gradient.grads[name]
         assert claimed.shape == np.shape(getattr(layer, name))
         gap = relative_gap(oracle, claimed)
         assert gap < TOL, (name, gap)
@@ -138,27 +138,27 @@ def batch_case(draw, stack: tuple[int, ...] = ()):
 @given(batch_case())
 def test_batch_norm_training(case) -> None:
     layer, x, d = case
-    assert_agrees(layer, x, d, "training", AFFINE)
+    assert_agrees(layer, x, d, "train", AFFINE)
 
 
 @EXAMPLES
 @given(batch_case())
 def test_batch_norm_predicting_fresh(case) -> None:
     layer, x, d = case
-    assert_agrees(layer, x, d, "predicting", AFFINE)
+    assert_agrees(layer, x, d, "eval", AFFINE)
 
 
 @EXAMPLES
 @given(batch_case(), st.integers(1, 4))
 def test_batch_norm_predicting_after_steps(case, steps: int) -> None:
     layer, x, d = case
-    for _ in range(steps):  # running figures move away from 0 and 1
-        layer = layer.step(layer.backward(layer.forward(x, "training"), d), 0.05)
-    assert np.any(layer.running_mean != 0.0) or np.any(layer.running_variance != 1.0)
-    gradient = assert_agrees(layer, x, d, "predicting", AFFINE)
-    # Predicting divides by constants: d * scale / running deviation, and nothing else.
+    for _ in range(steps):  # running statistics move away from 0 and 1
+        layer = layer.step(layer.backward(layer.forward(x, "train"), d), 0.05)
+    assert np.any(layer.running_mean != 0.0) or np.any(layer.running_var != 1.0)
+    gradient = assert_agrees(layer, x, d, "eval", AFFINE)
+    # Predicting divides by constants: d * scale / running divisor, and nothing else.
     np.testing.assert_allclose(
-        gradient.passed_down, d * layer.scale / layer.running_deviation, rtol=1e-14
+        gradient.grad_input, d * layer.scale / layer.running_divisor, rtol=1e-14
     )
 
 
@@ -166,15 +166,15 @@ def test_batch_norm_predicting_after_steps(case, steps: int) -> None:
 @given(batch_case(stack=(3,)))
 def test_batch_norm_stacked(case) -> None:
     layer, x, d = case
-    assert_agrees(layer, x, d, "training", AFFINE)
+    assert_agrees(layer, x, d, "train", AFFINE)
 
 
 @EXAMPLES
 @given(batch_case(stack=(2, 2)))
 def test_batch_norm_stacked_predicting(case) -> None:
     layer, x, d = case
-    layer = dataclasses.replace(layer, running_mean=layer.shift, running_variance=layer.scale**2)
-    assert_agrees(layer, x, d, "predicting", AFFINE)
+    layer = dataclasses.replace(layer, running_mean=layer.shift, running_var=layer.scale**2)
+    assert_agrees(layer, x, d, "eval", AFFINE)
 
 
 @st.composite
@@ -193,9 +193,9 @@ def test_image_batch_norm(case) -> None:
     x, scale, shift, d = case
     assume(spread_ok(x, (0, 2, 3)))
     layer = nc.ImageBatchNorm(scale=scale, shift=shift)
-    assert_agrees(layer, x, d, "training", AFFINE)
-    stepped = dataclasses.replace(layer, running_mean=shift, running_variance=scale**2 + 0.5)
-    assert_agrees(stepped, x, d, "predicting", AFFINE)
+    assert_agrees(layer, x, d, "train", AFFINE)
+    stepped = dataclasses.replace(layer, running_mean=shift, running_var=scale**2 + 0.5)
+    assert_agrees(stepped, x, d, "eval", AFFINE)
 
 
 # ----------------------------------------------------------------------------- row layers
@@ -220,15 +220,15 @@ def row_case(draw, stack: tuple[int, ...] = (), centred: bool = True):
 def test_layer_norm(case) -> None:
     scale, shift, x, d = case
     layer = nc.LayerNorm(scale=scale, shift=shift)
-    assert_agrees(layer, x, d, "training", AFFINE)
-    assert_agrees(layer, x, d, "predicting", AFFINE)
+    assert_agrees(layer, x, d, "train", AFFINE)
+    assert_agrees(layer, x, d, "eval", AFFINE)
 
 
 @EXAMPLES
 @given(row_case(stack=(3,)))
 def test_layer_norm_stacked(case) -> None:
     scale, shift, x, d = case
-    assert_agrees(nc.LayerNorm(scale=scale, shift=shift), x, d, "training", AFFINE)
+    assert_agrees(nc.LayerNorm(scale=scale, shift=shift), x, d, "train", AFFINE)
 
 
 @st.composite
@@ -248,21 +248,21 @@ def test_layer_norm_trailing_normalized_shape(case) -> None:
     scale, shift, x, d = case
     layer = nc.LayerNorm(scale=scale, shift=shift, normalized_shape=scale.shape)
     assert layer.normalized_shape == scale.shape
-    assert_agrees(layer, x, d, "training", AFFINE)
+    assert_agrees(layer, x, d, "train", AFFINE)
 
 
 @EXAMPLES
 @given(row_case(centred=False))
 def test_rms_norm(case) -> None:
     scale, shift, x, d = case
-    assert_agrees(nc.RMSNorm(scale=scale, shift=shift), x, d, "training", AFFINE)
+    assert_agrees(nc.RMSNorm(scale=scale, shift=shift), x, d, "train", AFFINE)
 
 
 @EXAMPLES
 @given(row_case(stack=(2,), centred=False))
 def test_rms_norm_stacked(case) -> None:
     scale, shift, x, d = case
-    assert_agrees(nc.RMSNorm(scale=scale, shift=shift), x, d, "predicting", AFFINE)
+    assert_agrees(nc.RMSNorm(scale=scale, shift=shift), x, d, "eval", AFFINE)
 
 
 # ----------------------------------------------------------------------------- image axes
@@ -273,7 +273,7 @@ def test_rms_norm_stacked(case) -> None:
 def test_instance_norm(case) -> None:
     x, scale, shift, d = case
     assume(spread_ok(x, (2, 3)))
-    assert_agrees(nc.InstanceNorm(scale=scale, shift=shift), x, d, "training", AFFINE)
+    assert_agrees(nc.InstanceNorm(scale=scale, shift=shift), x, d, "train", AFFINE)
 
 
 @st.composite
@@ -294,7 +294,7 @@ def group_case(draw):
 @given(group_case())
 def test_group_norm(case) -> None:
     layer, x, d = case
-    assert_agrees(layer, x, d, "training", AFFINE)
+    assert_agrees(layer, x, d, "train", AFFINE)
 
 
 # ----------------------------------------------------------------------------- dense
@@ -320,7 +320,7 @@ LINEAR_STEP = 1e-3
 def test_dense(case) -> None:
     x, weights, bias, d = case
     layer = nc.Dense(weights=weights, bias=bias)
-    assert_agrees(layer, x, d, "training", ("weights", "bias"), step=LINEAR_STEP)
+    assert_agrees(layer, x, d, "train", ("weights", "bias"), step=LINEAR_STEP)
 
 
 @EXAMPLES
@@ -328,7 +328,7 @@ def test_dense(case) -> None:
 def test_dense_stacked(case) -> None:
     x, weights, bias, d = case
     layer = nc.Dense(weights=weights, bias=bias)
-    assert_agrees(layer, x, d, "predicting", ("weights", "bias"), step=LINEAR_STEP)
+    assert_agrees(layer, x, d, "eval", ("weights", "bias"), step=LINEAR_STEP)
 
 
 @st.composite
@@ -350,30 +350,30 @@ WN_PARAMETERS = ("magnitude", "direction", "bias")
 @given(weight_norm_case())
 def test_weight_norm_dense(case) -> None:
     layer, x, d = case
-    assert_agrees(layer, x, d, "training", WN_PARAMETERS, step=1e-5)
+    assert_agrees(layer, x, d, "train", WN_PARAMETERS, step=1e-5)
 
 
 @EXAMPLES
 @given(weight_norm_case(stack=(2,)))
 def test_weight_norm_dense_stacked(case) -> None:
     layer, x, d = case
-    assert_agrees(layer, x, d, "training", WN_PARAMETERS, step=1e-5)
+    assert_agrees(layer, x, d, "train", WN_PARAMETERS, step=1e-5)
 
 
 @EXAMPLES
 @given(weight_norm_case())
-def test_weight_norm_unprojected_slope_is_refused_by_the_oracle(case) -> None:
-    # The oracle can tell the wrong slope apart: the unprojected direction slope misses it
-    # whenever the dense slope has a part along the direction.
+def test_weight_norm_unprojected_grad_is_refused_by_the_oracle(case) -> None:
+    # The oracle can tell the wrong gradient apart: the unprojected direction gradient misses it
+    # whenever the dense gradient has a part along the direction.
     layer, x, d = case
-    response = layer.forward(x, "training")
-    dense_slope = np.swapaxes(x, -1, -2) @ d
-    wrong = layer.slopes_from_dense(dense_slope, project=False)["direction"]
-    along = np.sum(dense_slope * layer.unit_direction, axis=-2)
+    response = layer.forward(x, "train")
+    dense_grad = np.swapaxes(x, -1, -2) @ d
+    wrong = layer.grads_from_dense(dense_grad, project=False)["direction"]
+    along = np.sum(dense_grad * layer.unit_direction, axis=-2)
     assume(np.max(np.abs(along * layer.magnitude)) > 0.1)
-    oracle = parameter_slope(layer, "direction", x, d, "training", 1e-5)
+    oracle = parameter_grad(layer, "direction", x, d, "train", 1e-5)
     assert relative_gap(oracle, wrong) > 1e-3
-    right = layer.backward(response, d).slopes["direction"]
+    right = layer.backward(response, d).grads["direction"]
     assert relative_gap(oracle, right) < TOL
 
 
@@ -393,7 +393,7 @@ def activation_case(draw, kinks: bool = False):
 def test_relu(case) -> None:
     x, d = case
     gradient = assert_agrees(nc.ReLU(), x, d)
-    np.testing.assert_array_equal(gradient.passed_down, np.where(x > 0, d, 0.0))
+    np.testing.assert_array_equal(gradient.grad_input, np.where(x > 0, d, 0.0))
 
 
 @EXAMPLES
@@ -423,7 +423,7 @@ def loss_case(draw, stacked: bool):
 
 @EXAMPLES
 @given(loss_case(stacked=False))
-def test_binary_cross_entropy_slope(case) -> None:
+def test_binary_cross_entropy_grad(case) -> None:
     logits, labels = case
     loss = nc.binary_cross_entropy(logits, labels)
     assert np.shape(loss.value) == ()
@@ -431,13 +431,13 @@ def test_binary_cross_entropy_slope(case) -> None:
     def f(z: np.ndarray) -> float:
         return float(nc.binary_cross_entropy(z, labels).value)
 
-    check = nc.check_slope(f, logits, loss.slope)
+    check = nc.check_grad(f, logits, loss.grad)
     assert check.relative_gap < TOL
 
 
 @EXAMPLES
 @given(loss_case(stacked=True), st.data())
-def test_binary_cross_entropy_stacked_slope(case, data) -> None:
+def test_binary_cross_entropy_stacked_grad(case, data) -> None:
     logits, labels = case
     weights = data.draw(values(logits.shape[:1], -2.0, 2.0))
     loss = nc.binary_cross_entropy(logits, labels, stack_axes=1)
@@ -446,20 +446,20 @@ def test_binary_cross_entropy_stacked_slope(case, data) -> None:
     def f(z: np.ndarray) -> float:
         return float(np.sum(weights * nc.binary_cross_entropy(z, labels, stack_axes=1).value))
 
-    check = nc.check_slope(f, logits, weights[:, None] * loss.slope)
+    check = nc.check_grad(f, logits, weights[:, None] * loss.grad)
     assert check.relative_gap < TOL
 
 
 # ----------------------------------------------------------------------------- the oracle itself
 
 
-def test_oracle_catches_a_wrong_slope() -> None:
-    # The checker must be able to fail: the naive batch-norm slope is held against it.
+def test_oracle_catches_a_wrong_grad() -> None:
+    # The checker must be able to fail: the naive batch-norm gradient is held against it.
     x = nc.four_rows()
     d = np.arange(1.0, 9.0).reshape(4, 2)
     layer = nc.BatchNorm.create(2)
-    naive = nc.naive_backward(nc.standardise(x, (0,), layer.epsilon), d)
-    check = nc.check_slope(objective(layer, d, "training"), x, naive)
+    naive = nc.naive_backward(nc.standardise(x, (0,), layer.eps), d)
+    check = nc.check_grad(objective(layer, d, "train"), x, naive)
     assert check.relative_gap > 1.0
 
 
@@ -467,6 +467,6 @@ def test_finite_difference_of_a_known_function() -> None:
     # d/dx sum(x**3) = 3 x**2, by hand.
     x = np.array([[1.0, -2.0], [0.5, 3.0]])
     x_copy = x.copy()
-    slope = nc.finite_difference(lambda a: float(np.sum(a**3)), x, 1e-5)
-    np.testing.assert_allclose(slope, 3 * x_copy**2, rtol=1e-9)
+    grad = nc.finite_difference(lambda a: float(np.sum(a**3)), x, 1e-5)
+    np.testing.assert_allclose(grad, 3 * x_copy**2, rtol=1e-9)
     np.testing.assert_array_equal(x, x_copy)

@@ -3,9 +3,9 @@
 `normcore._normaliser` reads each call's input once and hands back a result without reading it
 again only when a bound (the input's magnitudes, the layer's bound on its parameters, |z| <=
 sqrt(n) for statistics read from the block) keeps it below its float type's largest value over
-256. These tests hold the bounds to what reading every result decides: over blocks, slopes,
+256. These tests hold the bounds to what reading every result decides: over blocks, gradients,
 parameters and rates from 1e-300 to 1e300 in float64 (1e-37 to 1e37 in float32), in both
-purposes and through a chain of steps, every call answers exactly as it does when every result
+modes and through a chain of steps, every call answers exactly as it does when every result
 is read (the same arrays bit for bit, or the same typed refusal), and nothing it hands back holds
 a NaN or an infinity.
 """
@@ -41,16 +41,16 @@ def _outcome(call: Callable[[], Any]) -> tuple[Any, ...]:
 
 
 def _arrays(value: Any) -> list[np.ndarray]:
-    """The arrays a response, a gradient or a layer holds (outputs, slopes, parameters)."""
+    """The arrays a response, a gradient or a layer holds (outputs, gradients, parameters)."""
     if isinstance(value, nc.Response):
         return [value.output]
     if isinstance(value, nc.Gradient):
-        return [value.passed_down, *value.slopes.values()]
+        return [value.grad_input, *value.grads.values()]
     return [value.scale, value.shift]
 
 
 def _run(kind: str, seed: int) -> list[tuple[Any, ...]]:
-    """A chain of calls on one case: forward in each purpose, backward, step, and the new layer's
+    """A chain of calls on one case: forward in each mode, backward, step, and the new layer's
     forward; each call's outcome, with every array it handed back."""
     make, shape = NORMALISERS[kind]
     r = np.random.default_rng(seed)
@@ -61,11 +61,11 @@ def _run(kind: str, seed: int) -> list[tuple[Any, ...]]:
     layer = make(size() * r.standard_normal(features), size() * r.standard_normal(features))
     x = (size() * r.standard_normal(shape)).astype(dtype)
     d = (size() * r.standard_normal(shape)).astype(dtype)
-    # a rate is a Python float, cast to the slope's type: any float64 magnitude
+    # a rate is a Python float, cast to the gradient's type: any float64 magnitude
     rate = float(np.sign(r.standard_normal()) * 10.0 ** r.uniform(-300, 300))
     outcomes = []
-    for purpose in ("predicting", "training"):
-        response = _outcome(lambda p=purpose: layer.forward(x, p))
+    for mode in ("eval", "train"):
+        response = _outcome(lambda p=mode: layer.forward(x, p))
         outcomes.append(response)
         if response[0] != "answered":
             continue
@@ -76,7 +76,7 @@ def _run(kind: str, seed: int) -> list[tuple[Any, ...]]:
         new = _outcome(lambda g=gradient[1]: layer.step(g, rate))
         outcomes.append(new)
         if new[0] == "answered":
-            outcomes.append(_outcome(lambda n=new[1]: n.forward(x, "training")))
+            outcomes.append(_outcome(lambda n=new[1]: n.forward(x, "train")))
     return outcomes
 
 
@@ -114,25 +114,25 @@ def test_bounded_results_answer_as_read_results(kind: str, monkeypatch: Any) -> 
 
 def test_the_bound_of_the_parameters_holds_through_a_training_run() -> None:
     """A layer's bound on its parameters, carried from step to step without reading them, stays
-    at or above their largest magnitude (200 steps, rates and slopes of either sign)."""
+    at or above their largest magnitude (200 steps, rates and gradients of either sign)."""
     r = np.random.default_rng(5)
     layer = nc.RMSNorm(scale=r.standard_normal(4), shift=r.standard_normal(4))
     x = r.standard_normal((6, 4))
     for step in range(200):
         d = 10.0 ** r.uniform(-3, 3) * r.standard_normal((6, 4))
-        layer = layer.step(layer.backward(layer.forward(x, "training"), d), r.uniform(-1, 1))
+        layer = layer.step(layer.backward(layer.forward(x, "train"), d), r.uniform(-1, 1))
         largest = max(np.abs(layer.scale).max(), np.abs(layer.shift).max())
         assert layer._reach >= largest, f"step {step}"
 
 
-def test_a_predicting_pass_with_no_spread_refuses_an_overflowing_slope() -> None:
-    """Running figures bound no z: with running variance 0 (deviation sqrt(epsilon)) and values
-    near the magnitude limit, the scale's slope overflows. It is refused, not handed back as
-    infinity (it was, before the slopes of a predicting pass were read)."""
+def test_a_predicting_pass_with_no_spread_refuses_an_overflowing_grad() -> None:
+    """Running statistics bound no z: with running variance 0 (deviation sqrt(epsilon)) and values
+    near the magnitude limit, the scale's gradient overflows. It is refused, not handed back as
+    infinity (it was, before the gradients of an evaluation-mode pass were read)."""
     layer = nc.BatchNorm(
-        scale=np.ones(2), shift=np.zeros(2), running_mean=np.zeros(2), running_variance=np.zeros(2)
+        scale=np.ones(2), shift=np.zeros(2), running_mean=np.zeros(2), running_var=np.zeros(2)
     )
     x = np.full((2, 2), 3e153)
-    response = layer.forward(x, "predicting")
-    with pytest.raises(nc.MagnitudeError, match=r"BatchNorm\.backward \(slope of scale\)"):
+    response = layer.forward(x, "eval")
+    with pytest.raises(nc.MagnitudeError, match=r"BatchNorm\.backward \(gradient of scale\)"):
         layer.backward(response, x)

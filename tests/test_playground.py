@@ -1,7 +1,7 @@
 """The chapter-2 playground's model, driven without a browser; and its JavaScript twin in node.
 
 The expected answers are computed here in plain numpy from the formulas (standardise by the
-batch, by the running figures, along the row, by the root mean square), never by normcore's
+batch, by the running statistics, along the row, by the root mean square), never by normcore's
 layers; the seed-000 figures quoted are the ones that seed prints. The JavaScript model is held
 to the Python model on random action sequences when node is installed (the browser tests hold
 the page itself to normcore on the built site).
@@ -52,10 +52,10 @@ def expected(state: pm.State) -> np.ndarray:
     block = pm.block(state)
     scale, shift = np.array(state["scale"]), np.array(state["shift"])
     if state["kind"] == "batch":
-        if state["purpose"] == "training":
+        if state["mode"] == "train":
             z = (block - block.mean(axis=0)) / np.sqrt(block.var(axis=0) + EPS)
         else:
-            z = (block - state["running_mean"]) / np.sqrt(np.array(state["running_variance"]) + EPS)
+            z = (block - state["running_mean"]) / np.sqrt(np.array(state["running_var"]) + EPS)
     elif state["kind"] == "layer":
         z = (block - block.mean(axis=1, keepdims=True)) / np.sqrt(
             block.var(axis=1, keepdims=True) + EPS
@@ -83,7 +83,7 @@ def assert_figures_follow(state: pm.State) -> dict:
             atol=1e-12 * max(1.0, block.var(axis=0).max()),
         )
         np.testing.assert_allclose(
-            f["running_deviation"], np.sqrt(np.array(state["running_variance"]) + EPS), rtol=1e-15
+            f["running_divisor"], np.sqrt(np.array(state["running_var"]) + EPS), rtol=1e-15
         )
     return f
 
@@ -95,7 +95,7 @@ def test_opens_on_the_worked_block_and_its_column() -> None:
     f = assert_figures_follow(state)
     # seed 000: mean 6, variance 9, deviation 3.0000017, v / (v + eps) ~ 0.9999989
     assert f["batch_mean"][1] == 6.0 and f["batch_variance"][1] == 9.0
-    assert f["batch_deviation"][1] == pytest.approx(3.0000017, abs=5e-8)
+    assert f["batch_divisor"][1] == pytest.approx(3.0000017, abs=5e-8)
     assert f["batch_share"][1] == pytest.approx(0.9999989, abs=5e-8)
     # seed 000: 0.3333, 0.9999994, -1.6667, 0.3333
     column = np.array(f["answer"])[:, 1]
@@ -110,7 +110,7 @@ def test_actions_leave_the_state_they_were_given_alone() -> None:
         (pm.set_cell, (0, 0, "5")),
         (pm.set_active, (1, False)),
         (pm.set_kind, ("rms",)),
-        (pm.set_purpose, ("predicting",)),
+        (pm.set_mode, ("eval",)),
         (pm.set_parameter, ("scale", 0, 2.0)),
         (pm.undo, ()),
         (pm.step, ()),
@@ -122,9 +122,9 @@ def test_actions_leave_the_state_they_were_given_alone() -> None:
 
 
 @pytest.mark.parametrize("kind", pm.KINDS)
-@pytest.mark.parametrize("purpose", pm.PURPOSES)
-def test_every_kind_and_purpose_follows_the_formulas(kind: str, purpose: str) -> None:
-    state = pm.set_purpose(pm.set_kind(pm.initial(), kind), purpose)
+@pytest.mark.parametrize("mode", pm.MODES)
+def test_every_kind_and_mode_follows_the_formulas(kind: str, mode: str) -> None:
+    state = pm.set_mode(pm.set_kind(pm.initial(), kind), mode)
     state = pm.set_parameter(pm.set_parameter(state, "scale", 0, 2.5), "shift", 1, -1.25)
     state = pm.step(pm.set_cell(state, 2, 1, "-4.5"))
     assert_figures_follow(state)
@@ -164,7 +164,7 @@ def test_undo_exactly_gives_the_block_back() -> None:
 
 
 def test_undo_while_predicting_uses_the_running_figures() -> None:
-    state = pm.undo(pm.set_purpose(pm.step(pm.initial()), "predicting"))
+    state = pm.undo(pm.set_mode(pm.step(pm.initial()), "eval"))
     np.testing.assert_allclose(state["shift"], 0.1 * WORKED.mean(axis=0), rtol=1e-15)
     np.testing.assert_allclose(pm.figures(state)["answer"], WORKED, atol=1e-12)
 
@@ -184,7 +184,7 @@ def test_step_folds_the_batch_into_the_running_figures() -> None:
     state = pm.step(pm.step(pm.initial()))
     mean, var = WORKED.mean(axis=0), WORKED.var(axis=0)
     np.testing.assert_allclose(state["running_mean"], 0.19 * mean, rtol=1e-14)
-    np.testing.assert_allclose(state["running_variance"], 0.81 + 0.19 * var, rtol=1e-14)
+    np.testing.assert_allclose(state["running_var"], 0.81 + 0.19 * var, rtol=1e-14)
     assert state["steps"] == 2 and state["scale"] == [1.0, 1.0]
     fresh = pm.fresh(state)
     assert fresh["running_mean"] == [0.0, 0.0] and fresh["steps"] == 0
@@ -192,7 +192,7 @@ def test_step_folds_the_batch_into_the_running_figures() -> None:
 
 def test_hundred_steps_bring_the_answers_together() -> None:
     # seed 000: after a hundred steps predicting answers -0.7778 and 0.3334 for row 1
-    state = pm.initial(purpose="predicting")
+    state = pm.initial(mode="eval")
     for _ in range(100):
         state = pm.step(state)
     np.testing.assert_allclose(pm.figures(state)["answer"][0], [-0.7778, 0.3334], atol=5e-5)
@@ -240,7 +240,7 @@ def test_numbers_are_read(text: str, value: float) -> None:
 def test_resize_within_limits() -> None:
     state = pm.resize(pm.resize(pm.initial(), 1, 0), 0, 1)
     assert np.array(state["values"]).shape == (5, 3)
-    assert state["scale"][-1] == 1.0 and state["running_variance"][-1] == 1.0
+    assert state["scale"][-1] == 1.0 and state["running_var"][-1] == 1.0
     assert_figures_follow(state)
     small = pm.initial([[1.0]])
     assert pm.resize(small, -1, 0)["note"] == "size-limits"
@@ -290,7 +290,7 @@ ACTIONS = st.one_of(
     ),
     st.tuples(st.just("set_active"), st.integers(0, 9), st.booleans()),
     st.tuples(st.just("set_kind"), st.sampled_from(pm.KINDS)),
-    st.tuples(st.just("set_purpose"), st.sampled_from(pm.PURPOSES)),
+    st.tuples(st.just("set_mode"), st.sampled_from(pm.MODES)),
     st.tuples(
         st.just("set_parameter"),
         st.sampled_from(["scale", "shift"]),
@@ -355,9 +355,9 @@ def test_the_javascript_model_is_the_python_model(oracle, runs: list[list[tuple]
     for seen, want in zip(got, wants, strict=True):
         for n, (page, (state, figures, errors)) in enumerate(zip(seen, want, strict=True)):
             assert page["errors"] == errors, n
-            for key in ("texts", "active", "kind", "purpose", "steps", "note"):
+            for key in ("texts", "active", "kind", "mode", "steps", "note"):
                 assert page["state"][key] == state[key], (n, key)
-            for key in ("values", "scale", "shift", "running_mean", "running_variance"):
+            for key in ("values", "scale", "shift", "running_mean", "running_var"):
                 np.testing.assert_allclose(
                     page["state"][key], state[key], rtol=1e-12, atol=1e-300, err_msg=key
                 )

@@ -28,16 +28,16 @@ def test_worked_block_lag_agrees_to_the_printed_places():
         assert lag.first_under(float(threshold)) == step
 
 
-def test_parameter_slopes_agree():
-    printed = PRINTED["worked_block_parameter_slopes"]
-    compare = routes.compare_blocks(routes.WORKED_BLOCK, routes.worked_slope())
-    assert np.allclose(compare.scale_slope, printed["scale"], atol=5e-5)
-    assert np.allclose(compare.shift_slope, printed["shift"], atol=5e-5)
+def test_parameter_grads_agree():
+    printed = PRINTED["worked_block_parameter_grads"]
+    compare = routes.compare_blocks(routes.WORKED_BLOCK, routes.worked_grad())
+    assert np.allclose(compare.scale_grad, printed["scale"], atol=5e-5)
+    assert np.allclose(compare.shift_grad, printed["shift"], atol=5e-5)
 
 
 def test_oracle_gap_is_of_the_printed_order():
     printed = PRINTED["oracle_agreement"]["gap"]
-    sweep = routes.gap_against_step(routes.WORKED_BLOCK, routes.worked_slope())
+    sweep = routes.gap_against_step(routes.WORKED_BLOCK, routes.worked_grad())
     gaps = dict(zip(sweep.steps, sweep.gaps, strict=True))
     assert printed / 10 < gaps[1e-5] < printed * 10
 

@@ -120,7 +120,7 @@ def _net_arrays(net):
             net.hidden.bias,
             net.output.weights,
             net.output.bias,
-            *((net.norm.running_mean, net.norm.running_variance) if net.norm is not None else ()),
+            *((net.norm.running_mean, net.norm.running_var) if net.norm is not None else ()),
         )
     ]
 
@@ -249,13 +249,9 @@ def test_unclipped_loss_is_recorded_from_the_same_passes():
 
 def test_epsilon_moves_rate_60_but_not_rate_005():
     a = [
-        round(R.train(s, 0.05, True, epsilon=e).loss, 4)
-        for e in (1e-8, 1e-14)
-        for s in R.RUN_SEEDS[:1]
+        round(R.train(s, 0.05, True, eps=e).loss, 4) for e in (1e-8, 1e-14) for s in R.RUN_SEEDS[:1]
     ]
-    b = [
-        round(R.train(s, 60.0, True, epsilon=e).loss, 4) for e in (1e-8, 1e-14) for s in R.RUN_SEEDS
-    ]
+    b = [round(R.train(s, 60.0, True, eps=e).loss, 4) for e in (1e-8, 1e-14) for s in R.RUN_SEEDS]
     assert a[0] == a[1]
     assert b[:2] != b[2:]
 

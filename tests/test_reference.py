@@ -31,7 +31,7 @@ EXPECTED = {
     "bn-eps-neg": (R, "EpsilonError"),
     "bn-momentum-1": (R, "MomentumError"),
     "bn-momentum-neg": (R, "MomentumError"),
-    "bn-purpose": (R, "PurposeError"),
+    "bn-mode": (R, "ModeError"),
     "bn-bool": (R, "DtypeError"),
     "bn-foreign-gradient": (R, "ForeignResponseError"),
     "ln-foreign-response": (R, "ForeignResponseError"),
@@ -86,21 +86,21 @@ def test_refusals_by_hand():
     with pytest.raises(nc.ShapeError):
         bn.forward(np.ones(2))
     with pytest.raises(nc.EmptyBatchError):
-        bn.forward(np.ones((0, 2)), "training")
+        bn.forward(np.ones((0, 2)), "train")
     with pytest.raises(nc.NonFiniteError):
         bn.forward(np.array([[np.nan, 1.0]]))
     with pytest.raises(nc.MagnitudeError):
-        bn.forward(FOUR * 1e200, "training")
+        bn.forward(FOUR * 1e200, "train")
     with pytest.raises(nc.EpsilonError):
-        nc.BatchNorm.create(2, epsilon=0.0)
+        nc.BatchNorm.create(2, eps=0.0)
     with pytest.raises(nc.MomentumError):
         nc.BatchNorm.create(2, momentum=1.0)
-    with pytest.raises(nc.PurposeError):
+    with pytest.raises(nc.ModeError):
         bn.forward(FOUR, "train")
     with pytest.raises(nc.ZeroDirectionError):
         nc.WeightNormDense(direction=np.zeros((2, 1)))
     other = nc.BatchNorm.create(2)
-    g = bn.backward(bn.forward(FOUR, "training"), np.ones((4, 2)))
+    g = bn.backward(bn.forward(FOUR, "train"), np.ones((4, 2)))
     with pytest.raises(nc.ForeignResponseError):
         other.step(g, 0.1)
     assert issubclass(nc.NormcoreError, ValueError)
@@ -108,17 +108,17 @@ def test_refusals_by_hand():
 
 def test_answers_by_hand():
     bn = nc.BatchNorm.create(2)
-    assert np.array_equal(bn.forward(FOUR[:1], "training").output, np.zeros((1, 2)))
+    assert np.array_equal(bn.forward(FOUR[:1], "train").output, np.zeros((1, 2)))
     const = np.array([[5.0, 1.0], [5.0, 2.0]])
-    assert np.all(bn.forward(const, "training").output[:, 0] == 0)
-    big = bn.forward(FOUR * 1e150, "training").output[:, 0]
+    assert np.all(bn.forward(const, "train").output[:, 0] == 0)
+    big = bn.forward(FOUR * 1e150, "train").output[:, 0]
     assert np.allclose(big, [-7 / 9, -7 / 9, -1 / 9, 15 / 9], atol=1e-4)
-    assert bn.forward(FOUR.astype(np.float32), "training").output.dtype == np.float32
+    assert bn.forward(FOUR.astype(np.float32), "train").output.dtype == np.float32
     two = nc.LayerNorm.create(2).forward(np.array([[3.0, 11.0]])).output
     assert np.allclose(two, [[-1.0, 1.0]], atol=1e-6)
-    bn.forward(FOUR, "training")  # a look
+    bn.forward(FOUR, "train")  # a look
     assert np.array_equal(bn.running_mean, np.zeros(2))
-    assert np.abs(bn.forward(FOUR * 1e-150, "training").output).max() < 1e-100
+    assert np.abs(bn.forward(FOUR * 1e-150, "train").output).max() < 1e-100
 
 
 def test_ghost_by_hand():
@@ -126,14 +126,14 @@ def test_ghost_by_hand():
     with pytest.raises(nc.SettingError):
         nc.GhostBatchNorm.create(2, 0)
     with pytest.raises(nc.ShapeError):
-        ghost.forward(FOUR[:3], "training")
-    whole = nc.GhostBatchNorm.create(2, 4).forward(FOUR, "training").output
-    assert np.array_equal(whole, nc.BatchNorm.create(2).forward(FOUR, "training").output)
-    three = ghost.forward(FOUR[:3]).output  # predicting: the running figures, mean 0, variance 1
+        ghost.forward(FOUR[:3], "train")
+    whole = nc.GhostBatchNorm.create(2, 4).forward(FOUR, "train").output
+    assert np.array_equal(whole, nc.BatchNorm.create(2).forward(FOUR, "train").output)
+    three = ghost.forward(FOUR[:3]).output  # predicting: the running statistics, mean 0, variance 1
     assert np.allclose(three, FOUR[:3] / np.sqrt(1 + 1e-5), rtol=1e-12)
     # groups (1, 1) and (7, 23) of the first column: variances 0 and 64, averaged 32; the second
     # column's groups (7, 9) and (1, 7): 1 and 9, averaged 5
-    r = ghost.forward(FOUR, "training")
+    r = ghost.forward(FOUR, "train")
     assert np.allclose(r.statistics.variance, [32.0, 5.0], rtol=1e-12)
     assert np.allclose(r.statistics.mean, [(1 + 15) / 2, (8 + 4) / 2], rtol=1e-12)
 
@@ -142,7 +142,7 @@ def test_statements_measured():
     rows = {r["layer"]: r for r in ref.statements()}
     assert rows["BatchNorm"]["variance"] == "biased (÷ n)"
     assert rows["BatchNorm"]["running variance"] == "biased"
-    assert "default predicting" in rows["LayerNorm"]["purposes (default)"]
+    assert "default eval" in rows["LayerNorm"]["modes (default)"]
     assert "over (rows)" in rows["BatchNorm"]["axis"]
     assert "over (features)" in rows["LayerNorm"]["axis"]
     assert "refused (ZeroDirectionError)" in rows["WeightNormDense"]["weight norm"]
@@ -152,7 +152,7 @@ def test_statements_measured():
     assert "the groups' average" in ghost["running rule and moment"]
     assert "within each group" in ghost["backward routes"]
     assert "agrees with the oracle" in ghost["backward routes"]
-    assert ghost["parameter slopes"].startswith("scale ✓, shift ✓")
+    assert ghost["parameter gradients"].startswith("scale ✓, shift ✓")
 
 
 def test_pytorch_numbers():
@@ -198,9 +198,9 @@ def test_framework_defaults_normcore_column_for_rms_is_measured() -> None:
     """The normcore column of the RMS lines says what normcore's RMSNorm does: a shift that
     starts at 0 and that a step moves (the frameworks' RMS layers have none)."""
     rms = nc.RMSNorm.create(3)
-    assert np.all(rms.shift == 0) and rms.epsilon == 1e-5
+    assert np.all(rms.shift == 0) and rms.eps == 1e-5
     x = np.array([[1.0, 2.0, 4.0], [-1.0, 0.5, 3.0]])
-    response = rms.forward(x, "training")
+    response = rms.forward(x, "train")
     stepped = rms.step(rms.backward(response, np.ones_like(x)), 0.1)
     assert np.all(stepped.shift != 0)  # learned
     rows = [r for r in ref.framework_defaults() if "RMS" in r["setting"]]
@@ -229,14 +229,14 @@ def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:
     nn.BatchNorm2d(2)(torch.randn(1, 2, 3, 3))
     with pytest.raises(ValueError):
         nn.BatchNorm1d(2)(torch.randn(1, 2))
-    # no_grad() does not switch a batch layer to its running figures; eval() does
+    # no_grad() does not switch a batch layer to its running statistics; eval() does
     x = torch.randn(4, 2) * 3 + 5
     layer = nn.BatchNorm1d(2)
     with torch.no_grad():
         out = layer(x)
     assert abs(out.mean().item()) < 1e-5  # still the batch's own statistics
     layer.eval()
-    assert abs(layer(x).mean().item()) > 1.0  # now the running figures
+    assert abs(layer(x).mean().item()) > 1.0  # now the running statistics
     assert "no_grad() only stops gradients" in next(
         r["behaviour"] for r in ref.framework_defaults() if r["setting"].startswith("model.eval")
     )

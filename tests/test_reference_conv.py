@@ -63,9 +63,9 @@ def test_conv2d_agrees_with_torch(torch: Any, rows: dict) -> None:
     assert rows[("Conv2d", "output size")]["normcore"].endswith(f"= {want.shape[-1]}")
 
 
-def test_conv2d_slopes_agree_with_torch_autograd(torch: Any) -> None:
+def test_conv2d_grads_agree_with_torch_autograd(torch: Any) -> None:
     conv, x = example()
-    r = conv.forward(x, "training")
+    r = conv.forward(x, "train")
     d = np.random.default_rng(1).normal(size=r.output.shape)
     g = conv.backward(r, d)
     tx = torch.tensor(x, requires_grad=True)
@@ -73,9 +73,9 @@ def test_conv2d_slopes_agree_with_torch_autograd(torch: Any) -> None:
     tb = torch.tensor(conv.bias, requires_grad=True)
     out = torch.nn.functional.conv2d(tx, tw, tb, stride=conv.stride, padding=conv.padding)
     (out * torch.tensor(d)).sum().backward()
-    np.testing.assert_allclose(g.slopes["weights"], tw.grad.numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(g.slopes["bias"], tb.grad.numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(g.passed_down, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g.grads["weights"], tw.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g.grads["bias"], tb.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(g.grad_input, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_torchs_default_start_is_what_the_row_says(torch: Any, rows: dict) -> None:
@@ -102,24 +102,24 @@ def test_weight_standardisation_against_torch(torch: Any, rows: dict) -> None:
     ws = StandardisedConv2d(
         weights=conv.weights, bias=conv.bias, stride=conv.stride, padding=conv.padding
     )
-    r = ws.forward(x, "training")
+    r = ws.forward(x, "train")
     d = np.random.default_rng(2).normal(size=r.output.shape)
     g = ws.backward(r, d)
     tw = torch.tensor(conv.weights, requires_grad=True)
     mean = tw.mean(dim=(1, 2, 3), keepdim=True)
     var = tw.var(dim=(1, 2, 3), keepdim=True, unbiased=False)
-    kernel = (tw - mean) / torch.sqrt(var + ws.epsilon)
+    kernel = (tw - mean) / torch.sqrt(var + ws.eps)
     out = torch.nn.functional.conv2d(
         torch.tensor(x), kernel, torch.tensor(conv.bias), stride=2, padding=1
     )
     np.testing.assert_allclose(r.output, out.detach().numpy(), rtol=1e-12, atol=1e-12)
     (out * torch.tensor(d)).sum().backward()
-    np.testing.assert_allclose(g.slopes["weights"], tw.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(g.grads["weights"], tw.grad.numpy(), rtol=1e-10, atol=1e-12)
     std, m = torch.std_mean(torch.tensor(conv.weights), dim=(1, 2, 3), keepdim=True)
     authors = ((torch.tensor(conv.weights) - m) / (std + 1e-5)).numpy()
     assert np.abs(authors - ws.effective_weights).max() > 1e-3  # a different kernel
     assert rows[("StandardisedConv2d", "kernel run")]["agree"] == "no"
-    assert rows[("StandardisedConv2d", "slopes")]["agree"] == "yes"
+    assert rows[("StandardisedConv2d", "grads")]["agree"] == "yes"
 
 
 def test_fold_agrees_with_torchs_fuse_conv_bn_eval(torch: Any) -> None:
@@ -131,17 +131,17 @@ def test_fold_agrees_with_torchs_fuse_conv_bn_eval(torch: Any) -> None:
         scale=rng.uniform(0.5, 2, 4),
         shift=rng.normal(size=4),
         running_mean=rng.normal(size=4),
-        running_variance=rng.uniform(0.5, 2, 4),
+        running_var=rng.uniform(0.5, 2, 4),
     )
     tconv = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1).double()
-    tbn = torch.nn.BatchNorm2d(4, eps=batch.epsilon).double()
+    tbn = torch.nn.BatchNorm2d(4, eps=batch.eps).double()
     with torch.no_grad():
         tconv.weight.copy_(torch.tensor(conv.weights))
         tconv.bias.copy_(torch.tensor(conv.bias))
         tbn.weight.copy_(torch.tensor(batch.scale))
         tbn.bias.copy_(torch.tensor(batch.shift))
         tbn.running_mean.copy_(torch.tensor(batch.running_mean))
-        tbn.running_var.copy_(torch.tensor(batch.running_variance))
+        tbn.running_var.copy_(torch.tensor(batch.running_var))
     with pytest.raises(AssertionError):  # "eval mode only (asserted)"
         fuse_conv_bn_eval(tconv.train(), tbn.train())
     fused = fuse_conv_bn_eval(tconv.eval(), tbn.eval())

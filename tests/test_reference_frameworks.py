@@ -52,7 +52,7 @@ def test_keras_frozen_batch_norm_predicts(keras) -> None:
     bn.build((None, 1))
     bn.trainable = False
     out = np.asarray(bn(COLUMN, training=True))
-    # running figures (mean 0, variance 1) used, and left as they were
+    # running statistics (mean 0, variance 1) used, and left as they were
     assert np.allclose(out, COLUMN / np.sqrt(1 + 1e-3), rtol=1e-6)
     assert np.allclose(bn.moving_mean.numpy(), 0) and np.allclose(bn.moving_variance.numpy(), 1)
 

@@ -66,14 +66,14 @@ def test_a_copied_layer_is_read_only_and_answers_the_same(name: str, how: str) -
         with pytest.raises(ValueError):
             a.flags.writeable = True  # not even by asking
     x = _block(name)
-    assert np.array_equal(twin.forward(x, "training").output, layer.forward(x, "training").output)
+    assert np.array_equal(twin.forward(x, "train").output, layer.forward(x, "train").output)
 
 
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
 def test_a_copied_response_and_gradient_stay_read_only_and_belong_to_their_layer(how: str) -> None:
     layer = nc.BatchNorm.create(3)
     x = RNG.normal(size=(5, 3))
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     gradient = layer.backward(response, np.ones((5, 3)))
     layer2, response2, gradient2 = COPIES[how]((layer, response, gradient))
     assert response2.layer is layer2 and gradient2.layer is layer2
@@ -81,13 +81,13 @@ def test_a_copied_response_and_gradient_stay_read_only_and_belong_to_their_layer
         response2.output,
         response2.cache.z,
         response2.statistics.mean,
-        gradient2.passed_down,
-        *gradient2.slopes.values(),
+        gradient2.grad_input,
+        *gradient2.grads.values(),
     ):
         assert not a.flags.writeable
     # the copied pair still works together, and steps to the original's new layer
     again = layer2.backward(response2, np.ones((5, 3)))
-    assert np.array_equal(again.passed_down, gradient.passed_down)
+    assert np.array_equal(again.grad_input, gradient.grad_input)
     stepped, stepped2 = layer.step(gradient, 0.1), layer2.step(gradient2, 0.1)
     for key, a in _arrays(stepped).items():
         assert np.array_equal(_arrays(stepped2)[key], a)

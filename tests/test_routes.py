@@ -44,8 +44,8 @@ def test_worked_four_matches_the_seeds_printed_figures():
     assert c.naive_error == pytest.approx(2.0370, abs=5e-5)  # seed: misses by 2.0370
     assert c.largest_true == pytest.approx(1.0741, abs=5e-5)
     assert np.allclose(c.naive_sums, [1.7778, 6.6667], atol=5e-5)  # seed: 1.7778 and 6.6667
-    assert np.allclose(c.scale_slope, [8.0, -2.6667], atol=5e-5)
-    assert np.allclose(c.shift_slope, [16.0, 20.0])
+    assert np.allclose(c.scale_grad, [8.0, -2.6667], atol=5e-5)
+    assert np.allclose(c.shift_grad, [16.0, 20.0])
     assert c.true_gap < 1e-7
 
 
@@ -61,7 +61,7 @@ def test_route_terms_add_up_to_the_layers_block():
     terms = routes.route_terms()
     assert np.allclose(terms.sum_d, [16.0, 20.0])
     assert np.allclose(terms.sum_dz, [8.0, -8 / 3], atol=1e-5)
-    assert np.allclose(terms.own, routes.worked_slope() / terms.deviation)
+    assert np.allclose(terms.own, routes.worked_grad() / terms.divisor)
     assert np.allclose(terms.total, routes.compare_blocks(routes.WORKED_BLOCK).true)
 
 
@@ -149,8 +149,8 @@ def test_the_stacked_pair_is_each_run_on_its_own():
     assert not np.array_equal(pair.true_loss, pair.naive_loss)  # the two passes do differ
 
 
-def test_first_hidden_slopes_differ_but_are_correlated():
-    first = routes.first_hidden_slopes(seed=0)
+def test_first_hidden_grads_differ_but_are_correlated():
+    first = routes.first_hidden_grads(seed=0)
     assert first.true.shape == first.naive.shape == (2, 16)
     assert -1.0 <= first.cosine < 0.999
     assert first.relative_gap > 0.1
@@ -164,11 +164,11 @@ def test_exercise_checks_accept_the_right_answer_and_hide_it():
     z = (x - 5) / s
     d = np.array([1.0, 0.0, -1.0])
     hand = (3 * d - 0 - z * (d * z).sum()) / (3 * s)
-    assert ch03.check_passed_down(hand[:, None]) == "right"
+    assert ch03.check_grad_input(hand[:, None]) == "right"
     assert ch03.check_naive_sum(0.0) == "right"  # the naive block d / s sums to 0 here
-    wrong = ch03.check_passed_down(np.zeros((3, 1)))
+    wrong = ch03.check_grad_input(np.zeros((3, 1)))
     assert wrong.startswith("not yet") and f"{hand[0]:.3f}" not in wrong
-    assert ch03.check_constant_slope(np.zeros((3, 2))) == "right"  # constant d: all routes cancel
+    assert ch03.check_constant_grad(np.zeros((3, 2))) == "right"  # constant d: all routes cancel
     assert ch03.check_step_gap("many").startswith("not yet")
     assert ch03.check_step_gap(-1).startswith("not yet")
 
@@ -204,8 +204,8 @@ def test_new_exercise_checks_name_the_mistakes():
     assert ch03.check_backwards_cells(~wrong).startswith("not yet: every cell is the other way")
     assert "whole column" in ch03.check_backwards_cells(np.ones((4, 2), bool))
     assert ch03.check_backwards_cells([1, 2]).startswith("not yet: the answer should be a 4 x 2")
-    x, d = ch03.BLOCK_ONE, ch03.SLOPE_ONE
-    assert ch03.check_unbiased(ch03.unbiased_passed_down(x, d)) == "right"
+    x, d = ch03.BLOCK_ONE, ch03.GRAD_ONE
+    assert ch03.check_unbiased(ch03.unbiased_grad_input(x, d)) == "right"
     assert "biased layer" in ch03.check_unbiased(routes.compare_blocks(x, d).true)
     assert "1/n" in ch03.check_unbiased(_kept_one_over_n(x, d))
 

@@ -1,4 +1,4 @@
-"""Covariate-shift experiments (chapter 1) and the running figures' lag (chapter 2).
+"""Covariate-shift experiments (chapter 1) and the running statistics' lag (chapter 2).
 
 Expected figures come from seed 000's printed numbers, from hand derivations written beside them,
 or from a plain-numpy recomputation that shares no code with normcore's layers.
@@ -142,7 +142,7 @@ def test_skewness_and_correlations_against_hand_values() -> None:
 
 def _fake(mean: np.ndarray, shift: np.ndarray | None = None) -> sh.CrowdShift:
     return sh.CrowdShift(
-        arrangement="none",
+        variant="none",
         seed=0,
         mean=mean,
         deviation=np.ones_like(mean),
@@ -214,7 +214,7 @@ def test_travels_on_a_hand_made_record() -> None:
     read = np.array([np.column_stack(e) for e in ([up, down, off], [up, up, up], [late, up, late])])
     mean = np.array([[0.0, 1.0, 0], [0.5, 0.9, 0], [0.2, 0.3, 0]])
     record = sh.CrowdShift(
-        arrangement="none",
+        variant="none",
         seed=0,
         mean=mean,
         deviation=np.array([[1.0, 2.0, 0], [1, 2, 0], [1.5, 1, 0]]),
@@ -243,8 +243,8 @@ def test_the_shape_travels_need_only_the_ends() -> None:
         assert np.array_equal(whole[[0, -1]], sh.skewness(record.read[[0, -1]]), equal_nan=True)
 
 
-def test_crowd_shifts_refuses_other_arrangements() -> None:
-    with pytest.raises(nc.NormcoreError, match="arrangement"):
+def test_crowd_shifts_refuses_other_variants() -> None:
+    with pytest.raises(nc.NormcoreError, match="variant"):
         sh.crowd_shifts("layer", [0], epochs=2)
 
 
@@ -262,15 +262,15 @@ def test_stacked_runs_match_single_runs() -> None:
     assert stacked[1].seed == 1
 
 
-# ------------------------------------------------------------------- the running figures' lag
+# ------------------------------------------------------------------- the running statistics' lag
 
 
-def test_one_zero_slope_step_on_the_worked_block() -> None:
+def test_one_zero_grad_step_on_the_worked_block() -> None:
     layer = sh.fold_in(nc.BatchNorm.create(2), WORKED)
     # Seed 000: 0.9 * 0 + 0.1 * 6 = 0.6; 0.9 * 1 + 0.1 * 9 = 1.8. Column 1 by hand: mean 8 and
     # variance 81 give 0.8 and 0.9 + 8.1 = 9.0.
     np.testing.assert_allclose(layer.running_mean, [0.8, 0.6], rtol=1e-15)
-    np.testing.assert_allclose(layer.running_variance, [9.0, 1.8], rtol=1e-15)
+    np.testing.assert_allclose(layer.running_var, [9.0, 1.8], rtol=1e-15)
     np.testing.assert_array_equal(layer.scale, [1.0, 1.0])
     np.testing.assert_array_equal(layer.shift, [0.0, 0.0])
     # (7 - 0.6) / sqrt(1.8 + 0.00001) = 4.7702651 (seed 000)
@@ -280,9 +280,9 @@ def test_one_zero_slope_step_on_the_worked_block() -> None:
 
 def test_a_look_moves_nothing() -> None:
     layer = nc.BatchNorm.create(2)
-    layer.forward(WORKED, "training")
+    layer.forward(WORKED, "train")
     np.testing.assert_array_equal(layer.running_mean, [0.0, 0.0])
-    np.testing.assert_array_equal(layer.running_variance, [1.0, 1.0])
+    np.testing.assert_array_equal(layer.running_var, [1.0, 1.0])
 
 
 def test_lag_figures_of_seed_000() -> None:
@@ -321,7 +321,7 @@ def test_running_figures_follow_the_closed_form(block: np.ndarray, steps: int) -
     kept = 0.9**steps
     m, v = block.mean(axis=0), block.var(axis=0)
     np.testing.assert_allclose(layer.running_mean, (1 - kept) * m, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(layer.running_variance, kept + (1 - kept) * v, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(layer.running_var, kept + (1 - kept) * v, rtol=1e-9, atol=1e-9)
 
 
 # ------------------------------------------------------------------------- the chapter-1 switch
@@ -342,7 +342,7 @@ def test_shift_chart_switches_between_the_two_networks() -> None:
     assert chart.answer()["largest_shift"] == f"{batch.largest_shift:.4f}"
     assert chart.answer()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
     assert chart.results["batch"]["figures"] == chart.answer()
-    with pytest.raises(ValueError, match="arrangement"):
+    with pytest.raises(ValueError, match="variant"):
         chart.select("layer")
     assert chart.selected == "batch"
 

@@ -1,9 +1,9 @@
 """Structural facts every correct implementation must show, without any oracle.
 
-Centring layers cannot see a constant added along their statistic's axis, so their passed-down
-blocks sum to zero along it; weight norm cannot see a direction's length, so its direction slope
-has no part along the direction; layers are values, so answering never changes them; stacked
-models are the same arithmetic as separate ones.
+Centring layers cannot see a constant added along their statistic's axis, so their input
+gradients sum to zero along it; weight norm cannot see a direction's length, so its direction
+gradient has no part along the direction; layers are values, so answering never changes them;
+stacked models are the same arithmetic as separate ones.
 """
 
 from __future__ import annotations
@@ -65,26 +65,26 @@ def rng() -> np.random.Generator:
 
 @EXAMPLES
 @given(affine_case())
-def test_batch_norm_passed_down_columns_sum_to_zero(case) -> None:
+def test_batch_norm_grad_input_columns_sum_to_zero(case) -> None:
     x, d, scale, shift = case
     layer = nc.BatchNorm(scale=scale, shift=shift)
-    passed = layer.backward(layer.forward(x, "training"), d).passed_down
+    passed = layer.backward(layer.forward(x, "train"), d).grad_input
     size = max(1.0, float(np.max(np.abs(passed))))
     np.testing.assert_allclose(passed.sum(axis=0), 0.0, rtol=0, atol=1e-12 * size)
 
 
 @EXAMPLES
 @given(affine_case(min_rows=1, min_features=2))
-def test_layer_norm_passed_down_rows_sum_to_zero(case) -> None:
+def test_layer_norm_grad_input_rows_sum_to_zero(case) -> None:
     x, d, scale, shift = case
     layer = nc.LayerNorm(scale=scale, shift=shift)
-    passed = layer.backward(layer.forward(x, "training"), d).passed_down
+    passed = layer.backward(layer.forward(x, "train"), d).grad_input
     size = max(1.0, float(np.max(np.abs(passed))))
     np.testing.assert_allclose(passed.sum(axis=1), 0.0, rtol=0, atol=1e-12 * size)
 
 
 def test_the_sum_to_zero_check_can_fail() -> None:
-    # The naive slope d / s does not sum to zero down a column (seed 000: 1.7778 and 6.6667).
+    # The naive gradient d / s does not sum to zero down a column (seed 000: 1.7778 and 6.6667).
     x = nc.four_rows()
     naive = nc.naive_backward(nc.standardise(x, (0,), 1e-5), np.arange(1.0, 9.0).reshape(4, 2))
     assert np.all(np.abs(naive.sum(axis=0)) > 1.0)
@@ -108,20 +108,20 @@ def weight_norm_case(draw):
 
 @EXAMPLES
 @given(weight_norm_case())
-def test_weight_norm_direction_slope_is_orthogonal_to_direction(case) -> None:
+def test_weight_norm_direction_grad_is_orthogonal_to_direction(case) -> None:
     layer, x, d = case
-    gradient = layer.backward(layer.forward(x, "training"), d)
-    slope = gradient.slopes["direction"]
-    lengths = np.linalg.norm(layer.direction, axis=0) * np.linalg.norm(slope, axis=0)
-    dots = np.sum(slope * layer.direction, axis=0)
+    gradient = layer.backward(layer.forward(x, "train"), d)
+    grad = gradient.grads["direction"]
+    lengths = np.linalg.norm(layer.direction, axis=0) * np.linalg.norm(grad, axis=0)
+    dots = np.sum(grad * layer.direction, axis=0)
     np.testing.assert_allclose(dots, 0.0, rtol=0, atol=1e-13 * max(1.0, float(lengths.max())))
 
-    # The unprojected slope keeps its radial part: its dot with the direction is the dense
-    # slope's part along u, scaled, which is not zero unless that part is.
+    # The unprojected gradient keeps its radial part: its dot with the direction is the dense
+    # gradient's part along u, scaled, which is not zero unless that part is.
     dense = x.T @ d
     along = np.sum(dense * layer.unit_direction, axis=0)
     assume(np.max(np.abs(along)) > 1e-3)
-    wrong = layer.slopes_from_dense(dense, project=False)["direction"]
+    wrong = layer.grads_from_dense(dense, project=False)["direction"]
     wrong_dots = np.sum(wrong * layer.direction, axis=0)
     # By hand: (m / |v|) * (∇w · v) = m * (∇w · u).
     np.testing.assert_allclose(wrong_dots, layer.magnitude * along, rtol=1e-10, atol=1e-12)
@@ -163,8 +163,8 @@ def test_shifting_a_column_leaves_batch_norm_unchanged(case, data) -> None:
     constants = data.draw(values((x.shape[1],), -10.0, 10.0))
     assume(np.min(np.std(x, axis=0)) > 0.2)
     layer = nc.BatchNorm(scale=scale, shift=shift)
-    a = layer.forward(x, "training").output
-    b = layer.forward(x + constants, "training").output
+    a = layer.forward(x, "train").output
+    b = layer.forward(x + constants, "train").output
     np.testing.assert_allclose(b, a, rtol=0, atol=1e-9)
 
 
@@ -186,8 +186,8 @@ def test_shifting_a_row_does_change_batch_norm() -> None:
     moved = x.copy()
     moved[0] += 5.0
     layer = nc.BatchNorm.create(2)
-    a = layer.forward(x, "training").output
-    assert not np.allclose(a, layer.forward(moved, "training").output)
+    a = layer.forward(x, "train").output
+    assert not np.allclose(a, layer.forward(moved, "train").output)
 
 
 # ----------------------------------------------------------------------------- layers are values
@@ -202,7 +202,7 @@ def every_layer() -> list[tuple[object, np.ndarray]]:
         scale=r.normal(size=3),
         shift=r.normal(size=3),
         running_mean=r.normal(size=3),
-        running_variance=r.uniform(0.5, 2, size=3),
+        running_var=r.uniform(0.5, 2, size=3),
     )
     return [
         (stepped, block),
@@ -224,10 +224,10 @@ IDS = [type(layer).__name__ for layer, _ in LAYERS]
 
 
 @pytest.mark.parametrize(("layer", "x"), LAYERS, ids=IDS)
-@pytest.mark.parametrize("purpose", ["training", "predicting"])
-def test_forward_never_changes_the_layer_or_the_input(layer, x, purpose) -> None:
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_forward_never_changes_the_layer_or_the_input(layer, x, mode) -> None:
     before, x_before = fields(layer), x.copy()
-    response = layer.forward(x, purpose)
+    response = layer.forward(x, mode)
     layer.backward(response, np.ones_like(response.output) * 0.5 + response.output)
     assert fields(layer) == before
     np.testing.assert_array_equal(x, x_before)
@@ -236,8 +236,8 @@ def test_forward_never_changes_the_layer_or_the_input(layer, x, purpose) -> None
 def test_training_passes_without_a_step_leave_prediction_where_it_was() -> None:
     layer, x = LAYERS[0]
     before = layer.forward(x).output
-    layer.forward(x, "training")
-    layer.forward(x * 3 + 7, "training")
+    layer.forward(x, "train")
+    layer.forward(x * 3 + 7, "train")
     np.testing.assert_array_equal(layer.forward(x).output, before)
 
 
@@ -248,7 +248,7 @@ def test_training_passes_without_a_step_leave_prediction_where_it_was() -> None:
 )
 def test_step_returns_a_new_layer_and_leaves_the_old_one(layer, x) -> None:
     before = fields(layer)
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     gradient = layer.backward(response, rng().normal(size=response.output.shape))
     new = layer.step(gradient, 0.1)
     assert new is not layer
@@ -256,16 +256,16 @@ def test_step_returns_a_new_layer_and_leaves_the_old_one(layer, x) -> None:
     assert fields(layer) == before
     assert fields(new) != before
     # The old layer still answers as before; the new one answers differently.
-    np.testing.assert_array_equal(layer.forward(x, "training").output, response.output)
-    assert not np.array_equal(new.forward(x, "training").output, response.output)
+    np.testing.assert_array_equal(layer.forward(x, "train").output, response.output)
+    assert not np.array_equal(new.forward(x, "train").output, response.output)
 
 
 def test_batch_norm_step_moves_running_figures_only_from_training() -> None:
     layer, x = LAYERS[0]
-    predicted = layer.forward(x, "predicting")
+    predicted = layer.forward(x, "eval")
     new = layer.step(layer.backward(predicted, np.zeros_like(x)), 0.1)
     np.testing.assert_array_equal(new.running_mean, layer.running_mean)
-    np.testing.assert_array_equal(new.running_variance, layer.running_variance)
+    np.testing.assert_array_equal(new.running_var, layer.running_var)
 
 
 # ----------------------------------------------------------------------------- stacks
@@ -289,7 +289,7 @@ def stacked_cases():
                 scale=scale if i is None else scale[i],
                 shift=shift if i is None else shift[i],
                 running_mean=(shift if i is None else shift[i]) * 0.3,
-                running_variance=(scale if i is None else scale[i]) ** 2,
+                running_var=(scale if i is None else scale[i]) ** 2,
             ),
             x,
             d,
@@ -336,38 +336,38 @@ def close(a: np.ndarray, b: np.ndarray) -> None:
 
 
 @pytest.mark.parametrize("case", stacked_cases(), ids=lambda c: c[0])
-@pytest.mark.parametrize("purpose", ["training", "predicting"])
-def test_stack_equals_the_loop(case, purpose) -> None:
+@pytest.mark.parametrize("mode", ["train", "eval"])
+def test_stack_equals_the_loop(case, mode) -> None:
     _, make, x, d = case
     stacked = make(None)
-    response = stacked.forward(x, purpose)
+    response = stacked.forward(x, mode)
     gradient = stacked.backward(response, d)
     moved = stacked.step(gradient, 0.1)
     for i in range(S):
         alone = make(i)
-        r = alone.forward(x[i], purpose)
+        r = alone.forward(x[i], mode)
         g = alone.backward(r, d[i])
         m = alone.step(g, 0.1)
         close(response.output[i], r.output)
-        close(gradient.passed_down[i], g.passed_down)
-        assert set(gradient.slopes) == set(g.slopes)
-        for key in g.slopes:
-            close(gradient.slopes[key][i], g.slopes[key])
+        close(gradient.grad_input[i], g.grad_input)
+        assert set(gradient.grads) == set(g.grads)
+        for key in g.grads:
+            close(gradient.grads[key][i], g.grads[key])
         for f in dataclasses.fields(m):
             value = getattr(m, f.name)
             if isinstance(value, np.ndarray):
                 close(getattr(moved, f.name)[i], value)
-        close(moved.forward(x, purpose).output[i], m.forward(x[i], purpose).output)
+        close(moved.forward(x, mode).output[i], m.forward(x[i], mode).output)
 
 
 def test_stacked_models_do_not_share_rows() -> None:
     # Changing model 0's rows leaves model 1's training answer alone.
     x = rng().normal(size=(2, 4, 3))
     layer = nc.BatchNorm.create(3, stack=(2,))
-    a = layer.forward(x, "training").output
+    a = layer.forward(x, "train").output
     x2 = x.copy()
     x2[0] *= 5
-    b = layer.forward(x2, "training").output
+    b = layer.forward(x2, "train").output
     np.testing.assert_array_equal(a[1], b[1])
     assert not np.allclose(a[0], b[0])
 
@@ -378,28 +378,28 @@ def test_stacked_models_do_not_share_rows() -> None:
 @pytest.mark.parametrize(("layer", "x"), LAYERS, ids=IDS)
 def test_float32_in_float32_out(layer, x) -> None:
     x32 = x.astype(np.float32)
-    response = layer.forward(x32, "training")
+    response = layer.forward(x32, "train")
     assert response.output.dtype == np.float32
     gradient = layer.backward(response, np.ones_like(response.output))
-    assert gradient.passed_down.dtype == np.float32
+    assert gradient.grad_input.dtype == np.float32
     # And the float32 answer is the float64 answer to float32 precision.
     np.testing.assert_allclose(
-        response.output, layer.forward(x, "training").output, rtol=1e-4, atol=1e-4
+        response.output, layer.forward(x, "train").output, rtol=1e-4, atol=1e-4
     )
 
 
 @pytest.mark.parametrize(("layer", "x"), LAYERS, ids=IDS)
 def test_integers_are_answered_as_float64(layer, x) -> None:
     xi = np.round(x * 3).astype(np.int64)
-    response = layer.forward(xi, "training")
+    response = layer.forward(xi, "train")
     assert response.output.dtype == np.float64
     np.testing.assert_array_equal(
-        response.output, layer.forward(xi.astype(np.float64), "training").output
+        response.output, layer.forward(xi.astype(np.float64), "train").output
     )
 
 
 def test_integer_list_is_answered_as_float64() -> None:
-    out = nc.BatchNorm.create(2).forward(nc.four_rows().astype(int).tolist(), "training").output
+    out = nc.BatchNorm.create(2).forward(nc.four_rows().astype(int).tolist(), "train").output
     assert out.dtype == np.float64
     # Column 2 standardised: (7 - 6) / sqrt(9 + 1e-5) ≈ 0.3333 (seed 000).
     np.testing.assert_allclose(out[0, 1], 0.3333, atol=5e-5)
@@ -414,7 +414,7 @@ def test_constant_column_of_fives_answers_the_shift() -> None:
     layer = nc.BatchNorm(scale=np.array([3.0, 1.0]), shift=np.array([-0.25, 0.0]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = layer.forward(x, "training").output
+        out = layer.forward(x, "train").output
     np.testing.assert_array_equal(out[:, 0], [-0.25, -0.25, -0.25])
 
 
@@ -430,7 +430,7 @@ def test_constant_column_answers_zeros_plus_shift(rows, constant, scale, shift) 
     layer = nc.BatchNorm(scale=np.array([scale]), shift=np.array([shift]))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out = layer.forward(x, "training").output
+        out = layer.forward(x, "train").output
     # The mean of equal numbers can round by an ulp of the constant; divided by sqrt(eps).
     np.testing.assert_allclose(out, shift, rtol=0, atol=1e-11)
 
@@ -442,12 +442,12 @@ def test_one_row_while_training_answers_zeros_without_warnings(case) -> None:
     layer = nc.BatchNorm.create(x.shape[1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        response = layer.forward(x, "training")
+        response = layer.forward(x, "train")
         gradient = layer.backward(response, d)
         new = layer.step(gradient, 0.1)
     np.testing.assert_array_equal(response.output, np.zeros_like(x))
-    np.testing.assert_array_equal(gradient.passed_down, np.zeros_like(x))
-    np.testing.assert_array_equal(gradient.slopes["scale"], np.zeros(x.shape[1]))
+    np.testing.assert_array_equal(gradient.grad_input, np.zeros_like(x))
+    np.testing.assert_array_equal(gradient.grads["scale"], np.zeros(x.shape[1]))
     # The running mean still folds in the row: 0.1 * x.
     np.testing.assert_allclose(new.running_mean, 0.1 * x[0], rtol=1e-15)
 
@@ -465,20 +465,20 @@ def test_sequential_is_its_layers_one_after_another() -> None:
     net = nc.Sequential(layers)
     x = nc.four_rows()
     d = np.array([[1.0], [-2.0], [0.5], [3.0]])
-    response = net.forward(x, "training")
+    response = net.forward(x, "train")
     gradient = net.backward(response, d)
     stepped = net.step(gradient, 0.1)
 
     h, responses = x, []
     for layer in layers:
-        responses.append(layer.forward(h, "training"))
+        responses.append(layer.forward(h, "train"))
         h = responses[-1].output
     np.testing.assert_array_equal(response.output, h)
-    slope, gradients = d, []
+    grad, gradients = d, []
     for layer, r in zip(reversed(layers), reversed(responses), strict=True):
-        gradients.insert(0, layer.backward(r, slope))
-        slope = gradients[0].passed_down
-    np.testing.assert_array_equal(gradient.passed_down, slope)
+        gradients.insert(0, layer.backward(r, grad))
+        grad = gradients[0].grad_input
+    np.testing.assert_array_equal(gradient.grad_input, grad)
     by_hand = [layer.step(g, 0.1) for layer, g in zip(layers, gradients, strict=True)]
     np.testing.assert_array_equal(stepped.layers[0].weights, by_hand[0].weights)
     np.testing.assert_array_equal(stepped.layers[2].running_mean, by_hand[2].running_mean)

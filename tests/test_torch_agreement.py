@@ -50,7 +50,7 @@ def affine(r: np.random.Generator, shape) -> tuple[np.ndarray, np.ndarray]:
 
 
 def block(r: np.random.Generator, shape, spread: float, offset: float = 0.0):
-    """A block x drawn with this spread and offset, and a slope d arriving at its output."""
+    """A block x drawn with this spread and offset, and a gradient d arriving at its output."""
     x = r.normal(size=shape) * spread + offset
     return x, r.normal(size=x.shape)
 
@@ -62,16 +62,16 @@ def _torch(oracle: Any) -> None:
     F = torch.nn.functional
 
 
-def check_layer(layer, x, d, reference, purpose="training", params=("scale", "shift"), **arrays):
+def check_layer(layer, x, d, reference, mode="train", params=("scale", "shift"), **arrays):
     """`layer`'s forward and backward on x against `reference(x, **arrays)` in PyTorch: the
-    output, the slope passed down, and each parameter's slope (`params` pair with `arrays`)."""
-    response = layer.forward(x, purpose)
+    output, the input gradient, and each parameter's gradient (`params` pair with `arrays`)."""
+    response = layer.forward(x, mode)
     gradient = layer.backward(response, d)
     out, grads = torch_pass(reference, d, x=x, **arrays)
     agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
+    agree(gradient.grad_input, grads["x"])
     for ours, theirs in zip(params, arrays, strict=True):
-        agree(gradient.slopes[ours], grads[theirs])
+        agree(gradient.grads[ours], grads[theirs])
 
 
 # ----------------------------------------------------------------------------- batch norm
@@ -103,10 +103,10 @@ def test_running_figures_after_one_step(seed: int) -> None:
         scale=np.ones(features),
         shift=np.zeros(features),
         running_mean=start_mean,
-        running_variance=start_var,
+        running_var=start_var,
         momentum=0.9,
     )
-    stepped = layer.step(layer.backward(layer.forward(x, "training"), np.zeros_like(x)), 0.1)
+    stepped = layer.step(layer.backward(layer.forward(x, "train"), np.zeros_like(x)), 0.1)
 
     running_mean = torch.tensor(start_mean.copy())
     running_var = torch.tensor(start_var.copy())
@@ -116,10 +116,10 @@ def test_running_figures_after_one_step(seed: int) -> None:
     agree(stepped.running_mean, running_mean.numpy())
     # The variances differ by the factor n / (n - 1) on the batch's share exactly:
     # ours 0.9 v0 + 0.1 v_biased, PyTorch's 0.9 v0 + 0.1 v_biased n / (n - 1).
-    ours_share = stepped.running_variance - 0.9 * start_var
+    ours_share = stepped.running_var - 0.9 * start_var
     theirs_share = running_var.numpy() - 0.9 * start_var
     agree(theirs_share, ours_share * n / (n - 1))
-    assert not np.allclose(stepped.running_variance, running_var.numpy(), rtol=1e-6)
+    assert not np.allclose(stepped.running_var, running_var.numpy(), rtol=1e-6)
     # And the batch's share is a tenth of the biased variance, computed by hand.
     agree(ours_share, 0.1 * x.var(axis=0))
 
@@ -128,7 +128,7 @@ def test_pytorch_momentum_point_nine_is_not_ours() -> None:
     # The naming really is the other number: PyTorch's 0.9 would take nine tenths of the batch.
     x = nc.four_rows()
     layer = nc.BatchNorm.create(2)
-    stepped = layer.step(layer.backward(layer.forward(x, "training"), np.zeros_like(x)), 0.1)
+    stepped = layer.step(layer.backward(layer.forward(x, "train"), np.zeros_like(x)), 0.1)
     running_mean = torch.zeros(2, dtype=torch.float64)
     F.batch_norm(
         torch.tensor(x),
@@ -149,7 +149,7 @@ def test_predicting_agrees_with_eval_mode(seed: int) -> None:
     x, d = block(r, (rows, features), 2)
     scale, shift = affine(r, features)
     mean, var = r.normal(size=features), r.uniform(0.2, 3.0, size=features)
-    layer = nc.BatchNorm(scale=scale, shift=shift, running_mean=mean, running_variance=var)
+    layer = nc.BatchNorm(scale=scale, shift=shift, running_mean=mean, running_var=var)
     check_layer(
         layer,
         x,
@@ -157,7 +157,7 @@ def test_predicting_agrees_with_eval_mode(seed: int) -> None:
         lambda x, w, b: F.batch_norm(
             x, torch.tensor(mean), torch.tensor(var), w, b, training=False, eps=1e-5
         ),
-        purpose="predicting",
+        mode="eval",
         w=scale,
         b=shift,
     )
@@ -171,7 +171,7 @@ def test_image_batch_norm_agrees_with_batchnorm2d(seed: int) -> None:
     x, d = block(r, (n, c, h, w), 2, 1)
     scale, shift = affine(r, c)
     layer = nc.ImageBatchNorm(scale=scale, shift=shift)
-    response = layer.forward(x, "training")
+    response = layer.forward(x, "train")
     gradient = layer.backward(response, d)
 
     module = torch.nn.BatchNorm2d(c, eps=1e-5, momentum=0.1, dtype=torch.float64)
@@ -183,25 +183,23 @@ def test_image_batch_norm_agrees_with_batchnorm2d(seed: int) -> None:
     out = module(tx)
     (out * torch.tensor(d)).sum().backward()
     agree(response.output, out.detach().numpy())
-    agree(gradient.passed_down, tx.grad.numpy())
-    agree(gradient.slopes["scale"], module.weight.grad.numpy())
-    agree(gradient.slopes["shift"], module.bias.grad.numpy())
+    agree(gradient.grad_input, tx.grad.numpy())
+    agree(gradient.grads["scale"], module.weight.grad.numpy())
+    agree(gradient.grads["shift"], module.bias.grad.numpy())
 
     # One step: the running mean agrees; the variance's batch share differs by count/(count-1).
     stepped = layer.step(gradient, 0.0)
     count = n * h * w
     agree(stepped.running_mean, module.running_mean.numpy())
     if count > 1:
-        agree(
-            module.running_var.numpy() - 0.9, (stepped.running_variance - 0.9) * count / (count - 1)
-        )
+        agree(module.running_var.numpy() - 0.9, (stepped.running_var - 0.9) * count / (count - 1))
 
-    # Predicting against eval mode with the same running figures.
+    # Predicting against eval mode with the same running statistics.
     equal = nc.ImageBatchNorm(
         scale=scale,
         shift=shift,
         running_mean=module.running_mean.numpy(),
-        running_variance=module.running_var.numpy(),
+        running_var=module.running_var.numpy(),
     )
     module.eval()
     with torch.no_grad():
@@ -218,13 +216,13 @@ def test_layer_norm_agrees(seed: int) -> None:
     x, d = block(r, (rows, features), 3)
     scale, shift = affine(r, features)
     layer = nc.LayerNorm(scale=scale, shift=shift)
-    for purpose in ("training", "predicting"):
+    for mode in ("train", "eval"):
         check_layer(
             layer,
             x,
             d,
             lambda x, w, b: F.layer_norm(x, (features,), w, b, eps=1e-5),
-            purpose=purpose,
+            mode=mode,
             w=scale,
             b=shift,
         )
@@ -302,13 +300,13 @@ def test_instance_norm_agrees(seed: int) -> None:
     x, d = block(r, (n, c, h, w), 2, 3)
     scale, shift = affine(r, c)
     layer = nc.InstanceNorm(scale=scale, shift=shift)
-    for purpose in ("training", "predicting"):
+    for mode in ("train", "eval"):
         check_layer(
             layer,
             x,
             d,
             lambda x, w, b: F.instance_norm(x, weight=w, bias=b, use_input_stats=True, eps=1e-5),
-            purpose=purpose,
+            mode=mode,
             w=scale,
             b=shift,
         )
@@ -346,7 +344,7 @@ def test_dense_agrees(seed: int) -> None:
         x,
         d,
         lambda x, w, b: F.linear(x, w.T, b),
-        purpose="predicting",
+        mode="eval",
         params=("weights", "bias"),
         w=weights,
         b=bias,
@@ -369,10 +367,10 @@ def test_weight_norm_dense_agrees(seed: int) -> None:
 
     out, grads = torch_pass(reference, d, x=x, v=direction.T, g=magnitude[:, None], b=bias)
     agree(response.output, out)
-    agree(gradient.passed_down, grads["x"])
-    agree(gradient.slopes["direction"], grads["v"].T)
-    agree(gradient.slopes["magnitude"], grads["g"][:, 0])
-    agree(gradient.slopes["bias"], grads["b"])
+    agree(gradient.grad_input, grads["x"])
+    agree(gradient.grads["direction"], grads["v"].T)
+    agree(gradient.grads["magnitude"], grads["g"][:, 0])
+    agree(gradient.grads["bias"], grads["b"])
 
 
 # ----------------------------------------------------------------------------- the loss
@@ -390,7 +388,7 @@ def test_binary_cross_entropy_agrees(seed: int) -> None:
     value = F.binary_cross_entropy_with_logits(z, torch.tensor(labels), reduction="mean")
     value.backward()
     agree(loss.value, value.item())
-    agree(loss.slope, z.grad.numpy())
+    agree(loss.grad, z.grad.numpy())
 
 
 def test_binary_cross_entropy_extreme_logits_agree() -> None:
@@ -405,7 +403,7 @@ def test_binary_cross_entropy_extreme_logits_agree() -> None:
     # logit log 2, and 40 with label 0 costs 40 + log1p(exp(-40)): (2000 + log 2 + 40) / 6.
     agree(loss.value, (2000.0 + np.log(2.0) + 40.0 + np.log1p(np.exp(-40.0))) / 6.0)
     agree(loss.value, value.item())
-    agree(loss.slope, z.grad.numpy())
+    agree(loss.grad, z.grad.numpy())
 
 
 def test_binary_cross_entropy_stacked_agrees() -> None:
@@ -417,7 +415,7 @@ def test_binary_cross_entropy_stacked_agrees() -> None:
         value = F.binary_cross_entropy_with_logits(z, torch.tensor(labels[i]))
         value.backward()
         agree(loss.value[i], value.item())
-        agree(loss.slope[i], z.grad.numpy())
+        agree(loss.grad[i], z.grad.numpy())
 
 
 def test_the_pytorch_column_of_the_reference_is_pytorchs_own():
@@ -432,7 +430,7 @@ def test_the_pytorch_column_of_the_reference_is_pytorchs_own():
     out = module(column)
     assert f"running mean {module.running_mean.item():.4g}" in said["momentum's name"]
     assert said["running variance"].endswith(f": {module.running_var.item():.4g}")  # 11.7
-    assert said["default purpose"].endswith(f"{out[-1, 0].item():.4f}")  # 1.6667
+    assert said["default mode"].endswith(f"{out[-1, 0].item():.4f}")  # 1.6667
     mistaken = torch.nn.BatchNorm1d(1, momentum=0.9, dtype=torch.float64)
     mistaken(column)
     assert said["momentum's name"].endswith(f"{mistaken.running_mean.item():.4g}")  # 7.2

@@ -69,7 +69,7 @@ def test_the_statistics_columns_agree_with_torch_outputs(torch):
     for name, (ours, theirs) in pairs.items():
         theirs.train()
         got = theirs(xt).detach().numpy()
-        assert np.allclose(ours.forward(x, "training").output, got, atol=1e-10), name
+        assert np.allclose(ours.forward(x, "train").output, got, atol=1e-10), name
     rows = {r.name: r for r in axes.axes_rows((N, C, H, W), G)}
     assert rows["group"].statistics_shape == (N, G) and rows["instance"].statistics_shape == (N, C)
 
@@ -102,4 +102,4 @@ def test_default_epsilons(torch):
     ):
         assert module.eps == 1e-5
     assert torch.nn.RMSNorm(3).eps is None  # the dtype's machine epsilon, at run time
-    assert nc.BatchNorm.create(3).epsilon == 1e-5 and nc.LayerNorm.create(3).epsilon == 1e-5
+    assert nc.BatchNorm.create(3).eps == 1e-5 and nc.LayerNorm.create(3).eps == 1e-5

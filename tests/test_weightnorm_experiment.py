@@ -1,4 +1,4 @@
-"""Chapter 5's weight-norm case: slopes against independent arithmetic, and the step's claims."""
+"""Chapter 5's weight-norm case: gradients against independent arithmetic, and the step's claims."""
 
 from __future__ import annotations
 
@@ -17,33 +17,33 @@ lengths = st.lists(st.floats(0.2, 4.0), min_size=1, max_size=4)
 
 
 def test_forward_is_a_dense_layer_exactly():
-    checks = weightnorm.slope_checks(weightnorm.make_case())
+    checks = weightnorm.grad_checks(weightnorm.make_case())
     assert checks.forward_gap == 0.0
 
 
-def test_slopes_match_finite_differences_and_shortcut_does_not():
-    checks = weightnorm.slope_checks(weightnorm.make_case())
+def test_grads_match_finite_differences_and_shortcut_does_not():
+    checks = weightnorm.grad_checks(weightnorm.make_case())
     assert checks.direction_gap < 1e-8
     assert checks.magnitude_gap < 1e-8
-    assert checks.unprojected_gap > 0.1 * checks.largest_direction_slope
+    assert checks.unprojected_gap > 0.1 * checks.largest_direction_grad
 
 
 @settings(max_examples=25, deadline=None)
 @given(lengths, st.integers(0, 1000))
-def test_projected_slope_is_orthogonal_to_the_direction(ls, seed):
-    checks = weightnorm.slope_checks(weightnorm.make_case(ls, seed), step=1e-5)
+def test_projected_grad_is_orthogonal_to_the_direction(ls, seed):
+    checks = weightnorm.grad_checks(weightnorm.make_case(ls, seed), step=1e-5)
     assert np.all(np.abs(checks.projected_dot) < 1e-9)
 
 
-def test_slope_formula_by_hand():
-    # one neuron, direction (3, 4), length 2, dense slope (0.6, -0.2): u = (0.6, 0.8),
+def test_grad_formula_by_hand():
+    # one neuron, direction (3, 4), length 2, dense gradient (0.6, -0.2): u = (0.6, 0.8),
     # along = 0.36 - 0.16 = 0.2; rest = (0.6, -0.2) - 0.2 (0.6, 0.8) = (0.48, -0.36); g/|v| = 0.4
     layer = WeightNormDense(direction=np.array([[3.0], [4.0]]), magnitude=np.array([2.0]))
-    slopes = layer.slopes_from_dense(np.array([[0.6], [-0.2]]))
-    np.testing.assert_allclose(slopes["magnitude"], [0.2], atol=1e-15)
-    np.testing.assert_allclose(slopes["direction"], [[0.192], [-0.144]], atol=1e-15)
-    assert ch05.check_magnitude_slope(0.2) == "right"
-    assert ch05.check_direction_slope([[0.192], [-0.144]]) == "right"
+    grads = layer.grads_from_dense(np.array([[0.6], [-0.2]]))
+    np.testing.assert_allclose(grads["magnitude"], [0.2], atol=1e-15)
+    np.testing.assert_allclose(grads["direction"], [[0.192], [-0.144]], atol=1e-15)
+    assert ch05.check_magnitude_grad(0.2) == "right"
+    assert ch05.check_direction_grad([[0.192], [-0.144]]) == "right"
     # unprojected: 0.4 (0.6, -0.2) . (3, 4) = 0.4 * 1.0
     assert ch05.check_unprojected_dot(0.4) == "right"
     assert ch05.check_unprojected_dot(0.0) != "right"
@@ -53,7 +53,7 @@ def test_slope_formula_by_hand():
 @given(lengths, st.floats(0.01, 2.0))
 def test_a_step_never_shrinks_a_direction(ls, stride):
     case = weightnorm.make_case(ls)
-    response, d = weightnorm.arriving_slope(case.weightnorm, case.x, case.y)
+    response, d = weightnorm.arriving_grad(case.weightnorm, case.x, case.y)
     moved = case.weightnorm.step(case.weightnorm.backward(response, d), stride)
     before = np.linalg.norm(case.weightnorm.direction, axis=0)
     after = np.linalg.norm(moved.direction, axis=0)
@@ -66,7 +66,7 @@ def test_step_is_not_a_renaming():
     np.testing.assert_allclose(step.length_before, weightnorm.LENGTHS)
     # the dense layer's own step, worked independently: w - stride * x^T d
     case = weightnorm.make_case()
-    response, d = weightnorm.arriving_slope(case.dense, case.x, case.y)
+    response, d = weightnorm.arriving_grad(case.dense, case.x, case.y)
     expected = case.dense.weights - 0.1 * case.x.T @ d
     np.testing.assert_allclose(step.weights_dense, expected, atol=1e-14)
 

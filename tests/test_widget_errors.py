@@ -45,7 +45,7 @@ def _warnings_are_errors():
         (lambda: playground(block=[[1, 2], [3]]), ShapeError),
         (lambda: playground(block=[[1.0] * 5]), ShapeError),
         (lambda: playground(kind="group"), NormcoreError),
-        (lambda: playground(purpose="testing"), NormcoreError),
+        (lambda: playground(mode="testing"), NormcoreError),
         (lambda: epsilon_slider([[1j, 2], [3, 4]]), DtypeError),
         (lambda: epsilon_slider([[float("nan"), 2]]), NonFiniteError),
         (lambda: weightnorm_step_widget([1.0, 2.0]), ShapeError),
@@ -64,8 +64,8 @@ def _warnings_are_errors():
         (lambda: PM.set_cell(PM.initial(), 0, 0, 5), StateError),
         (lambda: PM.set_active(PM.initial(), -1, True), StateError),
         (lambda: PM.set_kind(PM.initial(), "group"), NormcoreError),
-        (lambda: PM.set_purpose(PM.initial(), "testing"), NormcoreError),
-        (lambda: PM.set_parameter(PM.initial(), "slope", 0, 1.0), NormcoreError),
+        (lambda: PM.set_mode(PM.initial(), "testing"), NormcoreError),
+        (lambda: PM.set_parameter(PM.initial(), "grad", 0, 1.0), NormcoreError),
         (lambda: PM.set_parameter(PM.initial(), "scale", 0, float("nan")), NonFiniteError),
         (lambda: PM.resize(PM.initial(), 2, 0), StateError),
         (lambda: PM.figures({"texts": 3}), StateError),
@@ -76,7 +76,7 @@ def _warnings_are_errors():
             lambda: weightnorm_model.figures({"lengths": ["1", "2"], "learning_rate": "1"}, {}),
             ShapeError,
         ),
-        (lambda: comparison_model.figures({"arrangements": "none", "seeds": [0]}, {}), StateError),
+        (lambda: comparison_model.figures({"variants": "none", "seeds": [0]}, {}), StateError),
     ],
 )
 def test_bad_input_gets_a_typed_error(call, error) -> None:

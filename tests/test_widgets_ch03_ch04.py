@@ -26,16 +26,16 @@ def routes_state(**choices: str) -> dict:
 def test_routes_widget_opens_on_the_worked_four():
     w = routes_widget()
     f = w.answer()
-    # seed 000's figures: naive error 2.0370 against a largest true slope of 1.0741
+    # seed 000's figures: naive error 2.0370 against a largest true gradient of 1.0741
     assert f"{f['naive_error']:.4f}" == "2.0370" and f"{f['largest_true']:.4f}" == "1.0741"
     assert f"{f['true'][0][1]:.4f}" == "-0.9259"
     assert (f["wrong_sign"], f["cells"]) == (5, 8)
     assert f["true_gap"] < 1e-7
 
 
-def test_routes_widget_typed_block_and_slope():
+def test_routes_widget_typed_block_and_grad():
     f = routes_model.figures(
-        routes_state(source="typed", typed="2; 4; 9", slope="typed", typed_slope="1\n0\n-1")
+        routes_state(source="typed", typed="2; 4; 9", grad="typed", typed_grad="1\n0\n-1")
     )
     # by hand (see tests/test_routes.py): first cell (3 - z1 * sum(dz)) / (3 s)
     s = np.sqrt(26 / 3 + 1e-5)
@@ -54,7 +54,7 @@ def test_routes_widget_typed_block_and_slope():
         ("typed", "", "Block: type at least one row of numbers."),
         ("typed", "__import__('os')", "is not a number"),
         ("typed", "\n".join(["1"] * 20), "at most 12 rows"),
-        ("typed_slope", "1, 2", "Slope: expected the block's shape 4 x 2, got 1 x 2."),
+        ("typed_grad", "1, 2", "Gradient: expected the block's shape 4 x 2, got 1 x 2."),
         ("seed", "abc", "Seed: 'abc' is not a number."),
         ("rows", "13", "Rows: expected a whole number from 1 to 12, got '13'."),
     ],
@@ -63,8 +63,8 @@ def test_routes_widget_says_what_is_wrong_in_a_sentence(field, typed, words):
     w = routes_widget()
     source = "random" if field in ("seed", "rows") else "typed"
     w.act(routes_model.choose, "source", source)
-    if field == "typed_slope":
-        w.act(routes_model.choose, "slope", "typed")
+    if field == "typed_grad":
+        w.act(routes_model.choose, "grad", "typed")
     w.act(routes_model.choose, field, typed)
     assert words in w.answer()["error"]
 

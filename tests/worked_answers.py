@@ -57,18 +57,18 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
             "shown": [],
         },
         "check_steps_to_one_percent": {"fill": f"answer = {g('ch02_ex3_steps')}", "shown": []},
-        "check_pytorch_running_variance": {
+        "check_pytorch_running_var": {
             "fill": f"answer = {g('ch02_ex4', '.1f')}",
             "shown": [],
         },
     },
     "03-backward": {
-        "check_passed_down": {
+        "check_grad_input": {
             "fill": f"answer = {column('ch3_ex1_a', 'ch3_ex1_b', 'ch3_ex1_c', spec='.4f')}",
             "shown": [],
         },
         "check_naive_sum": {"fill": "answer = 0", "shown": ["which sums to zero"]},
-        "check_constant_slope": {
+        "check_constant_grad": {
             "fill": "answer = [[0, 0], [0, 0], [0, 0]]",
             "shown": ["Zero everywhere."],
         },
@@ -84,7 +84,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
         "check_backward_function": {
             "fill": BACKWARD,
             "shown": [
-                "s = np.sqrt(x.var(axis=0) + epsilon)",
+                "s = np.sqrt(x.var(axis=0) + eps)",
                 "z = (x - x.mean(axis=0)) / s",
                 "return (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)",
             ],
@@ -108,8 +108,8 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
         "check_one_image": {"fill": "answer = 0", "shown": ["Zero (to rounding)."]},
     },
     "05-weight-norm": {
-        "check_magnitude_slope": {"fill": f"answer = {g('wn_ex1_g', '.2f')}", "shown": []},
-        "check_direction_slope": {
+        "check_magnitude_grad": {"fill": f"answer = {g('wn_ex1_g', '.2f')}", "shown": []},
+        "check_direction_grad": {
             "fill": f"answer = {column('wn_ex1_v1', 'wn_ex1_v2', spec='.3f')}",
             "shown": [],
         },

@@ -54,7 +54,7 @@ def judged(
     return first
 
 
-def pytorch_running_variance(
+def pytorch_running_var(
     given: Any,
     biased: float,
     rows: int,
@@ -86,7 +86,7 @@ def pytorch_running_variance(
         ),
         (
             unbiased,
-            "that is the batch's unbiased variance itself; the running figure moves only "
+            "that is the batch's unbiased variance itself; the running statistic moves only "
             "a tenth of the way to it",
         ),
     ]

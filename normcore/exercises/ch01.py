@@ -106,7 +106,7 @@ def _first_epoch() -> tuple[float, float]:
 def check_first_epoch_variance(variance: Any) -> Verdict:
     """Exercise 3: the biased variance v of the ReLU column that the batch layer (seed 0, first
     epoch) standardises to the smallest deviation of the read block."""
-    epsilon = BatchNorm.create(1).epsilon
+    eps = BatchNorm.create(1).eps
 
     def mistakes() -> list[tuple[float, str]]:
         d, _ = _first_epoch()
@@ -118,7 +118,7 @@ def check_first_epoch_variance(variance: Any) -> Verdict:
             ),
             (d**2, "that is the standardised column's variance, v / (v + ε); solve it for v"),
             (
-                epsilon * d / (1.0 - d),
+                eps * d / (1.0 - d),
                 "the deviation is the square root of v / (v + ε): square it before solving",
             ),
             (1.0 - d**2, "that is ε / (v + ε), the share ε takes; v follows from it"),

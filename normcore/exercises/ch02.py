@@ -9,7 +9,7 @@ import numpy as np
 
 from normcore.batch import BatchNorm
 from normcore.exercises import Verdict, verdict
-from normcore.exercises._mistakes import judged, pytorch_running_variance
+from normcore.exercises._mistakes import judged, pytorch_running_var
 from normcore.experiments.shift import fold_in
 from normcore.worked import FOUR_ROWS
 
@@ -20,14 +20,14 @@ EPSILON = 1e-5
 def check_standardised_23(value: Any) -> Verdict:
     """What the 23 of the first column standardises to while training (six decimals: this
     precision cannot see epsilon, so the chapter asks for the gap below 5/3 instead)."""
-    answer = BatchNorm.create(2).forward(WORKED, "training").output[3, 0]
+    answer = BatchNorm.create(2).forward(WORKED, "train").output[3, 0]
     return verdict(value, answer, tolerance=1e-6)
 
 
 def check_gap_below_five_thirds(gap: Any) -> Verdict:
     """Exercise 1: 5/3 minus what the 23 of the first column standardises to while training,
     to two significant figures."""
-    answer = 5.0 / 3.0 - BatchNorm.create(2).forward(WORKED, "training").output[3, 0]
+    answer = 5.0 / 3.0 - BatchNorm.create(2).forward(WORKED, "train").output[3, 0]
     first = WORKED[:, 0]
     offset = first[3] - first.mean()
     biased = first.var()
@@ -52,7 +52,7 @@ def check_gap_below_five_thirds(gap: Any) -> Verdict:
 
 def check_running_after_three(mean: Any, variance: Any) -> Verdict:
     """Exercise 2: the running mean and running variance (two features each) after three
-    zero-slope steps on the worked block, as two arrays."""
+    zero-gradient steps on the worked block, as two arrays."""
     layer = BatchNorm.create(2)
     for _ in range(3):
         layer = fold_in(layer, WORKED)
@@ -72,14 +72,14 @@ def check_running_after_three(mean: Any, variance: Any) -> Verdict:
             "that is one step; the block is folded in three times",
         ),
     ]
-    return judged([mean, variance], [layer.running_mean, layer.running_variance], mistakes)
+    return judged([mean, variance], [layer.running_mean, layer.running_var], mistakes)
 
 
 def check_steps_to_one_percent(steps: Any) -> Verdict:
-    """Exercise 3: the fewest zero-slope steps after which the running mean of feature 2 is
+    """Exercise 3: the fewest zero-gradient steps after which the running mean of feature 2 is
     within one per cent of the batch mean (6)."""
     layer, count = BatchNorm.create(2), 0
-    target = layer.forward(WORKED, "training").statistics.mean[1]
+    target = layer.forward(WORKED, "train").statistics.mean[1]
     while abs(layer.running_mean[1] - target) >= 0.01 * abs(target):
         layer, count = fold_in(layer, WORKED), count + 1
     real = np.log(0.01) / np.log(0.9)
@@ -94,11 +94,11 @@ def check_steps_to_one_percent(steps: Any) -> Verdict:
     return judged(steps, count, mistakes, tolerance=0.0, mistake_tolerance=1e-3)
 
 
-def check_pytorch_running_variance(value: Any) -> Verdict:
+def check_pytorch_running_var(value: Any) -> Verdict:
     """Exercise 4: the running variance of feature 2 after one step if, as PyTorch does, the
     unbiased variance were folded in (momentum 0.1 in PyTorch's naming)."""
-    response = BatchNorm.create(2).forward(WORKED, "training")
+    response = BatchNorm.create(2).forward(WORKED, "train")
     biased = float(response.statistics.variance[1])
-    return pytorch_running_variance(
+    return pytorch_running_var(
         value, biased, WORKED.shape[0], tolerance=1e-9, mistake_tolerance=1e-6
     )

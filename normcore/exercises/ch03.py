@@ -10,39 +10,39 @@ from normcore.exercises import Verdict, verdict
 from normcore.experiments.routes import compare_blocks
 from normcore.worked import four_rows
 
-#: Exercise 1: the block and the arriving slope.
+#: Exercise 1: the block and the upstream gradient.
 BLOCK_ONE = np.array([[2.0], [4.0], [9.0]])
-SLOPE_ONE = np.array([[1.0], [0.0], [-1.0]])
+GRAD_ONE = np.array([[1.0], [0.0], [-1.0]])
 
-#: Exercise 2: a block whose arriving slope is the same in every row of a column.
+#: Exercise 2: a block whose upstream gradient is the same in every row of a column.
 BLOCK_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
-SLOPE_TWO = np.array([[2.0, -0.5], [2.0, -0.5], [2.0, -0.5]])
+GRAD_TWO = np.array([[2.0, -0.5], [2.0, -0.5], [2.0, -0.5]])
 
-#: Exercise 5: which cells does the naive block get backwards? (Arriving slope: counting 1 to 8.)
+#: Exercise 5: which cells does the naive block get backwards? (Upstream gradient: counting 1 to 8.)
 BLOCK_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
 
 #: The standardising epsilon every exercise here uses.
 EPSILON = 1e-5
 
 
-def check_passed_down(answer: Any) -> Verdict:
-    """Exercise 1: the slope passed down to BLOCK_ONE under SLOPE_ONE (a 3 x 1 array)."""
-    return verdict(answer, compare_blocks(BLOCK_ONE, SLOPE_ONE).true)
+def check_grad_input(answer: Any) -> Verdict:
+    """Exercise 1: the input gradient to BLOCK_ONE under GRAD_ONE (a 3 x 1 array)."""
+    return verdict(answer, compare_blocks(BLOCK_ONE, GRAD_ONE).true)
 
 
 def check_naive_sum(answer: Any) -> Verdict:
-    """Exercise 1, second part: the naive block's column sum for the same block and slope."""
-    return verdict(answer, float(compare_blocks(BLOCK_ONE, SLOPE_ONE).naive_sums[0]))
+    """Exercise 1, second part: the naive block's column sum for the same block and gradient."""
+    return verdict(answer, float(compare_blocks(BLOCK_ONE, GRAD_ONE).naive_sums[0]))
 
 
-def check_constant_slope(answer: Any) -> Verdict:
-    """Exercise 2: the passed-down block for BLOCK_TWO under SLOPE_TWO (a 3 x 2 array)."""
-    return verdict(answer, compare_blocks(BLOCK_TWO, SLOPE_TWO).true, tolerance=1e-6)
+def check_constant_grad(answer: Any) -> Verdict:
+    """Exercise 2: the input gradient for BLOCK_TWO under GRAD_TWO (a 3 x 2 array)."""
+    return verdict(answer, compare_blocks(BLOCK_TWO, GRAD_TWO).true, tolerance=1e-6)
 
 
 def check_step_gap(answer: Any) -> Verdict:
     """Exercise 3: the largest gap between the oracle with step 1e-3 and the collected block on
-    the worked four under the counting slope (within 10%)."""
+    the worked four under the counting gradient (within 10%)."""
     expected = compare_blocks(four_rows(), step=1e-3).true_gap
     if answer is None:
         return verdict(None, expected)
@@ -62,7 +62,7 @@ def check_step_gap(answer: Any) -> Verdict:
 
 def check_backwards_cells(answer: Any) -> Verdict:
     """Exercise 5: a (4, 2) array of booleans, True where the naive block d / s and the true
-    passed-down block of BLOCK_THREE under the counting slope point opposite ways."""
+    input gradient of BLOCK_THREE under the counting gradient point opposite ways."""
     expected = compare_blocks(BLOCK_THREE).wrong_sign
     if answer is None:
         return verdict(None, 0)
@@ -94,11 +94,11 @@ def check_backwards_cells(answer: Any) -> Verdict:
     )
 
 
-def unbiased_passed_down(x: np.ndarray, d: np.ndarray, epsilon: float = EPSILON) -> np.ndarray:
-    """The slope passed down through a column standardised with the unbiased variance
+def unbiased_grad_input(x: np.ndarray, d: np.ndarray, eps: float = EPSILON) -> np.ndarray:
+    """The input gradient through a column standardised with the unbiased variance
     (divide by n - 1), epsilon under the root: the variance route's weight becomes n / (n - 1)."""
     n = x.shape[0]
-    s = np.sqrt(x.var(axis=0, ddof=1) + epsilon)
+    s = np.sqrt(x.var(axis=0, ddof=1) + eps)
     z = (x - x.mean(axis=0)) / s
     return (n * d - d.sum(axis=0) - n / (n - 1) * z * (d * z).sum(axis=0)) / (n * s)
 
@@ -109,11 +109,11 @@ def _unbiased_objective(x: np.ndarray, d: np.ndarray) -> float:
 
 
 def check_unbiased(answer: Any) -> Verdict:
-    """Exercise 6: the slope passed down to BLOCK_ONE under SLOPE_ONE when the forward pass
+    """Exercise 6: the input gradient to BLOCK_ONE under GRAD_ONE when the forward pass
     divides by n - 1 (a 3 x 1 array). The finite difference of that forward pass decides."""
     from normcore.oracle import finite_difference
 
-    expected = finite_difference(lambda b: _unbiased_objective(b, SLOPE_ONE), BLOCK_ONE, 1e-4)
+    expected = finite_difference(lambda b: _unbiased_objective(b, GRAD_ONE), BLOCK_ONE, 1e-4)
     if answer is None:
         return verdict(None, expected)
     result = verdict(answer, expected, tolerance=1e-4)
@@ -123,13 +123,13 @@ def check_unbiased(answer: Any) -> Verdict:
     n = BLOCK_ONE.shape[0]
     s = np.sqrt(BLOCK_ONE.var(axis=0, ddof=1) + EPSILON)
     z = (BLOCK_ONE - BLOCK_ONE.mean(axis=0)) / s
-    d = SLOPE_ONE
+    d = GRAD_ONE
     kept_one_over_n = (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
     mistakes = {
         "you kept the biased line's 1/n on the variance route; with n - 1 in the forward pass "
         "ds/dx_k is z_k / (n - 1), so that route is weighted n / (n - 1)": kept_one_over_n,
         "that is the biased layer's block; the forward pass now divides by n - 1, which changes "
-        "s, z and the variance route": compare_blocks(BLOCK_ONE, SLOPE_ONE).true,
+        "s, z and the variance route": compare_blocks(BLOCK_ONE, GRAD_ONE).true,
         "that is the naive d / s": d / s,
     }
     for said, block in mistakes.items():
@@ -138,17 +138,17 @@ def check_unbiased(answer: Any) -> Verdict:
     return result
 
 
-def _standardised_sum(block: np.ndarray, arriving: np.ndarray, epsilon: float) -> float:
+def _standardised_sum(block: np.ndarray, arriving: np.ndarray, eps: float) -> float:
     """sum(arriving * z), z the block standardised down its columns (biased variance)."""
     mean = block.mean(axis=0)
-    deviation = np.sqrt(((block - mean) ** 2).mean(axis=0) + epsilon)
-    return float(np.sum(arriving * (block - mean) / deviation))
+    divisor = np.sqrt(((block - mean) ** 2).mean(axis=0) + eps)
+    return float(np.sum(arriving * (block - mean) / divisor))
 
 
 def check_backward_function(backward: Any) -> Verdict:
-    """Exercise 5, "write it yourself": a function ``backward(x, d, epsilon)`` that returns the
-    slope passed down to a (rows, features) block `x` standardised down its columns, given the
-    slope `d` arriving at the standardised block. The finite-difference oracle judges it on the
+    """Exercise 5, "write it yourself": a function ``backward(x, d, eps)`` that returns the input
+    gradient to a (rows, features) block `x` standardised down its columns, given the
+    gradient `d` arriving at the standardised block. The finite-difference oracle judges it on the
     worked four and on three random blocks; the answer itself is never shown."""
     from normcore.oracle import finite_difference
 
@@ -204,12 +204,12 @@ def _collected(
     return total / (n * s)
 
 
-def _typical_mistakes(x: np.ndarray, d: np.ndarray, epsilon: float) -> dict[str, np.ndarray]:
+def _typical_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.ndarray]:
     """What the usual wrong versions of the backward pass return for (x, d), by name."""
     n, m = x.shape
-    s0 = np.sqrt(x.var(axis=0, keepdims=True) + epsilon)
-    su = np.sqrt(x.var(axis=0, ddof=1, keepdims=True) + epsilon)
-    s1 = np.sqrt(x.var(axis=1, keepdims=True) + epsilon)
+    s0 = np.sqrt(x.var(axis=0, keepdims=True) + eps)
+    su = np.sqrt(x.var(axis=0, ddof=1, keepdims=True) + eps)
+    s1 = np.sqrt(x.var(axis=1, keepdims=True) + eps)
     unbiased = "you used the unbiased variance (divided by n - 1); the forward pass here is biased"
     rows = "your sums run along the rows (axis=1); batch statistics run down the columns (axis=0)"
     outside = "epsilon sits outside the root (std + epsilon); it belongs under it, sqrt(v + eps)"
@@ -223,5 +223,5 @@ def _typical_mistakes(x: np.ndarray, d: np.ndarray, epsilon: float) -> dict[str,
         ),
         unbiased: _collected(x, d, su, 0, n),
         rows: _collected(x, d, s1, 1, m),
-        outside: _collected(x, d, x.std(axis=0, keepdims=True) + epsilon, 0, n),
+        outside: _collected(x, d, x.std(axis=0, keepdims=True) + eps, 0, n),
     }

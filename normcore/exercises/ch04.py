@@ -184,7 +184,7 @@ def check_one_image(answer: Any) -> Verdict:
     gap = float(
         np.max(
             np.abs(
-                ImageBatchNorm.create(3).forward(x, "training").output
+                ImageBatchNorm.create(3).forward(x, "train").output
                 - InstanceNorm.create(3).forward(x).output
             )
         )

@@ -11,33 +11,33 @@ from normcore.dense import WeightNormDense
 from normcore.exercises import Verdict, verdict
 from normcore.exercises._mistakes import judged
 
-#: Exercise 1: a dense slope and a stored direction for one neuron (two inputs).
-DENSE_SLOPE = np.array([[0.6], [-0.2]])
+#: Exercise 1: a dense gradient and a stored direction for one neuron (two inputs).
+DENSE_GRAD = np.array([[0.6], [-0.2]])
 DIRECTION = np.array([[3.0], [4.0]])
 MAGNITUDE = np.array([2.0])
 
 
-def _slopes(project: bool) -> dict[str, np.ndarray]:
+def _grads(project: bool) -> dict[str, np.ndarray]:
     layer = WeightNormDense(direction=DIRECTION, magnitude=MAGNITUDE)
-    return layer.slopes_from_dense(DENSE_SLOPE, project=project)
+    return layer.grads_from_dense(DENSE_GRAD, project=project)
 
 
 def _parts() -> tuple[np.ndarray, np.ndarray, float]:
-    """The unit direction u, the dense slope with its part along u removed, and g/|v|."""
+    """The unit direction u, the dense gradient with its part along u removed, and g/|v|."""
     u = DIRECTION / np.linalg.norm(DIRECTION)
-    across = DENSE_SLOPE - float(np.sum(DENSE_SLOPE * u)) * u
+    across = DENSE_GRAD - float(np.sum(DENSE_GRAD * u)) * u
     return u, across, float(MAGNITUDE[0] / np.linalg.norm(DIRECTION))
 
 
-def check_magnitude_slope(answer: Any) -> Verdict:
-    """Exercise 1a: the magnitude's slope for DENSE_SLOPE, DIRECTION and MAGNITUDE (a number)."""
+def check_magnitude_grad(answer: Any) -> Verdict:
+    """Exercise 1a: the magnitude's gradient for DENSE_GRAD, DIRECTION and MAGNITUDE (a number)."""
 
     def mistakes() -> list[tuple[Any, str]]:
         u, _, _ = _parts()
-        along = float(np.sum(DENSE_SLOPE * u))
+        along = float(np.sum(DENSE_GRAD * u))
         return [
             (
-                [float(np.sum(DENSE_SLOPE * DIRECTION))],
+                [float(np.sum(DENSE_GRAD * DIRECTION))],
                 "that dots the gradient with the stored direction v; dw/dg is the unit "
                 "direction u = v/|v|",
             ),
@@ -45,17 +45,17 @@ def check_magnitude_slope(answer: Any) -> Verdict:
         ]
 
     given = answer if answer is None else np.ravel(answer)
-    return judged(given, _slopes(True)["magnitude"], mistakes)
+    return judged(given, _grads(True)["magnitude"], mistakes)
 
 
-def check_direction_slope(answer: Any) -> Verdict:
-    """Exercise 1b: the (projected) direction slope, as a 2 x 1 array."""
+def check_direction_grad(answer: Any) -> Verdict:
+    """Exercise 1b: the (projected) direction gradient, as a 2 x 1 array."""
 
     def mistakes() -> list[tuple[Any, str]]:
         _, across, scale = _parts()
         return [
             (
-                scale * DENSE_SLOPE,
+                scale * DENSE_GRAD,
                 "that is the shortcut, g/|v| times the dense gradient: remove its part along u "
                 "first",
             ),
@@ -64,11 +64,11 @@ def check_direction_slope(answer: Any) -> Verdict:
             (across / np.linalg.norm(DIRECTION), "that divides by |v| but leaves out g"),
         ]
 
-    return judged(answer, _slopes(True)["direction"], mistakes)
+    return judged(answer, _grads(True)["direction"], mistakes)
 
 
 def check_unprojected_dot(answer: Any) -> Verdict:
-    """Exercise 2: the unprojected direction slope dotted with DIRECTION (a number)."""
+    """Exercise 2: the unprojected direction gradient dotted with DIRECTION (a number)."""
 
     def mistakes() -> list[tuple[Any, str]]:
         u, _, scale = _parts()
@@ -79,17 +79,17 @@ def check_unprojected_dot(answer: Any) -> Verdict:
                 "unprojected one, g/|v| times the dense gradient",
             ),
             (
-                float(np.sum(DENSE_SLOPE * DIRECTION)),
+                float(np.sum(DENSE_GRAD * DIRECTION)),
                 "that dots the dense gradient itself; the unprojected direction gradient "
                 "carries the factor g/|v|",
             ),
             (
-                scale * float(np.sum(DENSE_SLOPE * u)),
+                scale * float(np.sum(DENSE_GRAD * u)),
                 "that dots with the unit direction u; the question dots with the stored v",
             ),
         ]
 
-    unprojected = _slopes(False)["direction"]
+    unprojected = _grads(False)["direction"]
     return judged(answer, float(np.sum(unprojected * DIRECTION)), mistakes)
 
 

@@ -68,17 +68,17 @@ def check_batch_of_ten(answer: Any) -> Verdict:
     """Exercise 3: test accuracy of the rate-0.05 normalised network (first seed) asked with
     the batch's own statistics in batches of 10 rather than 20."""
 
-    def asked(purpose: str, batch: int) -> float:
+    def asked(mode: str, batch: int) -> float:
         data = R.subscribers()
         net = R.train(R.RUN_SEEDS[0], 0.05, True).net
-        return R.accuracy(R.predict(net, data.x_test, purpose, batch=batch), data.y_test)
+        return R.accuracy(R.predict(net, data.x_test, mode, batch=batch), data.y_test)
 
     def mistakes() -> list[tuple[Any, str]]:
         return [
             (asked("batch", R.BATCH), "that is batches of twenty; pass batch=10"),
             (
                 asked("running", R.BATCH),
-                "that is the running figures' answer; ask with "
+                "that is the running statistics' answer; ask with "
                 'the batch\'s own statistics ("batch")',
             ),
         ]

@@ -14,9 +14,9 @@ CURVATURE = np.array([1.0, 10.0])
 W = np.array([1.0, 1.0])
 RATE = 0.1
 
-#: Exercise 3: a scale-invariant weight block's squared length, its slope's squared length and
+#: Exercise 3: a scale-invariant weight block's squared length, its gradient's squared length and
 #: the learning rate.
-LENGTH2, SLOPE2, STEP_RATE = 4.0, 0.02, 0.1
+LENGTH2, GRAD2, STEP_RATE = 4.0, 0.02, 0.1
 
 
 def check_gradient_change(answer: Any) -> Verdict:
@@ -51,12 +51,12 @@ def _number(answer: Any) -> float | None:
 
 def check_parameter_counts(learned: Any, running: Any) -> Verdict:
     """Exercise 2: how many more learned parameters the batch version of the digits network has
-    than the plain one, and how many running figures it keeps."""
+    than the plain one, and how many running statistics it keeps."""
     if learned is None or running is None:
         return Verdict(PROMPT)
     batch = deepnet.build("batch", [0])
     extra = sum(n.scale.size + n.shift.size for n in batch.norms)
-    figures = sum(n.running_mean.size + n.running_variance.size for n in batch.norms)
+    figures = sum(n.running_mean.size + n.running_var.size for n in batch.norms)
     if _number(learned) == extra // 2:
         return Verdict("not yet: each batch layer learns a shift per unit as well as a scale")
     if _number(running) == figures // 2:
@@ -69,7 +69,7 @@ def check_parameter_counts(learned: Any, running: Any) -> Verdict:
 def check_balancing_decay(answer: Any) -> Verdict:
     """Exercise 3: the weight decay at which LENGTH2, SLOPE2 and STEP_RATE balance (checked
     relative to its size, since the answer is small)."""
-    expected = STEP_RATE * SLOPE2 / (2 * LENGTH2)
+    expected = STEP_RATE * GRAD2 / (2 * LENGTH2)
     if answer is None:
         return verdict(None, expected)
     try:
@@ -85,7 +85,7 @@ def check_balancing_decay(answer: Any) -> Verdict:
         return Verdict(
             "not yet: the balance is 2 lambda |w|^2 = eta |g|^2; this is half the decay it gives"
         )
-    unsquared = STEP_RATE * np.sqrt(SLOPE2) / (2 * np.sqrt(LENGTH2))
+    unsquared = STEP_RATE * np.sqrt(GRAD2) / (2 * np.sqrt(LENGTH2))
     if abs(float(answer) - unsquared) <= 1e-3 * unsquared:
         return Verdict(
             "not yet: the numbers given are squared lengths; the balance uses them as they are, "

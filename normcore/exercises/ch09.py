@@ -33,7 +33,7 @@ FOLD = {
     "weight": 3.0,
     "bias": 2.0,
     "running_mean": 1.0,
-    "running_variance": 0.0004,
+    "running_var": 0.0004,
     "scale": 0.02,
     "shift": 0.5,
 }
@@ -46,15 +46,15 @@ def _folded() -> Dense:
         scale=np.array([FOLD["scale"]]),
         shift=np.array([FOLD["shift"]]),
         running_mean=np.array([FOLD["running_mean"]]),
-        running_variance=np.array([FOLD["running_variance"]]),
-        epsilon=EPSILON,
+        running_var=np.array([FOLD["running_var"]]),
+        eps=EPSILON,
     )
     return fold_batch_norm(dense, batch)
 
 
 def _mistakes() -> dict[str, tuple[float, float]]:
     """The folded (weight, bias) each typical mistake gives, by what the reader did wrong."""
-    w, b, mu, var = (FOLD[k] for k in ("weight", "bias", "running_mean", "running_variance"))
+    w, b, mu, var = (FOLD[k] for k in ("weight", "bias", "running_mean", "running_var"))
     gamma, beta = FOLD["scale"], FOLD["shift"]
     k = gamma / math.sqrt(var + EPSILON)
     return {
@@ -95,7 +95,7 @@ def check_folded(weight: Any, bias: Any) -> Verdict:
 
 def check_post_ln_ratio(answer: Any) -> Verdict:
     """Exercise 2: in a post-LN stack of 6 blocks, seed 0 alone, the length of block 6's weight
-    slope divided by block 1's."""
+    gradient divided by block 1's."""
     norm = prepost.gradient_profile("post-LN", seeds=(0,), blocks=6).norm[0]
     expected = float(norm[-1] / norm[0])
     try:
@@ -104,7 +104,7 @@ def check_post_ln_ratio(answer: Any) -> Verdict:
         value = None
     if value is not None and abs(value - 1 / expected) <= 5e-4 * max(1, 1 / expected):
         return Verdict(
-            "not yet: that is block 1's slope over block 6's; the question asks "
+            "not yet: that is block 1's gradient over block 6's; the question asks "
             "block 6 over block 1"
         )
     return verdict(answer, expected)

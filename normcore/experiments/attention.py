@@ -9,7 +9,7 @@ on a task that rewards sharp attention (each token to attend to one token, chose
 scored by the cross-entropy of its attention weights). With QK-norm every query and every key is
 put through a layer normaliser (no learned scale here) before the product, as in Dehghani et
 al., so the weights' length cancels: the logits cannot pass sqrt(WIDTH) however the weights
-grow, and the weights, scale-invariant behind the normaliser, receive slopes at right angles to
+grow, and the weights, scale-invariant behind the normaliser, receive gradients at right angles to
 themselves. Seeds stack along the leading axis, every draw from ``np.random.default_rng(seed)``.
 """
 
@@ -107,19 +107,19 @@ def targets(seeds=SEEDS) -> np.ndarray:
     return np.array(out)
 
 
-def loss_and_slopes(
+def loss_and_grads(
     x: np.ndarray, wq: np.ndarray, wk: np.ndarray, y: np.ndarray, qk_norm: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """For stacked tokens x (S, T, d), weights wq, wk (S, d, d) and one-hot targets y (S, T, T):
     per seed the largest |logit| and the mean cross-entropy of a token's attention weights, and
-    the slopes of that loss for wq and wk, written out: dz = (p - y) / T, dq = dz k / sqrt(d),
+    the gradients of that loss for wq and wk, written out: dz = (p - y) / T, dq = dz k / sqrt(d),
     dk = dz^T q / sqrt(d), through the normaliser's own backward pass with QK-norm (a layer
     normaliser whose scale and shift stay at 1 and 0), then dW = x^T d(pre-activation)."""
     s, t, d = x.shape
     q, k = x @ wq, x @ wk
     if qk_norm:
         norm = LayerNorm.create(d, stack=(s,))
-        rq, rk = norm.forward(q, "training"), norm.forward(k, "training")
+        rq, rk = norm.forward(q, "train"), norm.forward(k, "train")
         q, k = rq.output, rk.output
     z = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
     p = np.exp(z - z.max(axis=-1, keepdims=True))
@@ -130,8 +130,8 @@ def loss_and_slopes(
     dq = dz @ k / np.sqrt(d)
     dk = np.swapaxes(dz, -1, -2) @ q / np.sqrt(d)
     if qk_norm:
-        dq = norm.backward(rq, dq).passed_down
-        dk = norm.backward(rk, dk).passed_down
+        dq = norm.backward(rq, dq).grad_input
+        dk = norm.backward(rk, dk).grad_input
     xt = np.swapaxes(x, -1, -2)
     return largest, loss, xt @ dq, xt @ dk
 
@@ -141,7 +141,7 @@ def trained(
 ) -> Training:
     """Train Wq and Wk of the toy by plain gradient descent for `steps` steps at `rate`, every
     token's attention weights scored by cross-entropy against its target token (`targets`),
-    with or without QK-norm (`loss_and_slopes`)."""
+    with or without QK-norm (`loss_and_grads`)."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise SettingError(f"steps: expected a whole number >= 1, got {steps!r}")
     if not (np.isfinite(rate) and rate > 0):
@@ -154,7 +154,7 @@ def trained(
     y[np.arange(s)[:, None], np.arange(t)[None, :], targets(seeds)] = 1.0
     largest, loss, length = (np.empty((steps + 1, s)) for _ in range(3))
     for step in range(steps + 1):
-        largest[step], loss[step], dwq, dwk = loss_and_slopes(x, wq, wk, y, qk_norm)
+        largest[step], loss[step], dwq, dwk = loss_and_grads(x, wq, wk, y, qk_norm)
         length[step] = np.sqrt((wq**2).sum(axis=(1, 2)) * (wk**2).sum(axis=(1, 2)))
         if step < steps:
             wq, wk = wq - rate * dwq, wk - rate * dwk

@@ -21,11 +21,11 @@ from ..data import load_crowd
 from ..errors import SettingError, ShapeError
 from ..image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from ..layer import LayerNorm, RMSNorm
+from ..mode import TRAIN
 from ..oracle import finite_difference
-from ..purpose import TRAINING
 from ..standardise import standardise
 from ..worked import FOUR_ROWS
-from .routes import counting_slope
+from .routes import counting_grad
 
 #: A block with three features per row, for the layer-norm comparison (the worked four with a
 #: third unit added).
@@ -49,7 +49,7 @@ class TwoNumberRows:
     people: np.ndarray
     along_rows: np.ndarray
     down_columns: np.ndarray
-    row_slope: np.ndarray  # the passed-down block under the counting slope, along the row
+    row_grad: np.ndarray  # the input gradient under the counting gradient, along the row
 
     @property
     def distance_from_one(self) -> float:
@@ -57,8 +57,8 @@ class TwoNumberRows:
         return float(np.max(np.abs(np.abs(self.along_rows) - 1.0)))
 
     @property
-    def largest_row_slope(self) -> float:
-        return float(np.max(np.abs(self.row_slope)))
+    def largest_row_grad(self) -> float:
+        return float(np.max(np.abs(self.row_grad)))
 
     @property
     def distinct_rows(self) -> int:
@@ -70,15 +70,15 @@ class TwoNumberRows:
         return len({tuple(r) for r in np.round(self.down_columns, 6)})
 
 
-def two_number_rows(count: int = 20, epsilon: float = 1e-5) -> TwoNumberRows:
+def two_number_rows(count: int = 20, eps: float = 1e-5) -> TwoNumberRows:
     """Layer norm on `count` of the crowd's (height, weight) rows, and batch norm on the same."""
     people = crowd_rows(count)
-    layer = LayerNorm.create(2, epsilon=epsilon)
-    response = layer.forward(people, TRAINING)
-    slope = layer.backward(response, counting_slope(people.shape)).passed_down
-    batch = BatchNorm.create(2, epsilon=epsilon).forward(people, TRAINING)
+    layer = LayerNorm.create(2, eps=eps)
+    response = layer.forward(people, TRAIN)
+    grad = layer.backward(response, counting_grad(people.shape)).grad_input
+    batch = BatchNorm.create(2, eps=eps).forward(people, TRAIN)
     return TwoNumberRows(
-        people=people, along_rows=response.output, down_columns=batch.output, row_slope=slope
+        people=people, along_rows=response.output, down_columns=batch.output, row_grad=grad
     )
 
 
@@ -100,12 +100,12 @@ class RMSRows:
         return len({tuple(r) for r in np.round(self.output, 6)})
 
 
-def rms_rows(rows: Any | None = None, epsilon: float = 1e-5) -> RMSRows:
+def rms_rows(rows: Any | None = None, eps: float = 1e-5) -> RMSRows:
     """RMS norm on `rows` (default: twenty of the crowd): each row over its root mean square."""
     people = crowd_rows(20) if rows is None else np.array(rows, dtype=np.float64)
-    layer = RMSNorm.create(people.shape[1], epsilon=epsilon)
+    layer = RMSNorm.create(people.shape[1], eps=eps)
     response = layer.forward(people)
-    return RMSRows(people=people, output=response.output, root=response.cache.deviation[:, 0])
+    return RMSRows(people=people, output=response.output, root=response.cache.divisor[:, 0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -204,17 +204,17 @@ def coverage(layer: Any, shape: tuple[int, ...], cell: tuple[int, ...] = (0, 0, 
 
 def reach(layer: Any, x: np.ndarray, cell: tuple[int, ...] = (0, 0, 0, 0)) -> np.ndarray:
     """True for the cells whose input the output at `cell` depends on, read from the backward
-    pass: a slope of one arriving at `cell` alone, passed down, is non-zero exactly there."""
-    response = layer.forward(x, TRAINING)
+    pass: a gradient of one arriving at `cell` alone, passed down, is non-zero exactly there."""
+    response = layer.forward(x, TRAIN)
     d = np.zeros_like(x)
     d[cell] = 1.0
-    return np.abs(layer.backward(response, d).passed_down) > 1e-12
+    return np.abs(layer.backward(response, d).grad_input) > 1e-12
 
 
 @dataclass(frozen=True, eq=False)
 class AxisCheck:
     """One normaliser on one block or image batch: its statistics, its output, and its
-    passed-down block held against the oracle and the structural check."""
+    input gradient held against the oracle and the structural check."""
 
     axis: str
     statistics_shape: tuple[int, ...]
@@ -228,16 +228,16 @@ class AxisCheck:
 
 
 def image_check(axis: str, x: Any, groups: int = 2, step: float = 1e-6) -> AxisCheck:
-    """One normaliser's passed-down block against the finite difference of sum(d * output),
+    """One normaliser's input gradient against the finite difference of sum(d * output),
     with d counting across the batch (scaled to at most one)."""
     x = np.array(x, dtype=np.float64)
     layer = image_layer(axis, x.shape, groups)
-    d = counting_slope(x.shape) / x.size
-    response = layer.forward(x, TRAINING)
-    true = layer.backward(response, d).passed_down
+    d = counting_grad(x.shape) / x.size
+    response = layer.forward(x, TRAIN)
+    true = layer.backward(response, d).grad_input
 
     def objective(b: np.ndarray) -> float:
-        return float(np.sum(d * layer.forward(b, TRAINING).output))
+        return float(np.sum(d * layer.forward(b, TRAIN).output))
 
     oracle = finite_difference(objective, x, step)
     st = response.cache
@@ -267,19 +267,19 @@ class AdainExample:
     output_deviation: np.ndarray
 
 
-def adain_example(epsilon: float = 1e-5) -> AdainExample:
+def adain_example(eps: float = 1e-5) -> AdainExample:
     """One image, two channels, 2x2 content restyled by a 2x2 style."""
     content = np.array([[[[1.0, 2.0], [3.0, 6.0]], [[0.0, 4.0], [4.0, 8.0]]]])
     style = np.array([[[[10.0, 14.0], [10.0, 14.0]], [[-1.0, 1.0], [3.0, 5.0]]]])
-    out = adain(content, style, epsilon)
-    s = standardise(style, (2, 3), epsilon)
-    o = standardise(out, (2, 3), epsilon)
+    out = adain(content, style, eps)
+    s = standardise(style, (2, 3), eps)
+    o = standardise(out, (2, 3), eps)
     return AdainExample(
         content=content,
         style=style,
         output=out,
         style_mean=s.mean[0, :, 0, 0],
-        style_deviation=s.deviation[0, :, 0, 0],
+        style_deviation=s.divisor[0, :, 0, 0],
         output_mean=o.mean[0, :, 0, 0],
         output_deviation=np.sqrt(o.variance[0, :, 0, 0]),
     )
@@ -371,7 +371,7 @@ def axes_rows(shape: tuple[int, int, int, int] = (2, 8, 3, 5), groups: int = 4) 
     }
     rows = []
     for name, (layer, block) in built.items():
-        st = layer.forward(block, TRAINING).cache
+        st = layer.forward(block, TRAIN).cache
         stats = tuple(s for i, s in enumerate(st.z.shape) if i not in st.axes)
         rows.append(
             AxesRow(
@@ -423,7 +423,7 @@ INVARIANCES = (
 
 
 def invariance_table(
-    seed: int = 0, cases: int = 8, inputs: int = 5, units: int = 6, epsilon: float = 1e-12
+    seed: int = 0, cases: int = 8, inputs: int = 5, units: int = 6, eps: float = 1e-12
 ):
     """Which of the six changes leave each normaliser's output unchanged, computed by running
     the layers. Epsilon is set tiny (1e-12) so that only the exact invariances count: with the
@@ -446,15 +446,15 @@ def invariance_table(
         "single case re-scaling": (x * np.array([[3.0]] + [[1.0]] * (cases - 1)), weights),
     }
     layers = {
-        "batch": BatchNorm.create(units, epsilon=epsilon),
-        "layer": LayerNorm.create(units, epsilon=epsilon),
-        "RMS": RMSNorm.create(units, epsilon=epsilon),
+        "batch": BatchNorm.create(units, eps=eps),
+        "layer": LayerNorm.create(units, eps=eps),
+        "RMS": RMSNorm.create(units, eps=eps),
     }
     table = {}
     for name, layer in layers.items():
-        before = layer.forward(x @ weights, TRAINING).output
+        before = layer.forward(x @ weights, TRAIN).output
         table[name] = tuple(
-            bool(np.max(np.abs(layer.forward(cx @ cw, TRAINING).output - before)) < 1e-6)
+            bool(np.max(np.abs(layer.forward(cx @ cw, TRAIN).output - before)) < 1e-6)
             for cx, cw in (changed[k] for k in INVARIANCES)
         )
     return table
@@ -476,7 +476,7 @@ def one_image_gap(images: np.ndarray) -> float:
     x = np.asarray(images, dtype=np.float64)
     c = x.shape[1]
     alone = np.concatenate(
-        [ImageBatchNorm.create(c).forward(x[i : i + 1], TRAINING).output for i in range(len(x))]
+        [ImageBatchNorm.create(c).forward(x[i : i + 1], TRAIN).output for i in range(len(x))]
     )
     return float(np.max(np.abs(alone - InstanceNorm.create(c).forward(x).output)))
 
@@ -559,10 +559,10 @@ def sequence_trap(shape: tuple[int, int, int] = (4, 6, 6), seed: int = 0) -> Seq
     rng = np.random.default_rng(seed)
     x = rng.normal(size=shape) * (1.0 + np.arange(d)) + 3.0 * np.arange(d)
     right_layer = ImageBatchNorm.create(d)
-    right = right_layer.forward(x.transpose(0, 2, 1)[..., None], TRAINING)
+    right = right_layer.forward(x.transpose(0, 2, 1)[..., None], TRAIN)
     wrong_layer = ImageBatchNorm.create(t)
-    wrong = wrong_layer.forward(x[..., None], TRAINING)
-    rows = BatchNorm.create(d).forward(x.reshape(b * t, d), TRAINING).output.reshape(shape)
+    wrong = wrong_layer.forward(x[..., None], TRAIN)
+    rows = BatchNorm.create(d).forward(x.reshape(b * t, d), TRAIN).output.reshape(shape)
     return SequenceTrap(
         x=x,
         right=right.output[..., 0].transpose(0, 2, 1),

@@ -1,11 +1,11 @@
-"""Chapter 6's measurement: the crowd network under five arrangements, five seeds, five folds.
+"""Chapter 6's measurement: the crowd network under five variants, five seeds, five folds.
 
 * :func:`deal_folds` deals the 25 people into 5 folds (person i to fold i mod 5).
 * :func:`fold_blocks` builds, for every (seed, fold) run, the training and held-out blocks, each in
   standard units worked out on that fold's training rows only.
-* :func:`compare` trains all 25 seed-by-fold runs of each arrangement as one stack (one numpy call
+* :func:`compare` trains all 25 seed-by-fold runs of each variant as one stack (one numpy call
   per layer serves every run) and reports accuracy and loss, training and held out.
-* :func:`curves` trains one network per arrangement on the whole crowd and keeps its loss after
+* :func:`curves` trains one network per variant on the whole crowd and keeps its loss after
   every epoch; for the batch layer it also asks the network two ways after every step.
 * :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
 * :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
@@ -27,7 +27,7 @@ from ..batch import BatchNorm
 from ..data import load_crowd
 from ..errors import SettingError
 from ..loss import binary_cross_entropy
-from ..purpose import PREDICTING
+from ..mode import EVAL
 from ..sequential import Sequential
 from . import network
 
@@ -96,17 +96,17 @@ def fold_blocks(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldBlocks:
 
 @dataclass(frozen=True)
 class Scores:
-    """One arrangement's results, one entry per seed (folds averaged: with equal folds the
+    """One variant's results, one entry per seed (folds averaged: with equal folds the
     held-out figures are counted over every person once).
 
     train_accuracy, held_accuracy, train_loss, held_loss: shape (seeds,). All four are asked
-    while predicting, after the last step. `run_loss` is the per-epoch training loss of every
+    in evaluation mode, after the last step. `run_loss` is the per-epoch training loss of every
     run, shape (epochs, runs). `held_correct` (seeds, people), when filled, says for every seed
     whether each person, in the crowd's order, was classified right when held out: the verdicts
     behind `held_accuracy`, for a comparison paired person by person (`paired_people`). `net`
     is the trained stack (run r = seed index * folds + fold), when kept."""
 
-    arrangement: str
+    variant: str
     train_accuracy: np.ndarray
     held_accuracy: np.ndarray
     train_loss: np.ndarray
@@ -117,23 +117,21 @@ class Scores:
 
 
 def _loss(net: network.CrowdNetwork, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    logits = network.forward(net, x, PREDICTING).logits
+    logits = network.forward(net, x, EVAL).logits
     return binary_cross_entropy(logits, y, stack_axes=1).value
 
 
-def people_correct(
-    net: network.CrowdNetwork, blocks: FoldBlocks, purpose: str = PREDICTING
-) -> np.ndarray:
+def people_correct(net: network.CrowdNetwork, blocks: FoldBlocks, mode: str = EVAL) -> np.ndarray:
     """Whether each person was classified right when held out, per seed: shape (seeds, people),
     people in the crowd's order (fold k holds persons k, k + folds, ...)."""
-    right = (network.forward(net, blocks.x_held, purpose).logits > 0) == (blocks.y_held > 0.5)
+    right = (network.forward(net, blocks.x_held, mode).logits > 0) == (blocks.y_held > 0.5)
     seeds = len(blocks.run_seeds) // blocks.folds
     per_fold = right.reshape(seeds, blocks.folds, -1)  # (seeds, fold, k-th person of the fold)
     return np.swapaxes(per_fold, 1, 2).reshape(seeds, -1)  # person i = k-th * folds + fold
 
 
 def score(
-    arrangement: str, blocks: FoldBlocks, net: network.CrowdNetwork, run_loss: np.ndarray
+    variant: str, blocks: FoldBlocks, net: network.CrowdNetwork, run_loss: np.ndarray
 ) -> Scores:
     """Accuracy and loss of trained stacked runs, averaged over each seed's folds."""
     seeds = len(blocks.run_seeds) // blocks.folds
@@ -142,7 +140,7 @@ def score(
         return values.reshape(seeds, blocks.folds).mean(axis=1)
 
     return Scores(
-        arrangement=arrangement,
+        variant=variant,
         train_accuracy=per_seed(network.accuracy(net, blocks.x_train, blocks.y_train)),
         held_accuracy=per_seed(network.accuracy(net, blocks.x_held, blocks.y_held)),
         train_loss=per_seed(_loss(net, blocks.x_train, blocks.y_train)),
@@ -153,31 +151,31 @@ def score(
     )
 
 
-def compare_arrangement(
-    arrangement: str,
+def compare_variant(
+    variant: str,
     blocks: FoldBlocks,
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> Scores:
-    """Every (seed, fold) run of one arrangement, trained as one stack."""
-    net = network.build(arrangement, blocks.run_seeds)
+    """Every (seed, fold) run of one variant, trained as one stack."""
+    net = network.build(variant, blocks.run_seeds)
     net, history = network.train(net, blocks.x_train, blocks.y_train, epochs, rate)
-    return score(arrangement, blocks, net, history.loss)
+    return score(variant, blocks, net, history.loss)
 
 
 def compare(
-    arrangements: Sequence[str] = network.ARRANGEMENTS,
+    variants: Sequence[str] = network.VARIANTS,
     seeds: Sequence[int] = SEEDS,
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> dict[str, Scores]:
-    """The fold runs of every arrangement: len(arrangements) stacks of len(seeds) * 5 runs."""
+    """The fold runs of every variant: len(variants) stacks of len(seeds) * 5 runs."""
     blocks = fold_blocks(seeds)
-    return {a: compare_arrangement(a, blocks, epochs, rate) for a in arrangements}
+    return {a: compare_variant(a, blocks, epochs, rate) for a in variants}
 
 
 def _one_at_a_time(
-    arrangement: str, blocks: FoldBlocks, epochs: int, rate: float
+    variant: str, blocks: FoldBlocks, epochs: int, rate: float
 ) -> tuple[list[network.CrowdNetwork], np.ndarray]:
     """Every run of `blocks` trained alone (a stack of one each): the trained networks and the
     per-epoch training loss, shape (epochs, runs)."""
@@ -185,7 +183,7 @@ def _one_at_a_time(
     for r, seed in enumerate(blocks.run_seeds):
         one = slice(r, r + 1)
         net, history = network.train(
-            network.build(arrangement, [seed]),
+            network.build(variant, [seed]),
             blocks.x_train[one],
             blocks.y_train[one],
             epochs,
@@ -197,21 +195,21 @@ def _one_at_a_time(
 
 
 def losses_one_at_a_time(
-    arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+    variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
-    """The per-epoch training loss of the runs `compare_arrangement` trains as one stack, trained
+    """The per-epoch training loss of the runs `compare_variant` trains as one stack, trained
     here one network at a time: shape (epochs, runs), run r = seed index * 5 + fold, as
     `Scores.run_loss`."""
-    return _one_at_a_time(arrangement, fold_blocks(seeds), epochs, rate)[1]
+    return _one_at_a_time(variant, fold_blocks(seeds), epochs, rate)[1]
 
 
 def compare_one_at_a_time(
-    arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+    variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> Scores:
-    """The same runs as `compare_arrangement`, trained one network at a time (a stack of one
+    """The same runs as `compare_variant`, trained one network at a time (a stack of one
     each), then gathered into the same shapes: the slow route, for the benchmark and tests."""
     blocks = fold_blocks(seeds)
-    nets, run_loss = _one_at_a_time(arrangement, blocks, epochs, rate)
+    nets, run_loss = _one_at_a_time(variant, blocks, epochs, rate)
 
     def each(measure, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """`measure` of every run alone, on its own rows of `x` and `y`."""
@@ -223,7 +221,7 @@ def compare_one_at_a_time(
         return values.reshape(seeds_n, blocks.folds).mean(axis=1)
 
     return Scores(
-        arrangement=arrangement,
+        variant=variant,
         train_accuracy=per_seed(each(network.accuracy, blocks.x_train, blocks.y_train)),
         held_accuracy=per_seed(each(network.accuracy, blocks.x_held, blocks.y_held)),
         train_loss=per_seed(each(_loss, blocks.x_train, blocks.y_train)),
@@ -235,10 +233,10 @@ def compare_one_at_a_time(
 @dataclass(frozen=True)
 class Curve:
     """One whole-crowd run: loss per epoch (before that epoch's step), the first epoch (counted
-    from 1) whose loss is under the target (None if never), the final accuracy while
-    predicting, and for the batch layer the accuracy asked two ways after every step."""
+    from 1) whose loss is under the target (None if never), the final accuracy in evaluation
+    mode, and for the batch layer the accuracy asked two ways after every step."""
 
-    arrangement: str
+    variant: str
     loss: np.ndarray
     first_under: int | None
     final_accuracy: float
@@ -273,27 +271,27 @@ def first_apart(a: np.ndarray, b: np.ndarray, tolerance: float = AGREE_LOSS) -> 
 
 
 def curves(
-    arrangements: Sequence[str] = network.ARRANGEMENTS,
+    variants: Sequence[str] = network.VARIANTS,
     seed: int = CURVE_SEED,
     epochs: int = EPOCHS,
     rate: float = RATE,
     target: float = TARGET_LOSS,
 ) -> dict[str, Curve]:
-    """One network per arrangement on the whole crowd (standardised on all 25 rows)."""
+    """One network per variant on the whole crowd (standardised on all 25 rows)."""
     crowd = load_crowd()
     (x,) = network.standardise_features(crowd.features)
     x, y = x[None], crowd.labels[None]
     out = {}
-    for arrangement in arrangements:
-        two_ways = arrangement == "batch"
+    for variant in variants:
+        two_ways = variant == "batch"
         net, history = network.train(
-            network.build(arrangement, [seed]), x, y, epochs, rate, two_ways=two_ways
+            network.build(variant, [seed]), x, y, epochs, rate, two_ways=two_ways
         )
-        out[arrangement] = Curve(
-            arrangement=arrangement,
+        out[variant] = Curve(
+            variant=variant,
             loss=history.loss[:, 0],
             first_under=first_under(history.loss[:, 0], target),
-            final_accuracy=float(network.accuracy(net, x, y, PREDICTING)[0]),
+            final_accuracy=float(network.accuracy(net, x, y, EVAL)[0]),
             accuracy_running=history.accuracy_predicting[:, 0] if two_ways else None,
             accuracy_batch=history.accuracy_batch[:, 0] if two_ways else None,
         )
@@ -307,17 +305,17 @@ class Comparison:
 
 
 def run_all(
-    arrangements: Sequence[str] = network.ARRANGEMENTS,
+    variants: Sequence[str] = network.VARIANTS,
     seeds: Sequence[int] = SEEDS,
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> Comparison:
-    """The chapter's 130 runs, in this process: len(seeds) * 5 fold runs per arrangement (one
-    stack each), plus one whole-crowd curve per arrangement."""
+    """The chapter's 130 runs, in this process: len(seeds) * 5 fold runs per variant (one
+    stack each), plus one whole-crowd curve per variant."""
     blocks = fold_blocks(seeds)
     return Comparison(
-        scores={a: compare_arrangement(a, blocks, epochs, rate) for a in arrangements},
-        curves=curves(arrangements, epochs=epochs, rate=rate),
+        scores={a: compare_variant(a, blocks, epochs, rate) for a in variants},
+        curves=curves(variants, epochs=epochs, rate=rate),
     )
 
 
@@ -341,9 +339,9 @@ def nudged(net: network.CrowdNetwork, runs: slice = slice(None)) -> network.Crow
 @dataclass(frozen=True)
 class Sensitivity:
     """How far a last-bit nudge of the starting weights moves each table figure of one
-    arrangement after `epochs` epochs: the largest change, over seeds, of each per-seed figure."""
+    variant after `epochs` epochs: the largest change, over seeds, of each per-seed figure."""
 
-    arrangement: str
+    variant: str
     epochs: int
     train_accuracy: float
     held_accuracy: float
@@ -356,12 +354,12 @@ class Sensitivity:
 
 
 def sensitivities(
-    arrangement: str,
+    variant: str,
     seeds: Sequence[int] = SEEDS,
     lengths: Sequence[int] = (EPOCHS,),
     rate: float = RATE,
 ) -> tuple[Sensitivity, ...]:
-    """Train every fold run of `arrangement` twice, side by side in one stack: as built, and
+    """Train every fold run of `variant` twice, side by side in one stack: as built, and
     from nudged starting weights (see `nudged`). After each of `lengths` epochs (increasing),
     report how far the nudge has moved each per-seed figure of the table. The longer lengths
     continue the same runs, so (200, 400) costs one run of 400 epochs."""
@@ -377,12 +375,12 @@ def sensitivities(
         run_seeds=blocks.run_seeds * 2,
         folds=blocks.folds,
     )
-    net = nudged(network.build(arrangement, twice.run_seeds), slice(runs, None))
+    net = nudged(network.build(variant, twice.run_seeds), slice(runs, None))
     out, done = [], 0
     for epochs in lengths:
         net, history = network.train(net, twice.x_train, twice.y_train, epochs - done, rate)
         done = epochs
-        both = score(arrangement, twice, net, history.loss)
+        both = score(variant, twice, net, history.loss)
 
         def change(field: str, both: Scores = both) -> float:
             values = getattr(both, field)
@@ -391,7 +389,7 @@ def sensitivities(
 
         out.append(
             Sensitivity(
-                arrangement=arrangement,
+                variant=variant,
                 epochs=epochs,
                 train_accuracy=change("train_accuracy"),
                 held_accuracy=change("held_accuracy"),
@@ -403,14 +401,14 @@ def sensitivities(
 
 
 def sensitivity(
-    arrangement: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
+    variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> Sensitivity:
     """`sensitivities` after `epochs` epochs only."""
-    return sensitivities(arrangement, seeds, (epochs,), rate)[0]
+    return sensitivities(variant, seeds, (epochs,), rate)[0]
 
 
 def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[str, str]:
-    """Where each arrangement's mean held-out accuracy sits against the reference's per-seed range:
+    """Where each variant's mean held-out accuracy sits against the reference's per-seed range:
     'below', 'inside' or 'above'."""
     low = float(scores[reference].held_accuracy.min())
     high = float(scores[reference].held_accuracy.max())
@@ -422,7 +420,7 @@ def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[s
 
 
 def disagreements(curve: Curve) -> int:
-    """Epochs on which the batch layer's two answers (running figures, batch statistics)
+    """Epochs on which the batch layer's two answers (running statistics, batch statistics)
     give different accuracies."""
     if curve.accuracy_running is None:
         raise SettingError("disagreements: this curve did not ask the network two ways")
@@ -431,18 +429,18 @@ def disagreements(curve: Curve) -> int:
 
 @dataclass(frozen=True)
 class Paired:
-    """One arrangement against a reference, person by person, over the same seeds.
+    """One variant against a reference, person by person, over the same seeds.
 
-    `per_person` (people,): for each person, the share of seeds on which the arrangement
+    `per_person` (people,): for each person, the share of seeds on which the variant
     classified them right when held out, minus the reference's share. `difference` is its mean,
     the gap in held-out accuracy. `people_interval` is a percentile bootstrap over the people
     (resampling the 25 with replacement, `draws` times): the uncertainty that comes from having
     met only these people. `seed_interval` is mean +- 2 standard errors of the per-seed gaps:
     the uncertainty that comes from the starting weights alone, with the people held fixed.
-    `worse`, `better`: people the arrangement gets right on fewer (more) seeds than the
+    `worse`, `better`: people the variant gets right on fewer (more) seeds than the
     reference does."""
 
-    arrangement: str
+    variant: str
     reference: str
     per_person: np.ndarray
     difference: float
@@ -462,16 +460,16 @@ class Paired:
 
 def paired_people(
     scores: dict[str, Scores],
-    arrangement: str,
+    variant: str,
     reference: str = "none",
     draws: int = PEOPLE_DRAWS,
     seed: int = 0,
 ) -> Paired:
-    """Compare `arrangement` with `reference` person by person (see `Paired`); the bootstrap
+    """Compare `variant` with `reference` person by person (see `Paired`); the bootstrap
     draws come from ``np.random.default_rng(seed)``."""
-    a, r = scores[arrangement].held_correct, scores[reference].held_correct
+    a, r = scores[variant].held_correct, scores[reference].held_correct
     if a is None or r is None or a.shape != r.shape:
-        raise SettingError("paired_people: both arrangements need held_correct of one shape")
+        raise SettingError("paired_people: both variants need held_correct of one shape")
     per_person = a.mean(axis=0) - r.mean(axis=0)
     people = per_person.size
     rng = np.random.default_rng(seed)
@@ -481,7 +479,7 @@ def paired_people(
     error = per_seed.std(ddof=1) / np.sqrt(per_seed.size) if per_seed.size > 1 else 0.0
     mean = float(per_person.mean())
     return Paired(
-        arrangement=arrangement,
+        variant=variant,
         reference=reference,
         per_person=per_person,
         difference=mean,
@@ -493,15 +491,15 @@ def paired_people(
 
 
 def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray:
-    """Held-out accuracy per seed of a trained batch arrangement after its running figures are
+    """Held-out accuracy per seed of a trained batch variant after its running statistics are
     replaced by the statistics of its own fold's training rows at the final weights (what
-    "recomputing the statistics" means: the lag of the running figures removed)."""
+    "recomputing the statistics" means: the lag of the running statistics removed)."""
     net = scores.net
     if net is None or not isinstance(net.norm, BatchNorm):
-        raise SettingError("recalibrated_held_accuracy: expects the trained batch arrangement")
-    seen = Sequential((net.hidden, net.relu)).forward(blocks.x_train, PREDICTING).output
+        raise SettingError("recalibrated_held_accuracy: expects the trained batch variant")
+    seen = Sequential((net.hidden, net.relu)).forward(blocks.x_train, EVAL).output
     norm = dataclasses.replace(
-        net.norm, running_mean=seen.mean(axis=-2), running_variance=seen.var(axis=-2)
+        net.norm, running_mean=seen.mean(axis=-2), running_var=seen.var(axis=-2)
     )
     fixed = dataclasses.replace(net, norm=norm)
     right = network.accuracy(fixed, blocks.x_held, blocks.y_held)
@@ -509,7 +507,7 @@ def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray
 
 
 def whole_crowd_losses(
-    arrangement: str, seeds: Sequence[int], epochs: int = EPOCHS, rate: float = RATE
+    variant: str, seeds: Sequence[int], epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
     """The whole-crowd curve of `curves` for many seeds at once, as one stack: the loss per
     epoch, shape (epochs, seeds) (for the claims suite)."""
@@ -517,7 +515,7 @@ def whole_crowd_losses(
     (x,) = network.standardise_features(crowd.features)
     n = len(seeds)
     xs, ys = np.repeat(x[None], n, axis=0), np.repeat(crowd.labels[None], n, axis=0)
-    _, history = network.train(network.build(arrangement, seeds), xs, ys, epochs, rate)
+    _, history = network.train(network.build(variant, seeds), xs, ys, epochs, rate)
     return history.loss
 
 
@@ -540,7 +538,7 @@ __all__ = [
     "Scores",
     "Sensitivity",
     "compare",
-    "compare_arrangement",
+    "compare_variant",
     "compare_one_at_a_time",
     "curves",
     "deal_folds",
@@ -567,7 +565,7 @@ __all__ = [
 def batch_before_relu(
     seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
-    """Held-out accuracy per seed of the batch arrangement with the batch layer moved before the
+    """Held-out accuracy per seed of the batch variant with the batch layer moved before the
     ReLU (dense, batch layer, ReLU, dense: the order of the paper that introduced it), trained
     on the same folds from the same starting weights as `compare`'s 'batch'. Returns (seeds,)."""
     blocks = fold_blocks(seeds)
@@ -575,9 +573,9 @@ def batch_before_relu(
     body = Sequential((net.hidden, net.norm, net.relu, net.output))
     stack = len(blocks.run_seeds)
     for _ in range(epochs):
-        response = body.forward(blocks.x_train, "training")
+        response = body.forward(blocks.x_train, "train")
         loss = binary_cross_entropy(response.output[..., 0], blocks.y_train, stack_axes=1)
-        body = body.step(body.backward(response, loss.slope[..., None]), rate)
-    logits = body.forward(blocks.x_held, PREDICTING).output[..., 0]
+        body = body.step(body.backward(response, loss.grad[..., None]), rate)
+    logits = body.forward(blocks.x_held, EVAL).output[..., 0]
     right = (logits > 0) == (blocks.y_held > 0.5)
     return right.reshape(stack // blocks.folds, -1).mean(axis=1)

@@ -45,7 +45,7 @@ from ..data import load_digits, split_digits
 from ..dense import Dense
 from ..errors import SettingError
 from ..image import GroupNorm
-from ..purpose import PREDICTING, TRAINING
+from ..mode import EVAL, TRAIN
 from .deepnet import softmax_cross_entropy
 from .descent import batches, descend
 
@@ -105,8 +105,8 @@ def digits_images(split_seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
     digits = load_digits()
     train, held = split_digits(HELD_OUT, split_seed)
     x = digits.scaled.reshape(-1, 1, SIDE, SIDE)
-    mean, deviation = x[train].mean(), x[train].std()
-    x = (x - mean) / deviation
+    mean, divisor = x[train].mean(), x[train].std()
+    x = (x - mean) / divisor
     return x[train], digits.labels[train], x[held], digits.labels[held]
 
 
@@ -205,52 +205,52 @@ def build(version: str, seeds: Sequence[int] = SEEDS, per_device: int = BATCH) -
     return ConvNet(convs, norms, Dense(weights=np.stack(out)), version, per_device)
 
 
-def forward(net: ConvNet, x: np.ndarray, purpose: str = PREDICTING) -> tuple[list, np.ndarray]:
+def forward(net: ConvNet, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
     """Every layer's response in order (a normaliser's as it saw its layout) and the logits
     (S, images, CLASSES). `x` is (images, 1, 8, 8), shared by every stacked network."""
     a = np.broadcast_to(x, (net.size, *x.shape))
     responses = []
     for conv, norm in zip(net.convs, net.norms, strict=True):
-        r = conv.forward(a, purpose)
+        r = conv.forward(a, mode)
         responses.append(r)
         a = r.output
         if norm is not None:
-            r = norm.forward(to_layout(norm, a), purpose)
+            r = norm.forward(to_layout(norm, a), mode)
             responses.append(r)
             a = from_layout(norm, r.output, a.shape)
-        r = net.relu.forward(a, purpose)
+        r = net.relu.forward(a, mode)
         responses.append(r)
         a = r.output
-    r = net.output.forward(a.reshape(*a.shape[:2], -1), purpose)
+    r = net.output.forward(a.reshape(*a.shape[:2], -1), mode)
     responses.append(r)
     return responses, r.output
 
 
-def gradients(net: ConvNet, x: np.ndarray, labels: np.ndarray, purpose: str = TRAINING):
+def gradients(net: ConvNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
     """Loss (S,) and every layer's gradient, last layer first, for one batch."""
-    responses, logits = forward(net, x, purpose)
+    responses, logits = forward(net, x, mode)
     loss = softmax_cross_entropy(logits, labels)
-    d = loss.slope
+    d = loss.grad
     grads = []
     for r in reversed(responses):
         layer = r.layer
         shape = r.output.shape
         if isinstance(layer, Dense):
             g = layer.backward(r, d)
-            d = g.passed_down.reshape(*d.shape[:2], CHANNELS, SIDE // 2, SIDE // 2)
+            d = g.grad_input.reshape(*d.shape[:2], CHANNELS, SIDE // 2, SIDE // 2)
         elif isinstance(layer, (BatchNorm, GroupNorm)):
             images = d.shape
             g = layer.backward(r, to_layout(layer, d))
-            d = from_layout(layer, g.passed_down, images)
+            d = from_layout(layer, g.grad_input, images)
         else:
             g = layer.backward(r, d.reshape(shape))
-            d = g.passed_down
+            d = g.grad_input
         grads.append(g)
     return loss.value, grads
 
 
 def step(net: ConvNet, grads: list, rate: float) -> ConvNet:
-    """A new network: every parameter moved by ``-rate * slope``, running figures folded in."""
+    """A new network: every parameter moved by ``-rate * grad``, running statistics folded in."""
     by_layer = {id(g.layer): g for g in grads}
 
     def moved(layer: Any) -> Any:
@@ -262,8 +262,8 @@ def step(net: ConvNet, grads: list, rate: float) -> ConvNet:
 
 
 def accuracy(net: ConvNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Share of images classified right while predicting, per stacked network (S,)."""
-    _, logits = forward(net, x, PREDICTING)
+    """Share of images classified right in evaluation mode, per stacked network (S,)."""
+    _, logits = forward(net, x, EVAL)
     return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
 
 
@@ -299,7 +299,7 @@ def train(
 
 # -- after training --------------------------------------------------------------------------
 def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
-    """`net` (the batch version) with every batch layer's running figures replaced by the
+    """`net` (the batch version) with every batch layer's running statistics replaced by the
     statistics of the images `x` at the final weights ("precise" statistics, Wu & Johnson 2021):
     the first layer's mean and biased variance over every image and pixel of `x`, then the
     second's over what the first, now predicting by its new figures, hands on."""
@@ -311,7 +311,7 @@ def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
         a = conv.forward(a).output
         rows = _batch_rows(a)
         norm = dataclasses.replace(
-            norm, running_mean=rows.mean(axis=1), running_variance=rows.var(axis=1)
+            norm, running_mean=rows.mean(axis=1), running_var=rows.var(axis=1)
         )
         norms.append(norm)
         a = net.relu.forward(from_layout(norm, norm.forward(rows).output, a.shape)).output
@@ -333,8 +333,8 @@ def as_image_batch_norm(norm: GhostBatchNorm, index: int) -> ImageBatchNorm:
         scale=norm.scale[index],
         shift=norm.shift[index],
         running_mean=norm.running_mean[index],
-        running_variance=norm.running_variance[index],
-        epsilon=norm.epsilon,
+        running_var=norm.running_var[index],
+        eps=norm.eps,
         momentum=norm.momentum,
     )
 
@@ -418,11 +418,11 @@ def fainter(x: np.ndarray) -> np.ndarray:
     return background + FAINT * (x - background)
 
 
-def fine_tune(net: ConvNet, x: np.ndarray, y: np.ndarray, purpose: str, seed: int = 0) -> ConvNet:
+def fine_tune(net: ConvNet, x: np.ndarray, y: np.ndarray, mode: str, seed: int = 0) -> ConvNet:
     """`net` (the batch version) after TUNE_STEPS steps at TUNE_RATE on random batches of
     TUNE_BATCH images of (x, y) (drawn by ``np.random.default_rng(seed)``), its batch layers in
-    `purpose`: 'training' (standardised by each batch's statistics, running figures moving at
-    each step) or 'predicting' (frozen: standardised by the running figures, which stay where
+    `mode`: 'train' (standardised by each batch's statistics, running statistics moving at
+    each step) or 'eval' (frozen: standardised by the running statistics, which stay where
     they are; scale and shift still learn)."""
     if net.version != "batch":
         raise SettingError(f"net: expected the batch version, got {net.version!r}")
@@ -434,6 +434,6 @@ def fine_tune(net: ConvNet, x: np.ndarray, y: np.ndarray, purpose: str, seed: in
     rng = np.random.default_rng(seed)
     for _ in range(TUNE_STEPS):
         rows = rng.choice(len(y), TUNE_BATCH, replace=False)
-        _, grads = gradients(net, x[rows], y[rows], purpose)
+        _, grads = gradients(net, x[rows], y[rows], mode)
         net = step(net, grads, TUNE_RATE)
     return net

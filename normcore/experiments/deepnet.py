@@ -10,8 +10,8 @@ of the paper that introduced batch normalisation. Versions:
 
 Independent networks stack along one leading axis (seeds, or seeds times learning rates): a block
 of shape (S, rows, 64) trains S networks in one call per layer. Each stacked network may have its
-own learning rate: its slopes are multiplied by its rate and every layer steps with rate 1, which
-moves parameters exactly as a step at that rate would (running figures do not depend on the
+own learning rate: its gradients are multiplied by its rate and every layer steps with rate 1, which
+moves parameters exactly as a step at that rate would (running statistics do not depend on the
 rate). The loss is the mean softmax cross-entropy over the rows.
 """
 
@@ -31,7 +31,7 @@ from ..batch import BatchNorm
 from ..dense import Dense, starting_weights
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
-from ..purpose import PREDICTING, TRAINING
+from ..mode import EVAL, TRAIN
 from .descent import batches, descend
 
 VERSIONS = ("plain", "batch", "layer", "rms")
@@ -45,11 +45,11 @@ DIVERGED = 23.0
 
 @dataclass(frozen=True, eq=False)
 class SoftmaxLoss:
-    """Mean cross-entropy per stacked network, shape (S,), and its slope for the logits,
+    """Mean cross-entropy per stacked network, shape (S,), and its gradient for the logits,
     shape (S, rows, classes), already divided by the row count."""
 
     value: np.ndarray
-    slope: np.ndarray
+    grad: np.ndarray
 
 
 def softmax_cross_entropy(logits: Any, labels: Any) -> SoftmaxLoss:
@@ -71,9 +71,9 @@ def softmax_cross_entropy(logits: Any, labels: Any) -> SoftmaxLoss:
     log_p = shifted - log_total
     rows = z.shape[1]
     picked = log_p[:, np.arange(rows), y]
-    slope = np.exp(log_p)
-    slope[:, np.arange(rows), y] -= 1.0
-    return SoftmaxLoss(value=-picked.mean(axis=1), slope=slope / rows)
+    grad = np.exp(log_p)
+    grad[:, np.arange(rows), y] -= 1.0
+    return SoftmaxLoss(value=-picked.mean(axis=1), grad=grad / rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,7 +93,7 @@ class DeepNet:
 
 def pick(net: DeepNet, index: Any) -> DeepNet:
     """The stacked network number `index` alone (a stack of one), or the networks a slice
-    selects; parameters and running figures are copied."""
+    selects; parameters and running statistics are copied."""
     if isinstance(index, slice):
         chosen = np.arange(net.size)[index]
     elif (
@@ -123,7 +123,7 @@ def tile(net: DeepNet, copies: int) -> DeepNet:
 
 
 def _restack(net: DeepNet, count: int, change: Any) -> DeepNet:
-    """`net` with `change` applied to every array (parameters, running figures) whose first axis
+    """`net` with `change` applied to every array (parameters, running statistics) whose first axis
     runs over the `count` networks of the stack; other fields are kept."""
 
     def each(layer: Any) -> Any:
@@ -205,10 +205,10 @@ class SideResponse:
 
 @dataclass(frozen=True, eq=False)
 class SideGradient:
-    """What `SideBySide.backward` answers: the joined slope `passed_down`, the layer, and each
+    """What `SideBySide.backward` answers: the joined gradient `grad_input`, the layer, and each
     part's own gradient (None for a part without a normaliser)."""
 
-    passed_down: np.ndarray
+    grad_input: np.ndarray
     layer: SideBySide
     parts: tuple[Any, ...]
 
@@ -216,7 +216,7 @@ class SideGradient:
 @dataclass(frozen=True, eq=False)
 class SideBySide:
     """Several normalisers side by side along the stack: `parts[i]` (a normaliser, or None for
-    none) serves the next `counts[i]` stacked networks, in order; `purposes[i]`, when given,
+    none) serves the next `counts[i]` stacked networks, in order; `modes[i]`, when given,
     replaces the purpose of every call for part i (a frozen part predicts while another trains).
 
     So networks that differ only in their normalisers (the batch layer read over different
@@ -228,15 +228,15 @@ class SideBySide:
 
     parts: tuple[Any, ...]
     counts: tuple[int, ...]
-    purposes: tuple[str | None, ...] | None = None
+    modes: tuple[str | None, ...] | None = None
 
     def __post_init__(self) -> None:
         if len(self.parts) != len(self.counts) or not self.parts:
             raise SettingError("parts, counts: expected one count per part, at least one part")
         if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in self.counts):
             raise SettingError(f"counts: expected whole numbers >= 1, got {self.counts!r}")
-        if self.purposes is not None and len(self.purposes) != len(self.parts):
-            raise SettingError("purposes: expected one purpose (or None) per part")
+        if self.modes is not None and len(self.modes) != len(self.parts):
+            raise SettingError("modes: expected one mode (or None) per part")
 
     @property
     def slices(self) -> tuple[slice, ...]:
@@ -244,11 +244,11 @@ class SideBySide:
         ends = np.cumsum(self.counts)
         return tuple(slice(int(e - c), int(e)) for c, e in zip(self.counts, ends, strict=True))
 
-    def _purpose(self, i: int, purpose: str) -> str:
-        chosen = None if self.purposes is None else self.purposes[i]
-        return purpose if chosen is None else chosen
+    def _mode(self, i: int, mode: str) -> str:
+        chosen = None if self.modes is None else self.modes[i]
+        return mode if chosen is None else chosen
 
-    def forward(self, x: np.ndarray, purpose: str = PREDICTING) -> SideResponse:
+    def forward(self, x: np.ndarray, mode: str = EVAL) -> SideResponse:
         """Each part's forward pass on its networks' block (S_i, rows, features), joined."""
         if x.ndim != 3 or x.shape[0] != sum(self.counts):
             raise ShapeError(
@@ -260,25 +260,25 @@ class SideBySide:
                 responses.append(None)
                 outputs.append(x[where])
                 continue
-            r = part.forward(x[where], self._purpose(i, purpose))
+            r = part.forward(x[where], self._mode(i, mode))
             responses.append(r)
             outputs.append(r.output)
         return SideResponse(output=np.concatenate(outputs), layer=self, parts=tuple(responses))
 
-    def backward(self, response: SideResponse, d_out: np.ndarray) -> SideGradient:
-        """Each part's backward pass on its networks' slope; the slopes passed down, joined."""
+    def backward(self, response: SideResponse, grad_output: np.ndarray) -> SideGradient:
+        """Each part's backward pass on its networks' gradient; the input gradients, joined."""
         if response.layer is not self:
             raise SettingError("response: expected a response of this SideBySide layer")
         down, grads = [], []
         for part, r, where in zip(self.parts, response.parts, self.slices, strict=True):
             if part is None:
                 grads.append(None)
-                down.append(d_out[where])
+                down.append(grad_output[where])
                 continue
-            g = part.backward(r, d_out[where])
+            g = part.backward(r, grad_output[where])
             grads.append(g)
-            down.append(g.passed_down)
-        return SideGradient(passed_down=np.concatenate(down), layer=self, parts=tuple(grads))
+            down.append(g.grad_input)
+        return SideGradient(grad_input=np.concatenate(down), layer=self, parts=tuple(grads))
 
     def stepped(self, gradient: SideGradient, rates: np.ndarray) -> SideBySide:
         """A new layer: each part stepped as `step` steps a normaliser, at its networks' rates."""
@@ -291,18 +291,18 @@ class SideBySide:
         return dataclasses.replace(self, parts=parts)
 
 
-def join(nets: Sequence[DeepNet], purposes: Sequence[str | None] | None = None) -> DeepNet:
+def join(nets: Sequence[DeepNet], modes: Sequence[str | None] | None = None) -> DeepNet:
     """One stack of the networks of `nets` in order, of one shape but any normalisers: the dense
     layers joined along the stack, each hidden layer's normalisers side by side (`SideBySide`,
-    `purposes` as there). `split` gives the networks back."""
+    `modes` as there). `split` gives the networks back."""
     if not nets:
         raise SettingError("nets: expected at least one stacked network")
     bare = [dataclasses.replace(n, norms=(None,) * len(n.norms)) for n in nets]
     joined = concatenate(bare)
     counts = tuple(n.size for n in nets)
-    chosen = None if purposes is None else tuple(purposes)
+    chosen = None if modes is None else tuple(modes)
     norms = tuple(
-        SideBySide(parts=tuple(n.norms[k] for n in nets), counts=counts, purposes=chosen)
+        SideBySide(parts=tuple(n.norms[k] for n in nets), counts=counts, modes=chosen)
         for k in range(len(nets[0].norms))
     )
     return dataclasses.replace(joined, norms=norms)
@@ -310,7 +310,7 @@ def join(nets: Sequence[DeepNet], purposes: Sequence[str | None] | None = None) 
 
 def split(net: DeepNet) -> tuple[DeepNet, ...]:
     """The networks `join` put side by side, each a stack of its own again (parameters and
-    running figures copied)."""
+    running statistics copied)."""
     if not net.norms or not all(isinstance(n, SideBySide) for n in net.norms):
         raise SettingError("net: expected a network made by join")
     bare = dataclasses.replace(net, norms=(None,) * len(net.norms))
@@ -349,56 +349,56 @@ def build(version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = W
     return DeepNet(dense=dense, norms=norms, output=Dense(weights=np.stack(layers[-1])))
 
 
-def forward(net: DeepNet, x: np.ndarray, purpose: str = PREDICTING) -> tuple[list, np.ndarray]:
+def forward(net: DeepNet, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
     """The responses of every layer, in order, and the logits (S, rows, CLASSES). `x` is
     (rows, 64) shared by every stacked network, or (S, rows, 64)."""
     a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
     responses = []
     for dense, norm in zip(net.dense, net.norms, strict=True):
-        r = dense.forward(a, purpose)
+        r = dense.forward(a, mode)
         responses.append(r)
         a = r.output
         if norm is not None:
-            r = norm.forward(a, purpose)
+            r = norm.forward(a, mode)
             responses.append(r)
             a = r.output
-        r = net.relu.forward(a, purpose)
+        r = net.relu.forward(a, mode)
         responses.append(r)
         a = r.output
-    r = net.output.forward(a, purpose)
+    r = net.output.forward(a, mode)
     responses.append(r)
     return responses, r.output
 
 
-def gradients(net: DeepNet, x: np.ndarray, labels: np.ndarray, purpose: str = TRAINING):
+def gradients(net: DeepNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
     """Loss (S,) and every layer's gradient, last layer first, for one batch."""
-    responses, logits = forward(net, x, purpose)
+    responses, logits = forward(net, x, mode)
     loss = softmax_cross_entropy(logits, labels)
-    d = loss.slope
+    d = loss.grad
     grads = []
     for r in reversed(responses):
         g = r.layer.backward(r, d)
         grads.append(g)
-        d = g.passed_down
+        d = g.grad_input
     return loss.value, grads
 
 
 def _scaled(g: Any, rates: np.ndarray) -> Any:
-    """`g` with every slope multiplied by its stacked network's rate."""
-    slopes = {k: v * rates.reshape((-1,) + (1,) * (v.ndim - 1)) for k, v in g.slopes.items()}
-    return dataclasses.replace(g, slopes=slopes)
+    """`g` with every gradient multiplied by its stacked network's rate."""
+    grads = {k: v * rates.reshape((-1,) + (1,) * (v.ndim - 1)) for k, v in g.grads.items()}
+    return dataclasses.replace(g, grads=grads)
 
 
 def _decayed(g: Any, decay: float) -> Any:
-    """`g` with ``decay * weights`` added to the weights' slope (L2 weight decay)."""
+    """`g` with ``decay * weights`` added to the weights' gradient (L2 weight decay)."""
     if decay == 0:
         return g
-    slopes = dict(g.slopes, weights=g.slopes["weights"] + decay * g.layer.weights)
-    return dataclasses.replace(g, slopes=slopes)
+    grads = dict(g.grads, weights=g.grads["weights"] + decay * g.layer.weights)
+    return dataclasses.replace(g, grads=grads)
 
 
 def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> DeepNet:
-    """A new network: every parameter moved by minus its network's rate times its slope; with
+    """A new network: every parameter moved by minus its network's rate times its gradient; with
     `decay`, each hidden dense layer's weights also shrink by rate * decay * weights."""
     by_layer = {id(g.layer): g for g in grads}
     dense = tuple(d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense)
@@ -415,8 +415,8 @@ def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> De
 
 
 def accuracy(net: DeepNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Share of rows classified right while predicting, per stacked network (S,)."""
-    _, logits = forward(net, x, PREDICTING)
+    """Share of rows classified right in evaluation mode, per stacked network (S,)."""
+    _, logits = forward(net, x, EVAL)
     return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
 
 

@@ -4,7 +4,7 @@ full-batch descent on binary cross-entropy.
 Independent runs stack along a leading axis: a block of shape (S, rows, 2) trains S networks in
 one call per layer, each with its own starting weights (one seed each) and its own rows.
 
-Arrangements:
+Variants:
     'none'   plain network
     'batch'  a batch layer after the hidden ReLU
     'layer'  a layer-norm layer after the hidden ReLU
@@ -27,12 +27,12 @@ from ..dense import Dense, WeightNormDense, starting_weights
 from ..errors import SettingError
 from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
-from ..purpose import PREDICTING, TRAINING
+from ..mode import EVAL, TRAIN
 from ..responses import Gradient, Response
 from ..sequential import Sequential
 from ..standardise import naive_backward
 
-ARRANGEMENTS = ("none", "batch", "layer", "rms", "weight")
+VARIANTS = ("none", "batch", "layer", "rms", "weight")
 HIDDEN = 16
 
 
@@ -66,45 +66,45 @@ class CrowdNetwork:
         """The network whose `layers` these are (the inverse of `layers`)."""
         hidden, relu, *middle, output = layers
         norm = middle[0] if middle else None
-        if isinstance(norm, NaivePassedDown):
+        if isinstance(norm, NaiveGradInput):
             norm = norm.layer
         return CrowdNetwork(hidden=hidden, norm=norm, output=output, relu=relu)
 
 
 @dataclass(frozen=True, eq=False)
-class NaivePassedDown:
+class NaiveGradInput:
     """A normaliser whose backward pass hands down the naive block, d / deviation, instead of the
-    three-route one (chapter 3); its parameter slopes, its forward pass and its step are the
+    three-route one (chapter 3); its parameter gradients, its forward pass and its step are the
     normaliser's own. A layer like any other, so that it can stand in a `Sequential`."""
 
     layer: Any
 
-    def forward(self, x: np.ndarray, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: np.ndarray, mode: str = EVAL) -> Response:
         """The normaliser's forward pass, unchanged."""
-        return self.layer.forward(x, purpose)
+        return self.layer.forward(x, mode)
 
-    def backward(self, response: Response, d_out: np.ndarray) -> Gradient:
-        """The normaliser's gradient with `passed_down` replaced by the naive block: the slope
-        arriving at the standardised block (d_out times the scale) over the deviation."""
-        gradient = self.layer.backward(response, d_out)
-        arriving = d_out * self.layer.aligned(self.layer.scale, d_out)
-        return dataclasses.replace(gradient, passed_down=naive_backward(response.cache, arriving))
+    def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
+        """The normaliser's gradient with `grad_input` replaced by the naive block: the upstream
+        gradient at the standardised block (grad_output times the scale) over the deviation."""
+        gradient = self.layer.backward(response, grad_output)
+        arriving = grad_output * self.layer.aligned(self.layer.scale, grad_output)
+        return dataclasses.replace(gradient, grad_input=naive_backward(response.cache, arriving))
 
-    def step(self, gradient: Gradient, rate: float) -> NaivePassedDown:
+    def step(self, gradient: Gradient, rate: float) -> NaiveGradInput:
         """The normaliser stepped, still handing down the naive block."""
-        return NaivePassedDown(self.layer.step(gradient, rate))
+        return NaiveGradInput(self.layer.step(gradient, rate))
 
 
 def build(
-    arrangement: str, seeds: Sequence[int], inputs: int = 2, hidden: int = HIDDEN
+    variant: str, seeds: Sequence[int], inputs: int = 2, hidden: int = HIDDEN
 ) -> CrowdNetwork:
     """One network per seed, stacked along a leading axis of length len(seeds).
 
     Each seed's weights come from ``np.random.default_rng(seed)``: hidden weights first, then the
     output weights, so 'none' and 'weight' start from identical effective weights.
     """
-    if arrangement not in ARRANGEMENTS:
-        raise SettingError(f"arrangement: expected one of {ARRANGEMENTS}, got {arrangement!r}")
+    if variant not in VARIANTS:
+        raise SettingError(f"variant: expected one of {VARIANTS}, got {variant!r}")
     first, second = [], []
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -112,12 +112,12 @@ def build(
         second.append(starting_weights(hidden, 1, rng))
     w1, w2 = np.stack(first), np.stack(second)
     stack = (len(seeds),)
-    hidden_layer = WeightNormDense(direction=w1) if arrangement == "weight" else Dense(weights=w1)
+    hidden_layer = WeightNormDense(direction=w1) if variant == "weight" else Dense(weights=w1)
     norm = {
         "batch": lambda: BatchNorm.create(hidden, stack=stack),
         "layer": lambda: LayerNorm.create(hidden, stack=stack),
         "rms": lambda: RMSNorm.create(hidden, stack=stack),
-    }.get(arrangement, lambda: None)()
+    }.get(variant, lambda: None)()
     return CrowdNetwork(hidden=hidden_layer, norm=norm, output=Dense(weights=w2))
 
 
@@ -138,29 +138,29 @@ def _pass(net: CrowdNetwork, response: Response) -> Pass:
     return Pass(responses=(h, a, n, o), logits=o.output[..., 0], read=o.input)
 
 
-def forward(net: CrowdNetwork, x: np.ndarray, purpose: str = PREDICTING) -> Pass:
+def forward(net: CrowdNetwork, x: np.ndarray, mode: str = EVAL) -> Pass:
     """The network's forward pass: its layers as one `Sequential`.
 
     Args:
         net: the (stacked) network.
         x: a block (*stack, rows, 2).
-        purpose: 'training' or 'predicting' (the default).
+        mode: 'train' or 'eval' (the default).
 
     Returns:
         A `Pass` with every layer's response and the logits, shape (*stack, rows).
     """
-    return _pass(net, Sequential(net.layers).forward(x, purpose))
+    return _pass(net, Sequential(net.layers).forward(x, mode))
 
 
-def probabilities(net: CrowdNetwork, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
+def probabilities(net: CrowdNetwork, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
     """The chance of class 1 for every row, per stacked network, shape (*stack, rows)."""
-    logits = forward(net, x, purpose).logits
+    logits = forward(net, x, mode).logits
     return 1.0 / (1.0 + np.exp(-logits))
 
 
-def accuracy(net: CrowdNetwork, x: np.ndarray, y: np.ndarray, purpose: str = PREDICTING):
+def accuracy(net: CrowdNetwork, x: np.ndarray, y: np.ndarray, mode: str = EVAL):
     """Share of rows classified right, per stacked network (logit > 0 means class 1)."""
-    return np.mean((forward(net, x, purpose).logits > 0) == (y > 0.5), axis=-1)
+    return np.mean((forward(net, x, mode).logits > 0) == (y > 0.5), axis=-1)
 
 
 def train_step(
@@ -168,10 +168,10 @@ def train_step(
 ) -> tuple[CrowdNetwork, np.ndarray, Pass]:
     """One full-batch step of gradient descent on binary cross-entropy.
 
-    The network's layers, as one `Sequential`, answer `x` for training; the loss's slope goes
+    The network's layers, as one `Sequential`, answer `x` for training; the loss's gradient goes
     back through them (`Sequential.backward`), and every layer steps at `rate`
     (`Sequential.step`). With `naive=True` the normaliser hands down the naive block
-    (`NaivePassedDown`; its parameter slopes are unchanged), for chapter 3.
+    (`NaiveGradInput`; its parameter gradients are unchanged), for chapter 3.
 
     Args:
         net: the (stacked) network.
@@ -185,12 +185,12 @@ def train_step(
     """
     layers = net.layers
     if naive and net.norm is not None:
-        layers = (*layers[:2], NaivePassedDown(net.norm), layers[-1])
+        layers = (*layers[:2], NaiveGradInput(net.norm), layers[-1])
     body = Sequential(layers)
-    response = body.forward(x, TRAINING)
+    response = body.forward(x, TRAIN)
     logits = response.output[..., 0]
     loss = binary_cross_entropy(logits, y, stack_axes=len(net.stack))
-    gradient = body.backward(response, loss.slope[..., None])
+    gradient = body.backward(response, loss.grad[..., None])
     stepped = CrowdNetwork.of(body.step(gradient, rate).layers)
     return stepped, loss.value, _pass(net, response)
 
@@ -223,7 +223,7 @@ def train(
     With `watch`, also record the block the output layer reads (per-unit mean and deviation over
     the rows, before the step), the normaliser's shift, and, after each step, the accuracy on
     `x` asked two ways: predicting, and training (the batch's own statistics). `two_ways`
-    records only those two accuracies, more cheaply: the training-purpose answer after step k
+    records only those two accuracies, more cheaply: the training-mode answer after step k
     is read off step k + 1's own forward pass, which asks exactly that question of exactly that
     network.
 
@@ -234,28 +234,28 @@ def train(
     asking = watch or two_ways
     predicting = np.empty((epochs, *net.stack)) if asking else None
     batch = np.empty((epochs + 1, *net.stack)) if asking else None
-    means, deviations, shifts = [], [], []
+    means, divisors, shifts = [], [], []
     wanted = y > 0.5
     for epoch in range(epochs):
         before = net
         net, losses[epoch], seen = train_step(net, x, y, rate, naive)
         if asking:
             batch[epoch] = np.mean((seen.logits > 0) == wanted, axis=-1)
-            predicting[epoch] = accuracy(net, x, y, PREDICTING)
+            predicting[epoch] = accuracy(net, x, y, EVAL)
         if watch:
             means.append(seen.read.mean(axis=-2))
-            deviations.append(seen.read.std(axis=-2))
+            divisors.append(seen.read.std(axis=-2))
             if before.norm is not None:
                 shifts.append(before.norm.shift)
     if not asking:
         return net, History(loss=losses)
-    batch[epochs] = accuracy(net, x, y, TRAINING)
+    batch[epochs] = accuracy(net, x, y, TRAIN)
     history = History(loss=losses, accuracy_predicting=predicting, accuracy_batch=batch[1:])
     if watch:
         history = dataclasses.replace(
             history,
             read_mean=np.array(means),
-            read_deviation=np.array(deviations),
+            read_deviation=np.array(divisors),
             shift=np.array(shifts) if shifts else None,
         )
     return net, history

@@ -2,7 +2,7 @@
 
 A small residual stack in the transformer's shape, without attention: `BLOCKS` blocks, each a
 two-layer feed-forward sublayer F (dense WIDTH -> 2 WIDTH, ReLU, dense 2 WIDTH -> WIDTH) on every
-token (row). The two arrangements (Xiong et al. 2020):
+token (row). The two variants (Xiong et al. 2020):
 
     post-LN:  x <- LN(x + F(x))                  (the original transformer)
     pre-LN:   x <- x + F(LN(x)), one LN at the end (GPT-2 and most models since)
@@ -26,7 +26,7 @@ from ..dense import Dense, starting_weights
 from ..errors import SettingError
 from ..layer import LayerNorm, RMSNorm
 
-ARRANGEMENTS = ("post-LN", "pre-LN", "pre-RMS")
+VARIANTS = ("post-LN", "pre-LN", "pre-RMS")
 NORM_FREE = ("pre-DyT",)
 #: DyT's starting alpha, the default of Zhu et al.'s code (its scale starts at 1, its shift at 0)
 DYT_ALPHA = 0.5
@@ -41,15 +41,15 @@ STREAM_RANGE = (1.5, 2.5)
 
 @dataclass(frozen=True, eq=False)
 class Profile:
-    """`norm` (len(SEEDS), BLOCKS): the length of each block's first dense layer's weight slope,
-    block 1 (nearest the input) first; `passed` the length of the slope arriving at each block's
-    input, same shape; `first_slope` (len(SEEDS), WIDTH, 2 WIDTH) block 1's first weight slope
+    """`norm` (len(SEEDS), BLOCKS): the length of each block's first dense layer's weight gradient,
+    block 1 (nearest the input) first; `passed` the length of the upstream gradient at each block's
+    input, same shape; `first_grad` (len(SEEDS), WIDTH, 2 WIDTH) block 1's first weight gradient
     itself (for the finite-difference check)."""
 
-    arrangement: str
+    variant: str
     norm: np.ndarray
     passed: np.ndarray
-    first_slope: np.ndarray
+    first_grad: np.ndarray
     #: (len(SEEDS), BLOCKS) the residual stream's mean squared size per feature, E||x||^2 / WIDTH
     #: over the tokens, after each block (before any final normaliser); None if not recorded
     stream: np.ndarray | None = None
@@ -65,7 +65,7 @@ class _Squashed:
 
 @dataclass(frozen=True, eq=False)
 class _Passed:
-    passed_down: np.ndarray
+    grad_input: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,15 +79,15 @@ class DyT:
         """tanh(alpha x), any shape."""
         return _Squashed(output=np.tanh(self.alpha * x), layer=self)
 
-    def backward(self, response: _Squashed, d_out: np.ndarray) -> _Passed:
-        """The slope passed down: d_out * alpha * (1 - tanh(alpha x)^2)."""
-        return _Passed(passed_down=d_out * self.alpha * (1.0 - response.output**2))
+    def backward(self, response: _Squashed, grad_output: np.ndarray) -> _Passed:
+        """The input gradient: grad_output * alpha * (1 - tanh(alpha x)^2)."""
+        return _Passed(grad_input=grad_output * self.alpha * (1.0 - response.output**2))
 
 
-def _norm(stack: int, arrangement: str):
-    if arrangement == "pre-DyT":
+def _norm(stack: int, variant: str):
+    if variant == "pre-DyT":
         return DyT()
-    make = RMSNorm.create if arrangement == "pre-RMS" else LayerNorm.create
+    make = RMSNorm.create if variant == "pre-RMS" else LayerNorm.create
     return make(WIDTH, stack=(stack,))
 
 
@@ -106,35 +106,33 @@ def _draw(seeds, blocks: int) -> tuple[np.ndarray, ...]:
     return tuple(np.array(a) for a in (firsts, seconds, xs, readouts, targets))
 
 
-def _check(arrangement: str, blocks: int) -> None:
-    if arrangement not in ARRANGEMENTS + NORM_FREE:
-        raise SettingError(
-            f"arrangement: expected one of {ARRANGEMENTS + NORM_FREE}, got {arrangement!r}"
-        )
+def _check(variant: str, blocks: int) -> None:
+    if variant not in VARIANTS + NORM_FREE:
+        raise SettingError(f"variant: expected one of {VARIANTS + NORM_FREE}, got {variant!r}")
     if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
         raise SettingError(f"blocks: expected a whole number >= 1, got {blocks!r}")
 
 
-def gradient_profile(arrangement: str, seeds=SEEDS, blocks: int = BLOCKS) -> Profile:
-    """Build the stack from each seed (same weights, inputs and targets for every arrangement),
-    run one forward and backward pass, and measure every block's weight slope."""
-    _check(arrangement, blocks)
-    return _profile(arrangement, _draw(seeds, blocks), blocks)
+def gradient_profile(variant: str, seeds=SEEDS, blocks: int = BLOCKS) -> Profile:
+    """Build the stack from each seed (same weights, inputs and targets for every variant),
+    run one forward and backward pass, and measure every block's weight gradient."""
+    _check(variant, blocks)
+    return _profile(variant, _draw(seeds, blocks), blocks)
 
 
-def _profile(arrangement: str, drawn: tuple[np.ndarray, ...], blocks: int) -> Profile:
+def _profile(variant: str, drawn: tuple[np.ndarray, ...], blocks: int) -> Profile:
     """`gradient_profile` on drawn weights, tokens, read-out and targets (see `_draw`); only the
     first `blocks` blocks of the drawn weights are used."""
     firsts, seconds, x, readout, targets = drawn
     s = len(x)
     first = [Dense(weights=firsts[:, b]) for b in range(blocks)]
     second = [Dense(weights=seconds[:, b]) for b in range(blocks)]
-    norms = [_norm(s, arrangement) for _ in range(blocks + 1)]
+    norms = [_norm(s, variant) for _ in range(blocks + 1)]
     relu = ReLU()
     tape = []
     stream = np.empty((s, blocks))
     for b in range(blocks):
-        if arrangement == "post-LN":
+        if variant == "post-LN":
             r1 = first[b].forward(x)
             r2 = relu.forward(r1.output)
             r3 = second[b].forward(r2.output)
@@ -149,65 +147,65 @@ def _profile(arrangement: str, drawn: tuple[np.ndarray, ...], blocks: int) -> Pr
             tape.append((rn, r3, r2, r1))
             x = x + r3.output
         stream[:, b] = (x**2).mean(axis=(1, 2))
-    final = norms[blocks].forward(x) if arrangement != "post-LN" else None
+    final = norms[blocks].forward(x) if variant != "post-LN" else None
     out = final.output if final is not None else x
     error = out @ readout - targets
     d = (error @ np.swapaxes(readout, -1, -2)) / TOKENS
     if final is not None:
-        d = final.layer.backward(final, d).passed_down
+        d = final.layer.backward(final, d).grad_input
     norm, passed = np.empty((s, blocks)), np.empty((s, blocks))
     for b in reversed(range(blocks)):
         rn, r3, r2, r1 = tape[b]
-        if arrangement == "post-LN":
-            d_sum = rn.layer.backward(rn, d).passed_down
+        if variant == "post-LN":
+            d_sum = rn.layer.backward(rn, d).grad_input
             g3 = r3.layer.backward(r3, d_sum)
-            g1 = r1.layer.backward(r1, relu.backward(r2, g3.passed_down).passed_down)
-            d = d_sum + g1.passed_down
+            g1 = r1.layer.backward(r1, relu.backward(r2, g3.grad_input).grad_input)
+            d = d_sum + g1.grad_input
         else:
             g3 = r3.layer.backward(r3, d)
-            g1 = r1.layer.backward(r1, relu.backward(r2, g3.passed_down).passed_down)
-            d = d + rn.layer.backward(rn, g1.passed_down).passed_down
-        w = g1.slopes["weights"]
+            g1 = r1.layer.backward(r1, relu.backward(r2, g3.grad_input).grad_input)
+            d = d + rn.layer.backward(rn, g1.grad_input).grad_input
+        w = g1.grads["weights"]
         norm[:, b] = np.sqrt((w.reshape(s, -1) ** 2).sum(axis=1))
         passed[:, b] = np.sqrt((d.reshape(s, -1) ** 2).sum(axis=1))
-    return Profile(arrangement=arrangement, norm=norm, passed=passed, first_slope=w, stream=stream)
+    return Profile(variant=variant, norm=norm, passed=passed, first_grad=w, stream=stream)
 
 
-def depth_profiles(arrangement: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Profile]:
+def depth_profiles(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Profile]:
     """`gradient_profile` at each depth in `depths`, every depth on the same draw (that of the
     deepest stack), so that a shallower stack is the deeper one's first blocks, with the same
     tokens, read-out and targets."""
     for L in depths:
-        _check(arrangement, L)
+        _check(variant, L)
     drawn = _draw(seeds, max(depths))
-    return [_profile(arrangement, drawn, int(L)) for L in depths]
+    return [_profile(variant, drawn, int(L)) for L in depths]
 
 
-def depth_sweep(arrangement: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> np.ndarray:
-    """(len(depths), len(seeds)): the length of the LAST block's first weight slope at
+def depth_sweep(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> np.ndarray:
+    """(len(depths), len(seeds)): the length of the LAST block's first weight gradient at
     initialisation, for stacks of each depth (`depth_profiles`). Xiong et al. 2020's Theorem 1
     bounds it by O(d sqrt(ln d / L)) under pre-LN and by a bound that does not fall with L under
     post-LN."""
-    return np.array([p.norm[:, -1] for p in depth_profiles(arrangement, depths, seeds)])
+    return np.array([p.norm[:, -1] for p in depth_profiles(variant, depths, seeds)])
 
 
-def loss(arrangement: str, seeds=SEEDS, blocks: int = BLOCKS, first_weights=None) -> np.ndarray:
+def loss(variant: str, seeds=SEEDS, blocks: int = BLOCKS, first_weights=None) -> np.ndarray:
     """The loss per seed, written out with plain numpy (the finite-difference oracle for
     `gradient_profile`'s backward pass); `first_weights`, if given, replaces block 1's first
     dense weights (shape (S, WIDTH, 2 WIDTH))."""
-    _check(arrangement, blocks)
+    _check(variant, blocks)
     firsts, seconds, x, readout, targets = _draw(seeds, blocks)
     if first_weights is not None:
         firsts = firsts.copy()
         firsts[:, 0] = first_weights
-    norms = [_norm(len(seeds), arrangement) for _ in range(blocks + 1)]
+    norms = [_norm(len(seeds), variant) for _ in range(blocks + 1)]
     for b in range(blocks):
         w1, w2 = firsts[:, b], seconds[:, b]
-        if arrangement == "post-LN":
+        if variant == "post-LN":
             x = norms[b].forward(x + np.maximum(x @ w1, 0) @ w2).output
         else:
             x = x + np.maximum(norms[b].forward(x).output @ w1, 0) @ w2
-    if arrangement != "post-LN":
+    if variant != "post-LN":
         x = norms[blocks].forward(x).output
     error = x @ readout - targets
     return 0.5 * (error**2).sum(axis=(1, 2)) / TOKENS

@@ -3,8 +3,8 @@ backward pass over a block of tokens, written out and timed.
 
 Per token of n features, layer normalisation's forward pass makes two reductions over the
 features (the mean, then the mean square of the deviations) and one extra pass to subtract the
-mean; its backward pass two reductions (the mean of the incoming slope and the mean of its product
-with the output). RMS normalisation makes one reduction forward (the mean square) and one
+mean; its backward pass two reductions (the mean of the upstream gradient and the mean of its
+product with the output). RMS normalisation makes one reduction forward (the mean square) and one
 backward, and has no mean to subtract or carry. `REDUCTIONS` counts them; `saving` times both
 passes, written out in numpy exactly as normcore's layers define them (no scale, no shift; the
 tests hold them against `normcore.LayerNorm` and `normcore.RMSNorm`).
@@ -32,8 +32,8 @@ PAGE_ROWS = 256
 
 
 def layer_pass(x: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Layer normalisation over the last axis, forward and backward: (output, slope passed down)
-    for incoming slope `d` (same shape as `x`)."""
+    """Layer normalisation over the last axis, forward and backward: (output, input gradient)
+    for upstream gradient `d` (same shape as `x`)."""
     centred = x - x.mean(axis=-1, keepdims=True)
     inv = 1.0 / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + EPS)
     y = centred * inv
@@ -42,7 +42,7 @@ def layer_pass(x: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rms_pass(x: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """RMS normalisation over the last axis, forward and backward: (output, slope passed down)."""
+    """RMS normalisation over the last axis, forward and backward: (output, input gradient)."""
     inv = 1.0 / np.sqrt((x * x).mean(axis=-1, keepdims=True) + EPS)
     y = x * inv
     dx = inv * (d - y * (d * y).mean(axis=-1, keepdims=True))

@@ -1,11 +1,11 @@
 """Chapter 3's computations: the three-route backward pass held against the oracle.
 
-* :func:`compare_blocks` puts the collected (true) passed-down block, the naive block d / s and
-  the finite-difference oracle side by side for any block and arriving slope, with statistics
+* :func:`compare_blocks` puts the collected (true) input gradient, the naive block d / s and
+  the finite-difference oracle side by side for any block and upstream gradient, with statistics
   down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
 * :func:`route_terms` splits the true block into its three routes, column by column.
 * :func:`gap_against_step` sweeps the oracle's step and records its largest gap to the true block.
-* :func:`naive_versus_true` trains the crowd network with the naive passed-down block and with the
+* :func:`naive_versus_true` trains the crowd network with the naive input gradient and with the
   true one, from the same starting weights.
 """
 
@@ -23,8 +23,8 @@ from ..data import load_crowd
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
+from ..mode import EVAL, TRAIN
 from ..oracle import finite_difference
-from ..purpose import PREDICTING, TRAINING
 from ..responses import Gradient, Response
 from ..standardise import naive_backward
 from ..worked import FOUR_ROWS
@@ -35,35 +35,35 @@ WORKED_BLOCK = FOUR_ROWS
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
 AXES = ("batch", "layer", "rms")
-#: A true slope within this share of the block's scale has no sign (`BlockComparison.wrong_sign`)
+#: A true gradient within this share of the block's scale has no sign (`BlockComparison.wrong_sign`)
 SIGN_FLOOR = 1e-8
 
 
-def counting_slope(shape: tuple[int, ...]) -> np.ndarray:
-    """The arriving slope 1, 2, 3, ... counted across the block, row by row."""
+def counting_grad(shape: tuple[int, ...]) -> np.ndarray:
+    """The upstream gradient 1, 2, 3, ... counted across the block, row by row."""
     size = int(np.prod(shape))
     return np.arange(1.0, size + 1.0).reshape(shape)
 
 
-def worked_slope() -> np.ndarray:
-    """The arriving slope on the worked block: 1 to 8 counted across it, row by row."""
-    return counting_slope(WORKED_BLOCK.shape)
+def worked_grad() -> np.ndarray:
+    """The upstream gradient on the worked block: 1 to 8 counted across it, row by row."""
+    return counting_grad(WORKED_BLOCK.shape)
 
 
-def make_layer(axis: str, features: int, epsilon: float = 1e-5) -> Any:
+def make_layer(axis: str, features: int, eps: float = 1e-5) -> Any:
     """A fresh layer (scale 1, shift 0) whose statistics run along `axis`."""
     if axis == "batch":
-        return BatchNorm.create(features, epsilon=epsilon)
+        return BatchNorm.create(features, eps=eps)
     if axis == "layer":
-        return LayerNorm.create(features, epsilon=epsilon)
+        return LayerNorm.create(features, eps=eps)
     if axis == "rms":
-        return RMSNorm.create(features, epsilon=epsilon)
+        return RMSNorm.create(features, eps=eps)
     raise SettingError(f"axis: expected one of {AXES}, got {axis!r}")
 
 
 @dataclass(frozen=True, eq=False)
 class BlockComparison:
-    """Three answers to "what slope reaches the block?" and how far each is from the oracle.
+    """Three answers to "what gradient reaches the block?" and how far each is from the oracle.
 
     `true` is the layer's collected block, `naive` is d / s, `oracle` the central difference of
     sum(arriving * output). `sum_axis` is the axis the statistics run along (0 for batch, 1 for
@@ -77,8 +77,8 @@ class BlockComparison:
     true: np.ndarray
     naive: np.ndarray
     oracle: np.ndarray
-    scale_slope: np.ndarray
-    shift_slope: np.ndarray
+    scale_grad: np.ndarray
+    shift_grad: np.ndarray
     step: float
 
     @property
@@ -97,7 +97,7 @@ class BlockComparison:
 
     @property
     def largest_true(self) -> float:
-        """The largest true slope, in size."""
+        """The largest true gradient, in size."""
         return float(np.max(np.abs(self.true)))
 
     @property
@@ -128,7 +128,7 @@ class BlockComparison:
 
     @property
     def wrong_sign(self) -> np.ndarray:
-        """Cells where the naive block and the true block point opposite ways (a true slope
+        """Cells where the naive block and the true block point opposite ways (a true gradient
         within rounding of zero, `SIGN_FLOOR` of the block's scale, has no sign to disagree
         with)."""
         scale = max(1.0, float(np.max(np.abs(self.naive))))
@@ -140,40 +140,40 @@ def compare_blocks(
     block: Any,
     arriving: Any | None = None,
     axis: str = "batch",
-    epsilon: float = 1e-5,
+    eps: float = 1e-5,
     step: float = 1e-6,
 ) -> BlockComparison:
     """Standardise `block` (rows, features) while training, pass `arriving` back (default: the
-    counting slope) and hold the true and naive blocks against the finite difference of
+    counting gradient) and hold the true and naive blocks against the finite difference of
     sum(arriving * output)."""
     x = np.array(block, dtype=np.float64)
     if x.ndim != 2 or x.size == 0:
         raise ShapeError(f"block: expected a non-empty (rows, features) block, got {x.shape}")
-    d = counting_slope(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
+    d = counting_grad(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
     if d.shape != x.shape:
         raise ShapeError(f"arriving: expected the block's shape {x.shape}, got {d.shape}")
-    layer = make_layer(axis, x.shape[1], epsilon)
-    response = layer.forward(x, TRAINING)
+    layer = make_layer(axis, x.shape[1], eps)
+    response = layer.forward(x, TRAIN)
     gradient = layer.backward(response, d)
 
     def objective(b: np.ndarray) -> float:
-        return float(np.sum(d * layer.forward(b, TRAINING).output))
+        return float(np.sum(d * layer.forward(b, TRAIN).output))
 
     return BlockComparison(
         axis=axis,
         block=x,
         arriving=d,
         output=response.output,
-        true=gradient.passed_down,
+        true=gradient.grad_input,
         naive=naive_backward(response.cache, d),
         oracle=finite_difference(objective, x, step),
-        scale_slope=gradient.slopes["scale"],
-        shift_slope=gradient.slopes["shift"],
+        scale_grad=gradient.grads["scale"],
+        shift_grad=gradient.grads["shift"],
         step=step,
     )
 
 
-def jacobian(column: Any, epsilon: float = 1e-5) -> np.ndarray:
+def jacobian(column: Any, eps: float = 1e-5) -> np.ndarray:
     """dz/dx for one column of n values standardised by its own statistics (biased variance,
     epsilon under the root), written from the formula (1/s)(I - 11^T/n - z z^T/n), not from a
     layer. Returns an (n, n) array whose entry [i, k] is dz_i/dx_k."""
@@ -181,7 +181,7 @@ def jacobian(column: Any, epsilon: float = 1e-5) -> np.ndarray:
     if x.size < 1:
         raise ShapeError("column: expected at least one value, got none")
     n = x.size
-    s = np.sqrt(x.var() + epsilon)
+    s = np.sqrt(x.var() + eps)
     z = (x - x.mean()) / s
     return (np.eye(n) - np.ones((n, n)) / n - np.outer(z, z) / n) / s
 
@@ -197,11 +197,11 @@ def rule_step(block: Any) -> float:
 
 @dataclass(frozen=True, eq=False)
 class RouteTerms:
-    """The batch layer's passed-down block split into its three routes (per cell), and the
+    """The batch layer's input gradient split into its three routes (per cell), and the
     column figures the collected line is built from."""
 
     z: np.ndarray
-    deviation: np.ndarray  # per column
+    divisor: np.ndarray  # per column
     sum_d: np.ndarray  # per column
     sum_dz: np.ndarray  # per column
     own: np.ndarray  # d / s
@@ -213,20 +213,20 @@ class RouteTerms:
         return self.own + self.through_mean + self.through_variance
 
 
-def route_terms(block: Any = WORKED_BLOCK, arriving: Any | None = None, epsilon: float = 1e-5):
-    """Split the passed-down block of a batch layer (statistics down the columns) into the three
+def route_terms(block: Any = WORKED_BLOCK, arriving: Any | None = None, eps: float = 1e-5):
+    """Split the input gradient of a batch layer (statistics down the columns) into the three
     routes, written out from the statistics rather than taken from the layer."""
     x = np.array(block, dtype=np.float64)
-    d = counting_slope(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
+    d = counting_grad(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
     n = x.shape[0]
     mean = x.mean(axis=0)
-    s = np.sqrt(((x - mean) ** 2).mean(axis=0) + epsilon)
+    s = np.sqrt(((x - mean) ** 2).mean(axis=0) + eps)
     z = (x - mean) / s
     sum_d = d.sum(axis=0)
     sum_dz = (d * z).sum(axis=0)
     return RouteTerms(
         z=z,
-        deviation=s,
+        divisor=s,
         sum_d=sum_d,
         sum_dz=sum_dz,
         own=d / s,
@@ -266,8 +266,8 @@ def gap_against_step(
 
 @dataclass(frozen=True, eq=False)
 class TrainingPair:
-    """Loss per epoch (epochs, seeds) for the crowd network trained with the true passed-down
-    block and with the naive one, plus the final training accuracy (per seed) of each."""
+    """Loss per epoch (epochs, seeds) for the crowd network trained with the true input
+    gradient and with the naive one, plus the final training accuracy (per seed) of each."""
 
     seeds: tuple[int, ...]
     true_loss: np.ndarray
@@ -280,26 +280,26 @@ class TrainingPair:
 class PartlyNaive:
     """A normaliser stacked over several networks that hands down the naive block d / s for the
     networks `naive` marks (a bool per stacked network) and the three-route block for the others,
-    so that both kinds train side by side in one stacked run. Its forward pass, parameter slopes
+    so that both kinds train side by side in one stacked run. Its forward pass, parameter gradients
     and step are the normaliser's own; where `naive` is all true it is
-    `network.NaivePassedDown`."""
+    `network.NaiveGradInput`."""
 
     layer: Any
     naive: np.ndarray
 
-    def forward(self, x: np.ndarray, purpose: str = PREDICTING) -> Response:
+    def forward(self, x: np.ndarray, mode: str = EVAL) -> Response:
         """The normaliser's forward pass, unchanged."""
-        return self.layer.forward(x, purpose)
+        return self.layer.forward(x, mode)
 
-    def backward(self, response: Response, d_out: np.ndarray) -> Gradient:
-        """The normaliser's gradient, its `passed_down` swapped for the naive block (the slope
-        arriving at the standardised block over the deviation) in the marked networks."""
-        gradient = self.layer.backward(response, d_out)
-        arriving = d_out * self.layer.aligned(self.layer.scale, d_out)
+    def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
+        """The normaliser's gradient, its `grad_input` swapped for the naive block (the upstream
+        gradient at the standardised block over the deviation) in the marked networks."""
+        gradient = self.layer.backward(response, grad_output)
+        arriving = grad_output * self.layer.aligned(self.layer.scale, grad_output)
         naive = naive_backward(response.cache, arriving)
         marked = self.naive.reshape(self.naive.shape + (1,) * (naive.ndim - self.naive.ndim))
         return dataclasses.replace(
-            gradient, passed_down=np.where(marked, naive, gradient.passed_down)
+            gradient, grad_input=np.where(marked, naive, gradient.grad_input)
         )
 
     def step(self, gradient: Gradient, rate: float) -> PartlyNaive:
@@ -311,11 +311,11 @@ def naive_versus_true(
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     epochs: int = 400,
     rate: float = 1.0,
-    arrangement: str = "batch",
+    variant: str = "batch",
 ) -> TrainingPair:
     """Train the crowd network (batch layer after the hidden ReLU) on the whole crowd, features in
     standard units, once with the true backward pass and once with the naive one, from the same
-    starting weights per seed. Accuracy is asked while predicting, after the last step.
+    starting weights per seed. Accuracy is asked in evaluation mode, after the last step.
 
     The two passes train side by side in one stacked run of 2 x len(seeds) networks (each seed
     twice, `PartlyNaive` marking the second copy); each network's arithmetic is its own, so each
@@ -326,7 +326,7 @@ def naive_versus_true(
     stack = 2 * count
     xs = np.broadcast_to(x, (stack, *x.shape)).copy()
     ys = np.broadcast_to(crowd.labels, (stack, len(crowd))).copy()
-    net = network.build(arrangement, [*seeds, *seeds])
+    net = network.build(variant, [*seeds, *seeds])
     naive = np.arange(stack) >= count
     net = dataclasses.replace(net, norm=PartlyNaive(net.norm, naive))
     net, history = network.train(net, xs, ys, epochs=epochs, rate=rate)
@@ -341,9 +341,9 @@ def naive_versus_true(
 
 
 @dataclass(frozen=True, eq=False)
-class FirstSlopes:
-    """The hidden layer's weight slope on the first step, reached through the true and through
-    the naive passed-down block (same network, same batch)."""
+class FirstGrads:
+    """The hidden layer's weight gradient on the first step, reached through the true and through
+    the naive input gradient (same network, same batch)."""
 
     true: np.ndarray
     naive: np.ndarray
@@ -359,20 +359,20 @@ class FirstSlopes:
         return float(np.linalg.norm(self.naive - self.true) / np.linalg.norm(self.true))
 
 
-def first_hidden_slopes(seed: int = 0, arrangement: str = "batch") -> FirstSlopes:
-    """The slope the hidden weights receive on the crowd network's first step, both ways."""
+def first_hidden_grads(seed: int = 0, variant: str = "batch") -> FirstGrads:
+    """The gradient the hidden weights receive on the crowd network's first step, both ways."""
     crowd = load_crowd()
     (x,) = network.standardise_features(crowd.features)
-    net = network.build(arrangement, [seed])
+    net = network.build(variant, [seed])
     xs, ys = x[None], crowd.labels[None]
-    p = network.forward(net, xs, TRAINING)
+    p = network.forward(net, xs, TRAIN)
     h, a, n, o = p.responses
     loss = binary_cross_entropy(p.logits, ys, stack_axes=1)
-    d = net.output.backward(o, loss.slope[..., None]).passed_down
+    d = net.output.backward(o, loss.grad[..., None]).grad_input
     arriving = d * net.norm.scale[:, None, :]
     found = {}
     for naive in (False, True):
-        below = naive_backward(n.cache, arriving) if naive else net.norm.backward(n, d).passed_down
-        relu = net.relu.backward(a, below).passed_down
-        found[naive] = net.hidden.backward(h, relu).slopes["weights"][0]
-    return FirstSlopes(true=found[False], naive=found[True])
+        below = naive_backward(n.cache, arriving) if naive else net.norm.backward(n, d).grad_input
+        relu = net.relu.backward(a, below).grad_input
+        found[naive] = net.hidden.backward(h, relu).grads["weights"][0]
+    return FirstGrads(true=found[False], naive=found[True])

@@ -1,12 +1,12 @@
 """Scale invariance of weights followed by batch normalisation, and the effective learning rate.
 
-A hidden dense layer followed by a batch layer (training purpose) gives the same output when its
+A hidden dense layer followed by a batch layer (training mode) gives the same output when its
 weights and bias are multiplied by any c > 0, up to epsilon: the batch layer divides the factor
 out. Two consequences, both measured on the digits batch network:
 
-- the slope of the loss for those weights is c times smaller, and at right angles to them;
+- the gradient of the loss for those weights is c times smaller, and at right angles to them;
 - so plain gradient descent can only lengthen them (chapter 5's argument), and a step at rate
-  eta turns them by about eta ||g|| / ||w||: with g = ghat / ||w|| (ghat the slope at unit
+  eta turns them by about eta ||g|| / ||w||: with g = ghat / ||w|| (ghat the gradient at unit
   length), by eta ||ghat|| / ||w||^2, the *effective* rate being eta / ||w||^2. Weight decay
   (lambda) shrinks them instead. With g at right angles to w, one step gives
   ||w'||^2 = (1 - eta lambda)^2 ||w||^2 + eta^2 ||g||^2, so the length stands still where
@@ -56,10 +56,10 @@ def hidden_length2(net: deepnet.DeepNet) -> np.ndarray:
 class Invariance:
     """For each factor c in FACTORS: the largest relative change in the loss, the ratio
     c * ||g(c w)|| / ||g(w)|| (1 for exact invariance), and, at c = 1, the cosine between the
-    layer's weights-and-bias and their slope."""
+    layer's weights-and-bias and their gradient."""
 
     loss_change: tuple[float, ...]
-    slope_ratio: tuple[float, ...]
+    grad_ratio: tuple[float, ...]
     cosine: float
 
 
@@ -70,45 +70,45 @@ def _scaled(net: deepnet.DeepNet, layer: int, c: float) -> deepnet.DeepNet:
     return dataclasses.replace(net, dense=tuple(dense))
 
 
-def _layer_slope(net, grads, layer: int) -> np.ndarray:
+def _layer_grad(net, grads, layer: int) -> np.ndarray:
     g = next(g for g in grads if g.layer is net.dense[layer])
-    return np.concatenate([g.slopes["weights"].ravel(), g.slopes["bias"].ravel()])
+    return np.concatenate([g.grads["weights"].ravel(), g.grads["bias"].ravel()])
 
 
 def invariance(seed: int = 0, layer: int = LAYER) -> Invariance:
     """Scale one hidden layer of a fresh batch network (one seed) and compare one batch's loss
-    and slope."""
+    and gradient."""
     if not 0 <= layer < deepnet.DEPTH:
         raise SettingError(f"layer: expected 0 to {deepnet.DEPTH - 1}, got {layer!r}")
     x, y, _, _ = digits_data()
     rows = slice(0, 64)
     net = deepnet.build("batch", [seed])
     loss, grads = deepnet.gradients(net, x[rows], y[rows])
-    slope = _layer_slope(net, grads, layer)
+    grad = _layer_grad(net, grads, layer)
     changes, ratios = [], []
     for c in FACTORS:
         scaled = _scaled(net, layer, c)
         loss_c, grads_c = deepnet.gradients(scaled, x[rows], y[rows])
         changes.append(float(np.abs(loss_c - loss).max() / np.abs(loss).max()))
         ratios.append(
-            float(c * np.linalg.norm(_layer_slope(scaled, grads_c, layer)) / np.linalg.norm(slope))
+            float(c * np.linalg.norm(_layer_grad(scaled, grads_c, layer)) / np.linalg.norm(grad))
         )
     d = net.dense[layer]
     w = np.concatenate([d.weights.ravel(), d.bias.ravel()])
-    cosine = float(w @ slope / (np.linalg.norm(w) * np.linalg.norm(slope)))
-    return Invariance(loss_change=tuple(changes), slope_ratio=tuple(ratios), cosine=cosine)
+    cosine = float(w @ grad / (np.linalg.norm(w) * np.linalg.norm(grad)))
+    return Invariance(loss_change=tuple(changes), grad_ratio=tuple(ratios), cosine=cosine)
 
 
 @dataclass(frozen=True, eq=False)
 class EffectiveRate:
     """Per step (STEPS,) and stacked network (decays x seeds): the squared length of the middle
-    hidden layer's weights before the step, and the squared length of its slope; `angle`
+    hidden layer's weights before the step, and the squared length of its gradient; `angle`
     (STEPS, decays x seeds) the angle in radians between the weights before and after each step.
     `decays` names the weight decay of each block of `seeds`."""
 
     decays: tuple[float, ...]
     length2: np.ndarray
-    slope2: np.ndarray
+    grad2: np.ndarray
     angle: np.ndarray
     seeds: tuple[int, ...] = SEEDS
 
@@ -135,7 +135,7 @@ class EffectiveRate:
         decayed network (1 where the two balance)."""
         decay = np.repeat(np.array(self.decays), len(self.seeds))
         keep = decay > 0
-        grow = RATE * self.slope2[-last:, keep].mean(axis=0)
+        grow = RATE * self.grad2[-last:, keep].mean(axis=0)
         shrink = 2 * decay[keep] * self.length2[-last:, keep].mean(axis=0)
         return grow / shrink
 
@@ -169,7 +169,7 @@ def effective_rate(
     net = deepnet.build("batch", stacked, depth=DEPTH)
     middle = DEPTH // 2
     rng = np.random.default_rng(order_seed)
-    length2, slope2, angle = [], [], []
+    length2, grad2, angle = [], [], []
     order = rng.permutation(len(y))
     per_epoch = len(y) // BATCH
     rates = np.full(len(stacked), RATE)
@@ -180,10 +180,10 @@ def effective_rate(
         rows = order[(k % per_epoch) * BATCH : (k % per_epoch + 1) * BATCH]
         _, grads = deepnet.gradients(net, x[rows], y[rows])
         w = net.dense[middle].weights
-        g = next(g for g in grads if g.layer is net.dense[middle]).slopes["weights"]
+        g = next(g for g in grads if g.layer is net.dense[middle]).grads["weights"]
         flat = w.reshape(len(stacked), -1)
         length2.append((flat**2).sum(axis=1))
-        slope2.append((g.reshape(len(stacked), -1) ** 2).sum(axis=1))
+        grad2.append((g.reshape(len(stacked), -1) ** 2).sum(axis=1))
         net = _decayed_step(net, grads, rates, decay_each)
         after = net.dense[middle].weights.reshape(len(stacked), -1)
         cosine = (flat * after).sum(axis=1) / np.sqrt(
@@ -193,7 +193,7 @@ def effective_rate(
     return EffectiveRate(
         decays=tuple(float(d) for d in decays),
         length2=np.array(length2),
-        slope2=np.array(slope2),
+        grad2=np.array(grad2),
         angle=np.array(angle),
         seeds=seeds,
     )
@@ -206,6 +206,6 @@ def _decayed_step(net, grads, rates: np.ndarray, decay: np.ndarray) -> deepnet.D
     for g in grads:
         if id(g.layer) in hidden:
             extra = decay[:, None, None] * g.layer.weights
-            g = dataclasses.replace(g, slopes=dict(g.slopes, weights=g.slopes["weights"] + extra))
+            g = dataclasses.replace(g, grads=dict(g.grads, weights=g.grads["weights"] + extra))
         decayed.append(g)
     return deepnet.step(net, decayed, rates)

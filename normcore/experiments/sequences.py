@@ -7,7 +7,7 @@ the first is standard normal plus 1.0 (another level), the second standard norma
 (another spread), so the partner effect in `facts` is that of a partner unlike the other in both
 level and spread. The short one is padded with rows of zeros to the batch's length, as a batch of
 sequences must be. Batch normalisation (training
-purpose) standardises every feature over all rows of the batch, padding included; layer
+mode) standardises every feature over all rows of the batch, padding included; layer
 normalisation over each row's own features.
 """
 
@@ -65,7 +65,7 @@ def _padded(short: np.ndarray, length: int) -> np.ndarray:
 def _short_answer(layer, short: np.ndarray, partner: np.ndarray, length: int) -> np.ndarray:
     """The short sentence's real tokens after `layer` normalises the padded batch of two."""
     block = np.vstack([_padded(short, length), _padded(partner, length)])
-    return layer.forward(block, "training").output[: len(short)]
+    return layer.forward(block, "train").output[: len(short)]
 
 
 def facts(seed: int = SEED) -> SequenceFacts:
@@ -77,8 +77,8 @@ def facts(seed: int = SEED) -> SequenceFacts:
         b = _short_answer(norm, short, partner_b, length_b)
         return float(np.max(np.abs(a - b)))
 
-    masked_a = batch.forward(np.vstack([short, first]), "training").output[:SHORT]
-    masked_b = batch.forward(np.vstack([short, second]), "training").output[:SHORT]
+    masked_a = batch.forward(np.vstack([short, first]), "train").output[:SHORT]
+    masked_b = batch.forward(np.vstack([short, second]), "train").output[:SHORT]
     lone = short[:1]
     return SequenceFacts(
         partner_batch=gap(batch, first, second),
@@ -86,8 +86,8 @@ def facts(seed: int = SEED) -> SequenceFacts:
         padding_batch=gap(batch, first, first, LONG, 2 * LONG),
         padding_layer=gap(layer, first, first, LONG, 2 * LONG),
         masked_batch=float(np.max(np.abs(masked_a - masked_b))),
-        lone_token=float(np.max(np.abs(batch.forward(lone, "training").output))),
-        lone_token_layer=float(np.max(np.abs(layer.forward(lone, "training").output))),
+        lone_token=float(np.max(np.abs(batch.forward(lone, "train").output))),
+        lone_token_layer=float(np.max(np.abs(layer.forward(lone, "train").output))),
     )
 
 
@@ -115,8 +115,8 @@ def causal_leak(seed: int = SEED) -> CausalLeak:
     batch, layer = BatchNorm.create(WIDTH), LayerNorm.create(WIDTH)
 
     def first_gap(norm) -> float:
-        a = norm.forward(block, "training").output[0]
-        b = norm.forward(changed, "training").output[0]
+        a = norm.forward(block, "train").output[0]
+        b = norm.forward(changed, "train").output[0]
         return float(np.max(np.abs(a - b)))
 
     rng = np.random.default_rng(seed + 2)

@@ -1,4 +1,4 @@
-"""Covariate shift, measured (chapter 1), and the lag of the running figures (chapter 2).
+"""Covariate shift, measured (chapter 1), and the lag of the running statistics (chapter 2).
 
 * :func:`deep_stack` pushes one block of 64 rows through a stack of ten dense + ReLU layers,
   with or without a batch layer between the dense layer and its ReLU, and records the mean and
@@ -6,9 +6,9 @@
 * :func:`crowd_shift` trains the crowd network (2 → 16 ReLU → [batch layer] → 1) on the whole
   crowd and records, per epoch, every unit's mean and deviation over the rows of the block the
   output layer reads, and (under the batch layer) the layer's shift.
-* :func:`fold_in` takes one real step with a zero slope arriving: the scale and shift stay put and
-  the batch's statistics are folded into the running figures. :func:`running_lag` repeats it and
-  records how far the predicting answer still is from the training answer.
+* :func:`fold_in` takes one real step with a zero upstream gradient: the scale and shift stay put
+  and the batch's statistics are folded into the running statistics. :func:`running_lag` repeats it
+  and records how far the predicting answer still is from the training answer.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ..batch import BatchNorm
 from ..data import load_crowd
 from ..dense import Dense
 from ..errors import SettingError
-from ..purpose import PREDICTING, TRAINING
+from ..mode import EVAL, TRAIN
 from . import network
 
 # ------------------------------------------------------------------------------ the deep stack
@@ -137,7 +137,7 @@ def deep_stack(
     block through the same draws and differs only by what is asked for:
 
     Args:
-        normalised: a fresh batch layer (training purpose) between each dense layer and its ReLU.
+        normalised: a fresh batch layer (training mode) between each dense layer and its ReLU.
         seed, rows, features, depth: the random seed and the sizes.
         input_scale: multiplies the input block (the weights are drawn the same whatever it is).
         init: ``"default"``, weights and biases uniform in ±1/sqrt(fan_in) (PyTorch's
@@ -206,7 +206,7 @@ def deep_stacks(
     for k in range(depth):
         h = Dense(weights=w[k], bias=b[k]).forward(h).output
         if normalised:
-            h = BatchNorm.create(features, stack=(count,)).forward(h, TRAINING).output
+            h = BatchNorm.create(features, stack=(count,)).forward(h, TRAIN).output
         skews.append(skewness(h))
         magnitudes.append(np.mean(np.abs(h), axis=(-2, -1)))
         h = relu.forward(h).output
@@ -266,7 +266,7 @@ class CrowdShift:
     the learning rate the network was trained at.
     """
 
-    arrangement: str
+    variant: str
     seed: int
     mean: np.ndarray
     deviation: np.ndarray
@@ -392,20 +392,20 @@ class CrowdShift:
         if self.scale is None:
             return None
         v = self.source_variance
-        pinned = np.abs(self.scale) * np.sqrt(v / (v + BatchNorm.create(1).epsilon))
+        pinned = np.abs(self.scale) * np.sqrt(v / (v + BatchNorm.create(1).eps))
         return float(np.max(np.abs(self.deviation - pinned)))
 
 
 def crowd_shift(
-    arrangement: str = "none", seed: int = 0, epochs: int = 400, rate: float = DRIFT_RATE
+    variant: str = "none", seed: int = 0, epochs: int = 400, rate: float = DRIFT_RATE
 ) -> CrowdShift:
     """Train one crowd network ('none' or 'batch') on the whole crowd and watch its read block."""
-    shifts = crowd_shifts(arrangement, (seed,), epochs=epochs, rate=rate)
+    shifts = crowd_shifts(variant, (seed,), epochs=epochs, rate=rate)
     return shifts[0]
 
 
 def crowd_shifts(
-    arrangement: str, seeds: Sequence[int], epochs: int = 400, rate: float = DRIFT_RATE
+    variant: str, seeds: Sequence[int], epochs: int = 400, rate: float = DRIFT_RATE
 ) -> list[CrowdShift]:
     """`crowd_shift` for several seeds, trained side by side as one stacked run.
 
@@ -416,11 +416,11 @@ def crowd_shifts(
     Returns:
         One `CrowdShift` per seed, in the order given.
     """
-    if arrangement not in ("none", "batch"):
-        raise SettingError(f"arrangement: expected 'none' or 'batch', got {arrangement!r}")
+    if variant not in ("none", "batch"):
+        raise SettingError(f"variant: expected 'none' or 'batch', got {variant!r}")
     x, y = crowd_block()
     count = len(seeds)
-    net = network.build(arrangement, list(seeds))
+    net = network.build(variant, list(seeds))
     xs = np.broadcast_to(x, (count, *x.shape))
     ys = np.broadcast_to(y, (count, *y.shape))
     reads, losses, shifts, scales, sources = [], [], [], [], []
@@ -445,7 +445,7 @@ def crowd_shifts(
     }
     return [
         CrowdShift(
-            arrangement=arrangement,
+            variant=variant,
             seed=int(seed),
             mean=record["mean"][:, i],
             deviation=record["deviation"][:, i],
@@ -460,13 +460,13 @@ def crowd_shifts(
     ]
 
 
-# ------------------------------------------------------------------- the running figures' lag
+# ------------------------------------------------------------------- the running statistics' lag
 
 
 def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm:
-    """One real step of `layer` on `block` with a zero slope arriving: scale and shift do not
-    move, and the block's statistics are folded into the running figures."""
-    response = layer.forward(block, TRAINING)
+    """One real step of `layer` on `block` with a zero upstream gradient: scale and shift do not
+    move, and the block's statistics are folded into the running statistics."""
+    response = layer.forward(block, TRAIN)
     gradient = layer.backward(response, np.zeros_like(response.output))
     return layer.step(gradient, rate)
 
@@ -474,7 +474,7 @@ def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm
 @dataclass(frozen=True, eq=False)
 class Lag:
     """`gaps[k - 1]` is the largest gap, over the block, between the predicting answer and the
-    training answer after k zero-slope steps on the same block."""
+    training answer after k zero-gradient steps on the same block."""
 
     gaps: np.ndarray
     layer: BatchNorm
@@ -489,14 +489,14 @@ class Lag:
 
 
 def running_lag(block: np.ndarray, steps: int = 100, layer: BatchNorm | None = None) -> Lag:
-    """Step a batch layer `steps` times on `block` (zero slope) and measure the lag each time."""
+    """Step a batch layer `steps` times on `block` (zero gradient) and measure the lag each time."""
     block = np.asarray(block, dtype=np.float64)
     layer = BatchNorm.create(block.shape[-1]) if layer is None else layer
-    trained = layer.forward(block, TRAINING).output
+    trained = layer.forward(block, TRAIN).output
     gaps = []
     for _ in range(steps):
         layer = fold_in(layer, block)
-        gaps.append(np.max(np.abs(layer.forward(block, PREDICTING).output - trained)))
+        gaps.append(np.max(np.abs(layer.forward(block, EVAL).output - trained)))
     return Lag(gaps=np.array(gaps), layer=layer)
 
 
@@ -528,11 +528,11 @@ class VarianceEstimate:
         return (self.rows - 1) / self.rows * self.true_variance
 
 
-def running_variance_estimate(
+def running_var_estimate(
     rows: int = 4, streams: int = 200, steps: int = 100, seed: int = 0, recent: int = 50
 ) -> VarianceEstimate:
     """Fold `steps` batches of `rows` standard-normal rows (one feature) into `streams` fresh
-    batch layers side by side (`fold_in`, one real zero-slope step a batch), and compare the
+    batch layers side by side (`fold_in`, one real zero-gradient step a batch), and compare the
     running variance with the two alternatives of `VarianceEstimate`.
 
     After 100 steps at momentum 0.9 the start (variance 1) weighs 0.9^100, about 3e-5, so what
@@ -560,7 +560,7 @@ def running_variance_estimate(
         rows=rows,
         steps=steps,
         true_variance=1.0,
-        folded=np.asarray(layer.running_variance)[:, 0],
+        folded=np.asarray(layer.running_var)[:, 0],
         unbiased=unbiased[:, 0],
         precise=pooled.var(axis=-2, ddof=1)[:, 0],
         recent=recent,

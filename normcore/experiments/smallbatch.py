@@ -10,9 +10,9 @@ fine-tuning.
 - `recomputed`: "precise" statistics (Wu & Johnson 2021): every batch layer's running mean and
   variance replaced by the statistics of the whole training set at the final weights, layer by
   layer, each layer below already predicting with its own recomputed figures.
-- `fine_tune`: a trained batch network takes more steps on batches of two rows, either in the
-  training purpose (statistics of two rows, running figures moving) or in the predicting purpose
-  (the batch layer frozen: a fixed scale and shift per feature, running figures still), and the
+- `fine_tune`: a trained batch network takes more steps on batches of two rows, either in training
+  mode (statistics of two rows, running statistics moving) or in evaluation mode
+  (the batch layer frozen: a fixed scale and shift per feature, running statistics still), and the
   training-mode result once more with its statistics recomputed.
 - `shifted_task`: fine-tuning on a genuine shift of the data: the digits with their ink inverted
   (each pixel in standard units negated), a few hundred labelled images, on small batches, in the
@@ -28,7 +28,7 @@ import numpy as np
 
 from ..batch import BatchNorm, GhostBatchNorm
 from ..errors import SettingError
-from ..purpose import PREDICTING
+from ..mode import EVAL
 from . import deepnet, digits_rates
 
 #: the statistics' batch sizes the chapter shows; the last is the sweep's own 64-row batch
@@ -53,14 +53,15 @@ TUNE_FAR = 1.0
 
 
 def _batch_fields(layer: BatchNorm) -> dict:
-    """What a batch layer keeps besides its statistics' grouping: parameters and running figures."""
-    keep = ("scale", "shift", "epsilon", "affine", "running_mean", "running_variance")
+    """What a batch layer keeps besides its statistics' grouping: parameters and running
+    statistics."""
+    keep = ("scale", "shift", "eps", "affine", "running_mean", "running_var")
     return {name: getattr(layer, name) for name in (*keep, "momentum", "tracks")}
 
 
 def ghost(net: deepnet.DeepNet, group_rows: int) -> deepnet.DeepNet:
     """`net` (the batch version) with every batch layer reading its training statistics over
-    groups of `group_rows` rows; parameters and running figures are kept."""
+    groups of `group_rows` rows; parameters and running statistics are kept."""
     if not all(isinstance(n, BatchNorm) for n in net.norms):
         raise SettingError("net: expected the batch version of the digits network")
     norms = tuple(GhostBatchNorm(**_batch_fields(n), group_rows=group_rows) for n in net.norms)
@@ -69,7 +70,7 @@ def ghost(net: deepnet.DeepNet, group_rows: int) -> deepnet.DeepNet:
 
 def unghost(net: deepnet.DeepNet) -> deepnet.DeepNet:
     """`net` with every ghost batch layer turned back into a plain `BatchNorm` (statistics over
-    whatever rows it is given); parameters and running figures are kept."""
+    whatever rows it is given); parameters and running statistics are kept."""
     return replace(net, norms=tuple(BatchNorm(**_batch_fields(n)) for n in net.norms))
 
 
@@ -89,7 +90,7 @@ def by_group_size(
     seeds: Sequence[int] = digits_rates.SEEDS,
     sizes: Sequence[int] = SIZES[:-1],
 ) -> np.ndarray:
-    """Held-out accuracy (predicting) of the digits batch network after EPOCHS epochs of 64-row
+    """Held-out accuracy (evaluation mode) of the digits batch network after EPOCHS epochs of 64-row
     steps at `rate`, its statistics read over groups of B rows: shape (len(sizes), len(seeds)).
     Each B trains the seeds as one stack, from the starting weights and in the row order of
     `digits_rates.sweep`; the sizes train in turn in this process.
@@ -124,17 +125,17 @@ def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
     a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
     norms = []
     for dense, norm in zip(net.dense, net.norms, strict=True):
-        a = dense.forward(a, PREDICTING).output
-        fresh = replace(norm, running_mean=a.mean(axis=1), running_variance=a.var(axis=1))
+        a = dense.forward(a, EVAL).output
+        fresh = replace(norm, running_mean=a.mean(axis=1), running_var=a.var(axis=1))
         norms.append(fresh)
-        a = net.relu.forward(fresh.forward(a, PREDICTING).output, PREDICTING).output
+        a = net.relu.forward(fresh.forward(a, EVAL).output, EVAL).output
     return replace(net, norms=tuple(norms))
 
 
 @dataclass(frozen=True, eq=False)
 class GroupSizes:
     """Held-out accuracy (len(sizes), S) after EPOCHS epochs with statistics over groups of B
-    rows, with the running figures (`running`) and with statistics recomputed on the training
+    rows, with the running statistics (`running`) and with statistics recomputed on the training
     rows at the final weights (`recomputed`); `nets` the trained stacks, one per B; `layer` (S,)
     the held-out accuracy of the layer network trained beside them, when asked for (else None)."""
 
@@ -217,13 +218,13 @@ def by_size(
 
 @dataclass(frozen=True, eq=False)
 class FineTune:
-    """Held-out accuracy (predicting) before and after TUNE_STEPS steps on batches of two, for
+    """Held-out accuracy (evaluation mode) before and after TUNE_STEPS steps on batches of two, for
     each way of treating the batch layer, and after training mode with the statistics
     recomputed on the training rows (`after_recomputed`); shapes (S,). `moved` (S,) is the
     largest change of any hidden dense weight in training mode.
 
     `after_frozen` is steady: the same under every arithmetic setting the book is tested with
-    (tools/arith_matrix.py). `after_training` is not: the running figures end as the statistics
+    (tools/arith_matrix.py). `after_training` is not: the running statistics end as the statistics
     of the last few pairs, and on one seed of the chapter's three the final accuracy moved by
     about a tenth between those settings, so the chapter states a bound for it, never its
     digits."""
@@ -236,11 +237,11 @@ class FineTune:
 
 
 def _tuned(
-    net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float, purpose: str
+    net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float, mode: str
 ) -> deepnet.DeepNet:
     rates = np.full(net.size, rate)
     for rows in batches:
-        _, grads = deepnet.gradients(net, x[rows], y[rows], purpose)
+        _, grads = deepnet.gradients(net, x[rows], y[rows], mode)
         net = deepnet.step(net, grads, rates)
     return net
 
@@ -248,11 +249,11 @@ def _tuned(
 def _tuned_both(
     net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float
 ) -> tuple[deepnet.DeepNet, deepnet.DeepNet]:
-    """`_tuned` in the training purpose and in the predicting one (frozen), side by side in one
-    stack (`deepnet.join` with a purpose per copy; dense layers and ReLUs answer the same for
-    either purpose): the same two networks as two separate runs, in one pass per step."""
-    joined = deepnet.join([net, net], purposes=("training", "predicting"))
-    training, frozen = deepnet.split(_tuned(joined, x, y, batches, rate, "training"))
+    """`_tuned` in training mode and in the predicting one (frozen), side by side in one
+    stack (`deepnet.join` with a mode per copy; dense layers and ReLUs answer the same for
+    either mode): the same two networks as two separate runs, in one pass per step."""
+    joined = deepnet.join([net, net], modes=("train", "eval"))
+    training, frozen = deepnet.split(_tuned(joined, x, y, batches, rate, "train"))
     return training, frozen
 
 
@@ -293,8 +294,8 @@ SHIFT_NEAR_ZERO = 0.1
 @dataclass(frozen=True, eq=False)
 class ShiftedTask:
     """Held-out accuracy on the inverted digits (S,): before fine-tuning, and after SHIFT_STEPS
-    steps of SHIFT_BATCH rows in training mode, frozen (predicting), and in training mode with the
-    statistics recomputed on the new task's labelled images afterwards; `original_before` the
+    steps of SHIFT_BATCH rows in training mode, frozen (evaluation mode), and in training mode with
+    the statistics recomputed on the new task's labelled images afterwards; `original_before` the
     accuracy on the original held-out digits."""
 
     original_before: np.ndarray

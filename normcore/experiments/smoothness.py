@@ -50,21 +50,21 @@ LONG_CHORD = 1.6
 
 
 def gradient_norm(grads: list) -> np.ndarray:
-    """The length of the whole gradient (every parameter slope), per stacked network (S,)."""
+    """The length of the whole gradient (every parameter gradient), per stacked network (S,)."""
     total = 0.0
     for g in grads:
-        for v in g.slopes.values():
+        for v in g.grads.values():
             total = total + (v.reshape(v.shape[0], -1) ** 2).sum(axis=1)
     return np.sqrt(total)
 
 
 def gradient_gap(a: list, b: list) -> np.ndarray:
-    """||a - b|| over every parameter slope, per stacked network; `a` and `b` list the same
+    """||a - b|| over every parameter gradient, per stacked network; `a` and `b` list the same
     network's layers in the same order."""
     total = 0.0
     for ga, gb in zip(a, b, strict=True):
-        for key, v in ga.slopes.items():
-            diff = v - gb.slopes[key]
+        for key, v in ga.grads.items():
+            diff = v - gb.grads[key]
             total = total + (diff.reshape(diff.shape[0], -1) ** 2).sum(axis=1)
     return np.sqrt(total)
 
@@ -75,8 +75,8 @@ def gradient_gaps(moved: list, grads: list, count: int) -> np.ndarray:
     S networks. Returns (count, S), each entry computed exactly as `gradient_gap` computes it."""
     total = 0.0
     for ga, gb in zip(moved, grads, strict=True):
-        for key, v in ga.slopes.items():
-            b = gb.slopes[key]
+        for key, v in ga.grads.items():
+            b = gb.grads[key]
             diff = v.reshape(count, *b.shape) - b
             total = total + (diff.reshape(count * b.shape[0], -1) ** 2).sum(axis=1)
     return np.sqrt(total).reshape(count, -1)

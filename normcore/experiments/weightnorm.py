@@ -1,4 +1,4 @@
-"""Chapter 5's measurements: weight normalisation's two slopes, their checks and one step.
+"""Chapter 5's measurements: weight normalisation's two gradients, their checks and one step.
 
 The case: three neurons read five people of the crowd (features in standard units over the whole
 crowd) through tanh; the three tanh answers are summed into one logit per person and scored by
@@ -7,8 +7,8 @@ caller (1, 2.5 and 0.5 by default) and each magnitude starts equal to its direct
 the effective weights are the stored directions themselves and a dense layer holding them answers
 the same. The loss is the cross-entropy summed (not averaged) over the five people.
 
-* :func:`make_case` builds the case; :func:`slope_checks` holds both slopes (and the unprojected
-  direction slope) against finite differences; :func:`one_step` takes one step of each layer.
+* :func:`make_case` builds the case; :func:`grad_checks` holds both gradients (and the unprojected
+  direction gradient) against finite differences; :func:`one_step` takes one step of each layer.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from ..data import load_crowd
 from ..dense import Dense, WeightNormDense, direction_length
 from ..errors import SettingError
 from ..loss import binary_cross_entropy
+from ..mode import TRAIN
 from ..oracle import finite_difference
-from ..purpose import TRAINING
 from .network import standardise_features
 
 LENGTHS = (1.0, 2.5, 0.5)
@@ -71,37 +71,37 @@ def loss_of(layer: Dense, x: np.ndarray, y: np.ndarray) -> float:
     return float(binary_cross_entropy(answer.sum(axis=-1), y).value) * len(y)
 
 
-def arriving_slope(layer: Dense, x: np.ndarray, y: np.ndarray):
-    """The layer's response and the slope arriving at its output (through tanh and the loss)."""
-    response = layer.forward(x, TRAINING)
+def arriving_grad(layer: Dense, x: np.ndarray, y: np.ndarray):
+    """The layer's response and the upstream gradient at its output (through tanh and the loss)."""
+    response = layer.forward(x, TRAIN)
     tanh = Tanh()
-    t = tanh.forward(response.output, TRAINING)
+    t = tanh.forward(response.output, TRAIN)
     loss = binary_cross_entropy(t.output.sum(axis=-1), y)
-    arriving = np.repeat(loss.slope[:, None] * len(y), t.output.shape[-1], axis=-1)
+    arriving = np.repeat(loss.grad[:, None] * len(y), t.output.shape[-1], axis=-1)
     d = tanh.backward(t, arriving)
-    return response, d.passed_down
+    return response, d.grad_input
 
 
 @dataclass(frozen=True)
-class SlopeChecks:
+class GradChecks:
     forward_gap: float  # largest |weight-normalised answer - dense answer|
-    direction_gap: float  # projected direction slope against finite differences
+    direction_gap: float  # projected direction gradient against finite differences
     magnitude_gap: float
-    largest_direction_slope: float  # largest |finite-difference direction slope|
+    largest_direction_grad: float  # largest |finite-difference direction gradient|
     unprojected_gap: float  # the unprojected form against finite differences
-    projected_dot: np.ndarray  # per neuron: projected slope · direction
+    projected_dot: np.ndarray  # per neuron: projected gradient · direction
     unprojected_dot: np.ndarray
-    direction_slope: np.ndarray
-    unprojected_slope: np.ndarray
+    direction_grad: np.ndarray
+    unprojected_grad: np.ndarray
     oracle_direction: np.ndarray
 
 
-def slope_checks(case: Case, step: float = 1e-6) -> SlopeChecks:
+def grad_checks(case: Case, step: float = 1e-6) -> GradChecks:
     wn, x, y = case.weightnorm, case.x, case.y
-    response, d = arriving_slope(wn, x, y)
+    response, d = arriving_grad(wn, x, y)
     gradient = wn.backward(response, d)
-    dense_slope = np.swapaxes(response.input, -1, -2) @ d
-    unprojected = wn.slopes_from_dense(dense_slope, project=False)["direction"]
+    dense_grad = np.swapaxes(response.input, -1, -2) @ d
+    unprojected = wn.grads_from_dense(dense_grad, project=False)["direction"]
 
     def by_direction(v: np.ndarray) -> float:
         return loss_of(WeightNormDense(direction=v, magnitude=wn.magnitude, bias=wn.bias), x, y)
@@ -111,17 +111,17 @@ def slope_checks(case: Case, step: float = 1e-6) -> SlopeChecks:
 
     oracle_v = finite_difference(by_direction, wn.direction, step)
     oracle_g = finite_difference(by_magnitude, wn.magnitude, step)
-    projected = gradient.slopes["direction"]
-    return SlopeChecks(
+    projected = gradient.grads["direction"]
+    return GradChecks(
         forward_gap=float(np.max(np.abs(wn.forward(x).output - case.dense.forward(x).output))),
         direction_gap=float(np.max(np.abs(projected - oracle_v))),
-        magnitude_gap=float(np.max(np.abs(gradient.slopes["magnitude"] - oracle_g))),
-        largest_direction_slope=float(np.max(np.abs(oracle_v))),
+        magnitude_gap=float(np.max(np.abs(gradient.grads["magnitude"] - oracle_g))),
+        largest_direction_grad=float(np.max(np.abs(oracle_v))),
         unprojected_gap=float(np.max(np.abs(unprojected - oracle_v))),
         projected_dot=np.sum(projected * wn.direction, axis=0),
         unprojected_dot=np.sum(unprojected * wn.direction, axis=0),
-        direction_slope=projected,
-        unprojected_slope=unprojected,
+        direction_grad=projected,
+        unprojected_grad=unprojected,
         oracle_direction=oracle_v,
     )
 
@@ -138,10 +138,10 @@ class StepComparison:
 
 
 def one_step(case: Case, learning_rate: float = LEARNING_RATE) -> StepComparison:
-    """One step of each layer at `learning_rate` from the same arriving slope."""
+    """One step of each layer at `learning_rate` from the same upstream gradient."""
     results = []
     for layer in (case.weightnorm, case.dense):
-        response, d = arriving_slope(layer, case.x, case.y)
+        response, d = arriving_grad(layer, case.x, case.y)
         moved = layer.step(layer.backward(response, d), learning_rate)
         results.append(np.array(moved.effective_weights))
     wn_after, dense_after = results
@@ -170,7 +170,7 @@ class Parts:
 def parts(case: Case) -> Parts:
     """The dense gradient of the case's loss with respect to the effective weights, split along
     and across each neuron's direction (see `Parts`)."""
-    response, d = arriving_slope(case.dense, case.x, case.y)
+    response, d = arriving_grad(case.dense, case.x, case.y)
     grad = np.swapaxes(response.input, -1, -2) @ d  # (inputs, neurons)
     v = case.weightnorm.direction
     u = v / direction_length(v)

@@ -98,7 +98,7 @@ CHART_FRAME = {"left": 0.125, "right": 0.99, "bottom": 0.152, "top": 0.908, "wsp
 
 
 def crowd_shift_figure(shift: CrowdShift):
-    """The block the output layer reads, unit by unit, over training: one arrangement (the
+    """The block the output layer reads, unit by unit, over training: one variant (the
     switch's chart; its panels sit where `CHART_FRAME` puts them)."""
     use_book_style()
     fig, (mean_ax, deviation_ax) = plt.subplots(
@@ -107,7 +107,7 @@ def crowd_shift_figure(shift: CrowdShift):
     fig.subplots_adjust(**CHART_FRAME)
     crowd_shift_axes(shift, mean_ax, deviation_ax)
     fig.suptitle(
-        f"What the output layer reads: {TITLES.get(shift.arrangement, shift.arrangement)}",
+        f"What the output layer reads: {TITLES.get(shift.variant, shift.variant)}",
         x=0.01,
         ha="left",
         fontsize=12,
@@ -116,7 +116,7 @@ def crowd_shift_figure(shift: CrowdShift):
 
 
 def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
-    """Both arrangements, one above the other, on shared axes: mean, deviation and skewness."""
+    """Both variants, one above the other, on shared axes: mean, deviation and skewness."""
     use_book_style()
     fig, axes = _framed(2, 3, (7.2, 5.4), sharex=True, sharey="col")
     width, height = COMPARISON_PANEL
@@ -125,7 +125,7 @@ def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
             ax.set_position((left, bottom, width, height))
     for row, shift in zip(axes, (plain, batch), strict=True):
         crowd_shift_axes(shift, row[0], row[1], row[2])
-        row[1].set_title(TITLES.get(shift.arrangement, shift.arrangement))
+        row[1].set_title(TITLES.get(shift.variant, shift.variant))
     for ax in axes[0]:
         ax.set_xlabel("")
     top = max(float(np.max(plain.deviation)), float(np.max(batch.deviation)))

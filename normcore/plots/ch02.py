@@ -30,7 +30,7 @@ def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
     ax.yaxis.set_major_formatter(decade_label)  # plain-text powers of ten: no mathtext parse
     ax.set(
         title="Predicting catches up with training",
-        xlabel="steps on the same batch (zero slope)",
+        xlabel="steps on the same batch (zero gradient)",
         ylabel="largest |predicting − training|",
     )
     ax.legend(loc="upper right")

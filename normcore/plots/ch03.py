@@ -33,7 +33,7 @@ def plot_blocks(comparison: Any, decimals: int = 4) -> Any:
         ax.set_xticks(range(cols), [f"unit {j + 1}" for j in range(cols)])
         ax.set_yticks(range(rows), [f"row {i + 1}" for i in range(rows)])
         ax.grid(False)
-    fig.suptitle("slope reaching the block (blue negative, red positive)", fontsize=11)
+    fig.suptitle("gradient reaching the block (blue negative, red positive)", fontsize=11)
     return fig
 
 
@@ -64,7 +64,7 @@ def plot_gap_against_step(sweep: Any) -> Any:
 
 
 def plot_training(pair: Any) -> Any:
-    """Loss per epoch with the true and the naive passed-down block, one line per seed."""
+    """Loss per epoch with the true and the naive input gradient, one line per seed."""
     import matplotlib.pyplot as plt
 
     use_book_style()

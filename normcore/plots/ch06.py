@@ -1,4 +1,4 @@
-"""Chapter 6's figures: held-out accuracy by arrangement and seed, loss curves, and the batch
+"""Chapter 6's figures: held-out accuracy by variant and seed, loss curves, and the batch
 layer asked two ways."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _epoch_axis(ax: Any, epochs: int) -> None:
 
 def held_out_by_seed(scores: dict, ax: Any = None) -> Any:
     """One dot per distinct held-out accuracy (a count beside it when seeds coincide: on 25
-    people accuracies fall on a grid of 0.04) and a bar for the mean, per arrangement; the
+    people accuracies fall on a grid of 0.04) and a bar for the mean, per variant; the
     axis spans the data."""
     import matplotlib.pyplot as plt
 
@@ -89,7 +89,8 @@ def loss_curves(curves: dict, target: float = 0.3, ax: Any = None) -> Any:
 
 
 def two_ways(curve: Any, ax: Any = None) -> Any:
-    """The batch curve's accuracy after every step, by running figures and by batch statistics."""
+    """The batch curve's accuracy after every step, by running statistics and by batch
+    statistics."""
     import matplotlib.pyplot as plt
 
     use_book_style()
@@ -112,7 +113,7 @@ def two_ways(curve: Any, ax: Any = None) -> Any:
         where="post",
         color=BOOK_COLOURS[0],
         linestyle="--",
-        label="running figures",
+        label="running statistics",
     )
     ax.set_xlabel("epoch")
     ax.set_ylabel("accuracy on the crowd")

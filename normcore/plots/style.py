@@ -29,7 +29,7 @@ BOOK_COLOURS: tuple[str, ...] = (
     "#2e8b57",  # green
     "#e09f3e",  # amber
     "#6a4c93",  # violet
-    "#5f6368",  # grey: guides, running figures
+    "#5f6368",  # grey: guides, running statistics
 )
 
 #: Format used for figures shown inline in notebooks (and therefore on the site).

@@ -1,6 +1,6 @@
 """Chapter 4's widget: pick the axis the statistics run along (batch, layer, RMS, instance,
 group with a group count) on a block or a small image batch; see the statistics' shape, the
-output and the slope check.
+output and the gradient check.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is
 ``js/axes.js`` and computes in the page; the state and normcore's figures are

@@ -58,7 +58,7 @@ def check(state: object) -> State:
 
 
 def figures(state: State, values: dict[str, list]) -> dict[str, Any]:
-    """The statistics' shape and count, the output on show, and the passed-down block against
+    """The statistics' shape and count, the output on show, and the input gradient against
     the oracle (chapter 4's `image_check`). Raises a NormcoreError for what cannot be computed."""
     check(state)
     x = np.array(values[state["data"]], dtype=np.float64)
@@ -104,7 +104,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    # the passed-down block's gap to the oracle is a finite difference's rounding error
+    # the input gradient's gap to the oracle is a finite difference's rounding error
     loose = dict.fromkeys(("true_gap",), 1e-8)
     return NodeModel("axes-model.js", figures, _plans, loose, {"choose": choose})
 

@@ -1,9 +1,9 @@
-"""Chapter 6's widget: tick arrangements and seeds, and read the comparison's table for them.
+"""Chapter 6's widget: tick variants and seeds, and read the comparison's table for them.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is
 ``js/comparison.js``, which averages in the page; the state and normcore's figures are
 `normcore.widgets.comparison_model`. Every choice is among the runs the chapter trained (its five
-arrangements, five seeds, five folds, at its learning rate and epochs), stored in the widget per
+variants, five seeds, five folds, at its learning rate and epochs), stored in the widget per
 seed, so on the static site every tick answers with no kernel. Built without a browser::
 
     w = comparison_widget(comparison.run_all().scores)
@@ -47,27 +47,26 @@ class ComparisonTable(PageWidget):
 
     def __repr__(self) -> str:
         return (
-            f"ComparisonTable({len(self.state['arrangements'])} arrangements, "
-            f"seeds {self.state['seeds']})"
+            f"ComparisonTable({len(self.state['variants'])} variants, seeds {self.state['seeds']})"
         )
 
 
 def comparison_widget(
     scores: Mapping[str, comparison.Scores],
-    arrangements: Sequence[str] | None = None,
+    variants: Sequence[str] | None = None,
     seeds: Sequence[int] | None = None,
 ) -> ComparisonTable:
     """Chapter 6's widget over the chapter's runs.
 
     Args:
-        scores: the chapter's `comparison.run_all(...).scores`, one per arrangement, every seed
+        scores: the chapter's `comparison.run_all(...).scores`, one per variant, every seed
             of `comparison.SEEDS`.
-        arrangements, seeds: what is ticked at first (default: everything, the chapter's table).
+        variants, seeds: what is ticked at first (default: everything, the chapter's table).
     """
     results = comparison_model.results_data(scores)
     state = comparison_model.initial(results)
-    if arrangements is not None:
-        state["arrangements"] = [k for k in results["order"] if k in arrangements]
+    if variants is not None:
+        state["variants"] = [k for k in results["order"] if k in variants]
     if seeds is not None:
         state["seeds"] = [s for s in results["seeds"] if s in seeds]
     return ComparisonTable(state=state, results=results)

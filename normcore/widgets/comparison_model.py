@@ -1,19 +1,19 @@
-"""Chapter 6's widget as data: which arrangements and seeds the table shows, and its figures.
+"""Chapter 6's widget as data: which variants and seeds the table shows, and its figures.
 
 The state (synced with the page; ``js/comparison-model.js`` is its JavaScript twin)::
 
-    arrangements   [str, ...]   the arrangements ticked, in the book's order ('none', 'batch', ...)
+    variants   [str, ...]   the variants ticked, in the book's order ('none', 'batch', ...)
     seeds          [int, ...]   the seeds ticked, ascending
 
 The results are the chapter's own runs (`normcore.experiments.comparison.run_all`): for every
-arrangement and seed, the four per-seed figures of the chapter's table (training and held-out
+variant and seed, the four per-seed figures of the chapter's table (training and held-out
 accuracy and loss, each over that seed's five fold runs), written into the widget once by
 `results_data` with 12 significant figures, so that the page and the kernel read the same
 numbers. `figures` averages them over the seeds ticked, as the chapter's table averages over all
 five: the mean (added in seed order, then divided by the count), and the lowest and highest
-held-out accuracy. The results also hold every held-out verdict (per arrangement and seed, one
+held-out accuracy. The results also hold every held-out verdict (per variant and seed, one
 '0' or '1' a person) and the chapter's bootstrap draws over people, so `figures` pairs each
-arrangement with the plain network person by person over the seeds ticked, as the chapter's
+variant with the plain network person by person over the seeds ticked, as the chapter's
 second table does over all five (`paired`). Nothing is trained again: every choice the widget
 offers is a choice among runs the chapter has already trained.
 """
@@ -33,7 +33,7 @@ from normcore.widgets._input import check_state
 State = dict[str, Any]
 Results = dict[str, Any]
 
-#: The per-seed figures kept for every arrangement, in the table's order.
+#: The per-seed figures kept for every variant, in the table's order.
 FIELDS = ("train_accuracy", "held_accuracy", "train_loss", "held_loss")
 #: The bootstrap over people: as many draws as the chapter's, from the same generator.
 DRAWS, DRAW_SEED = (
@@ -42,9 +42,9 @@ DRAWS, DRAW_SEED = (
 )
 #: The bootstrap interval's percentiles (`comparison.paired_people`'s 95 % interval).
 INTERVAL = comparison.PEOPLE_PERCENTILES
-#: The arrangement every other is paired with, person by person.
+#: The variant every other is paired with, person by person.
 REFERENCE = "none"
-#: How the table names each arrangement.
+#: How the table names each variant.
 LABELS = {"none": "plain", "batch": "batch", "layer": "layer", "rms": "RMS", "weight": "weight"}
 
 
@@ -57,7 +57,7 @@ def results_data(scores: Mapping[str, comparison.Scores]) -> Results:
 
     Args:
         scores: `comparison.run_all(...).scores` (or `comparison.compare(...)`), one `Scores`
-            per arrangement, each with one entry per seed of `comparison.SEEDS`.
+            per variant, each with one entry per seed of `comparison.SEEDS`.
 
     Returns:
         ``{"seeds": [...], "rate": r, "epochs": n, "folds": k, "order": [keys],
@@ -96,8 +96,8 @@ def _draws(people: int, draws: int, seed: int) -> str:
 
 
 def initial(results: Results) -> State:
-    """The opening view: every arrangement, every seed (the chapter's table)."""
-    return {"arrangements": list(results["order"]), "seeds": list(results["seeds"])}
+    """The opening view: every variant, every seed (the chapter's table)."""
+    return {"variants": list(results["order"]), "seeds": list(results["seeds"])}
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -108,25 +108,25 @@ def _mean(values: Sequence[float]) -> float:
 
 
 def figures(state: State, results: Results) -> dict[str, Any]:
-    """The table for the arrangements and seeds ticked: one entry per arrangement in each list.
+    """The table for the variants and seeds ticked: one entry per variant in each list.
 
-    Raises SettingError (with a sentence for the reader) when no arrangement or no seed is
+    Raises SettingError (with a sentence for the reader) when no variant or no seed is
     ticked, or when the state names one the chapter did not run.
     """
-    check_state(state, {"arrangements": [str], "seeds": [int]})
+    check_state(state, {"variants": [str], "seeds": [int]})
     order, seeds = results["order"], results["seeds"]
-    chosen = [key for key in order if key in state["arrangements"]]
+    chosen = [key for key in order if key in state["variants"]]
     ticked = [s for s in seeds if s in state["seeds"]]
-    unknown = [k for k in state["arrangements"] if k not in order]
+    unknown = [k for k in state["variants"] if k not in order]
     unknown += [str(s) for s in state["seeds"] if s not in seeds]
     if unknown:
         raise SettingError(f"the chapter has no runs for {', '.join(unknown)}")
     if not chosen:
-        raise SettingError("tick at least one arrangement to see its row of the table")
+        raise SettingError("tick at least one variant to see its row of the table")
     if not ticked:
         raise SettingError("tick at least one seed: every figure is a mean over the seeds ticked")
     at = [seeds.index(s) for s in ticked]
-    out: dict[str, Any] = {"arrangements": chosen, "seeds": len(ticked)}
+    out: dict[str, Any] = {"variants": chosen, "seeds": len(ticked)}
     for field in FIELDS:
         out[field] = [_mean([results["figures"][k][field][i] for i in at]) for k in chosen]
     held = [[results["figures"][k]["held_accuracy"][i] for i in at] for k in chosen]
@@ -170,10 +170,10 @@ def paired(results: Results, key: str, at: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def toggle_arrangement(state: State, key: str, on: bool) -> State:
-    """Tick (`on`) or untick one arrangement."""
-    rest = [k for k in state["arrangements"] if k != key]
-    return {**state, "arrangements": rest + [key] if on else rest}
+def toggle_variant(state: State, key: str, on: bool) -> State:
+    """Tick (`on`) or untick one variant."""
+    rest = [k for k in state["variants"] if k != key]
+    return {**state, "variants": rest + [key] if on else rest}
 
 
 def toggle_seed(state: State, seed: int, on: bool) -> State:
@@ -220,7 +220,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
         for _ in range(15):
             on = bool(rng.integers(3))  # ticks more often than not
             if rng.integers(2):
-                actions.append(["toggleArrangement", pick(rng, results["order"]), on])
+                actions.append(["toggleVariant", pick(rng, results["order"]), on])
             else:
                 actions.append(["toggleSeed", pick(rng, results["seeds"]), on])
         plans.append({"context": results, "start": initial(results), "actions": actions})
@@ -230,7 +230,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
 def _node() -> Any:
     from normcore.widgets._node import NodeModel
 
-    python = {"toggleArrangement": toggle_arrangement, "toggleSeed": toggle_seed}
+    python = {"toggleVariant": toggle_variant, "toggleSeed": toggle_seed}
     return NodeModel("comparison-model.js", figures, _plans, actions=python)
 
 

@@ -48,8 +48,8 @@ def figures(state: dict[str, Any]) -> dict[str, float]:
             f"exponent: expected a whole number from {LOW} to {HIGH}, got {exponent!r}"
         )
     block = _block(state["block"])
-    layer = BatchNorm.create(block.shape[1], epsilon=epsilon_at(exponent))
-    return {"entry": float(layer.forward(block, "training").output[-1, 0])}
+    layer = BatchNorm.create(block.shape[1], eps=epsilon_at(exponent))
+    return {"entry": float(layer.forward(block, "train").output[-1, 0])}
 
 
 class EpsilonSlider(PageWidget):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from normcore.purpose import TRAINING
+from normcore.mode import TRAIN
 from normcore.widgets import playground_model as model
 from normcore.widgets._esm import bundle, source
 from normcore.widgets._page import PageWidget
@@ -39,15 +39,15 @@ class Playground(PageWidget):
     compute = staticmethod(model.figures)
 
     def __init__(
-        self, block: Any = None, *, kind: str = "batch", purpose: str = TRAINING, **kwargs: Any
+        self, block: Any = None, *, kind: str = "batch", mode: str = TRAIN, **kwargs: Any
     ) -> None:
-        super().__init__(state=model.initial(block, kind, purpose), **kwargs)
+        super().__init__(state=model.initial(block, kind, mode), **kwargs)
 
     def __repr__(self) -> str:
         s = self.state
         return (
             f"Playground({len(s['texts'])} rows x {len(s['scale'])} features, {s['kind']}, "
-            f"{s['purpose']}): display it to use it"
+            f"{s['mode']}): display it to use it"
         )
 
     # ---------------------------------------------------------------- driving it from code
@@ -63,9 +63,9 @@ class Playground(PageWidget):
         return model.errors(self.state)
 
 
-def playground(block: Any = None, *, kind: str = "batch", purpose: str = TRAINING) -> Playground:
+def playground(block: Any = None, *, kind: str = "batch", mode: str = TRAIN) -> Playground:
     """The chapter-2 playground, opening on `block` (default: the four worked rows)."""
-    return Playground(block, kind=kind, purpose=purpose)
+    return Playground(block, kind=kind, mode=mode)
 
 
 def bench_one_change(repeats: int) -> float:

@@ -7,9 +7,9 @@ between the kernel and the page (``js/playground-model.js`` is its JavaScript tw
     values     [[float]]   each cell's last valid number (a bad edit never changes the block)
     active     [bool]      which rows are switched on
     kind       "batch" | "layer" | "rms"
-    purpose    "training" | "predicting"
+    mode    "train" | "eval"
     scale, shift                       one number per feature (the sliders)
-    running_mean, running_variance     the batch layer's running figures
+    running_mean, running_var     the batch layer's running statistics
     steps      int         how many times Step has folded a batch in since the layer was fresh
     note       str | None  what the last action has to say (a key; the page words it)
 
@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from normcore.batch import BatchNorm
-from normcore.errors import MagnitudeError, NormcoreError, PurposeError, SettingError, ShapeError
+from normcore.errors import MagnitudeError, ModeError, NormcoreError, SettingError, ShapeError
 from normcore.experiments.shift import fold_in
 from normcore.layer import LayerNorm, RMSNorm
-from normcore.purpose import PREDICTING, TRAINING
+from normcore.mode import EVAL, TRAIN
 from normcore.standardise import standardise
 from normcore.widgets._input import (
     StateError,
@@ -48,7 +48,7 @@ LIMIT = 1e9  # the largest magnitude a cell accepts
 EPSILON = 1e-5
 MOMENTUM = 0.9
 KINDS = ("batch", "layer", "rms")
-PURPOSES = (TRAINING, PREDICTING)
+MODES = (TRAIN, EVAL)
 
 
 def cell_name(i: int, j: int) -> str:
@@ -64,7 +64,7 @@ def _cell_text(value: float) -> str:
     return repr(float(value)) if value != int(value) else str(int(value))
 
 
-def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> State:
+def initial(block: Any = None, kind: str = "batch", mode: str = TRAIN) -> State:
     """A fresh layer over `block` (default: the four worked rows), every row switched on."""
     values = real_block(FOUR_ROWS if block is None else block)
     if (
@@ -79,18 +79,18 @@ def initial(block: Any = None, kind: str = "batch", purpose: str = TRAINING) -> 
     if np.max(np.abs(values)) > LIMIT:
         raise MagnitudeError(f"block: expected numbers within ±{LIMIT:.0e}")
     _check_kind(kind)
-    _check_purpose(purpose)
+    _check_mode(mode)
     rows, features = values.shape
     return {
         "texts": [[_cell_text(v) for v in row] for row in values],
         "values": values.tolist(),
         "active": [True] * rows,
         "kind": kind,
-        "purpose": purpose,
+        "mode": mode,
         "scale": [1.0] * features,
         "shift": [0.0] * features,
         "running_mean": [0.0] * features,
-        "running_variance": [1.0] * features,
+        "running_var": [1.0] * features,
         "steps": 0,
         "note": None,
     }
@@ -102,11 +102,11 @@ SPEC = {
     "values": [[float]],
     "active": [bool],
     "kind": str,
-    "purpose": str,
+    "mode": str,
     "scale": [float],
     "shift": [float],
     "running_mean": [float],
-    "running_variance": [float],
+    "running_var": [float],
     "steps": int,
     "note": (str, None),
 }
@@ -117,9 +117,9 @@ def _check_kind(kind: object) -> None:
         raise SettingError(f"kind: expected one of 'batch', 'layer', 'rms', got {kind!r}")
 
 
-def _check_purpose(purpose: object) -> None:
-    if purpose not in PURPOSES:
-        raise PurposeError(f"purpose: expected 'training' or 'predicting', got {purpose!r}")
+def _check_mode(mode: object) -> None:
+    if mode not in MODES:
+        raise ModeError(f"mode: expected 'train' or 'eval', got {mode!r}")
 
 
 def check(state: object) -> State:
@@ -133,13 +133,13 @@ def check(state: object) -> State:
         len(s["values"]) != rows
         or len(s["active"]) != rows
         or any(len(r) != features for r in s["texts"] + s["values"])
-        or any(len(s[k]) != features for k in ("shift", "running_mean", "running_variance"))
+        or any(len(s[k]) != features for k in ("shift", "running_mean", "running_var"))
     ):
         raise ShapeError("state: texts, values, active and the per-feature lists disagree in shape")
-    if min(s["running_variance"]) < 0:
+    if min(s["running_var"]) < 0:
         raise StateError("state: a running variance below zero")
     _check_kind(s["kind"])
-    _check_purpose(s["purpose"])
+    _check_mode(s["mode"])
     return s
 
 
@@ -151,19 +151,19 @@ def block(state: State) -> np.ndarray:
 
 
 def layer(state: State) -> BatchNorm | LayerNorm | RMSNorm:
-    """The normcore layer for the state (its scale, shift and running figures)."""
+    """The normcore layer for the state (its scale, shift and running statistics)."""
     scale, shift = np.array(state["scale"]), np.array(state["shift"])
     if state["kind"] == "batch":
         return BatchNorm(
             scale=scale,
             shift=shift,
-            epsilon=EPSILON,
+            eps=EPSILON,
             momentum=MOMENTUM,
             running_mean=np.array(state["running_mean"]),
-            running_variance=np.array(state["running_variance"]),
+            running_var=np.array(state["running_var"]),
         )
     cls = LayerNorm if state["kind"] == "layer" else RMSNorm
-    return cls(scale=scale, shift=shift, epsilon=EPSILON)
+    return cls(scale=scale, shift=shift, eps=EPSILON)
 
 
 def errors(state: State) -> list[str]:
@@ -183,9 +183,9 @@ def figures(state: State) -> dict[str, Any]:
 
     Keys: ``rows_on`` (the rows switched on), ``answer`` (rows on x features, or None when no
     row is on) and ``gap`` (largest |answer - block|); for the batch layer ``batch_mean``,
-    ``batch_variance``, ``batch_deviation``, ``batch_share`` (variance / (variance + ε)),
-    ``running_mean``, ``running_variance``, ``running_deviation``; for layer and RMS norm
-    ``row_mean`` (layer only), ``row_variance`` (RMS: the mean square), ``row_deviation``.
+    ``batch_variance``, ``batch_divisor``, ``batch_share`` (variance / (variance + ε)),
+    ``running_mean``, ``running_var``, ``running_divisor``; for layer and RMS norm
+    ``row_mean`` (layer only), ``row_variance`` (RMS: the mean square), ``row_divisor``.
     """
     x = block(state)
     out: dict[str, Any] = {"rows_on": [i for i, on in enumerate(state["active"]) if on]}
@@ -193,34 +193,32 @@ def figures(state: State) -> dict[str, Any]:
         out.update(answer=None, gap=None)
         return out
     nl = layer(state)
-    response = nl.forward(x, state["purpose"])
+    response = nl.forward(x, state["mode"])
     out["answer"] = response.output.tolist()
     out["gap"] = float(np.max(np.abs(response.output - x)))
     if state["kind"] == "batch":
         # The batch's statistics: handed back by a training pass; read by the routine itself
-        # when the pass was a predicting one (it standardised by the running figures).
-        if state["purpose"] == TRAINING:
+        # when the pass was a predicting one (it standardised by the running statistics).
+        if state["mode"] == TRAIN:
             mean, variance = response.statistics.mean, response.statistics.variance
-            deviation = response.statistics.deviation
+            divisor = response.statistics.divisor
         else:
             st = standardise(x, (0,), EPSILON)
-            mean, variance, deviation = st.mean[0], st.variance[0], st.deviation[0]
+            mean, variance, divisor = st.mean[0], st.variance[0], st.divisor[0]
         out.update(
             batch_mean=mean.tolist(),
             batch_variance=variance.tolist(),
-            batch_deviation=deviation.tolist(),
+            batch_divisor=divisor.tolist(),
             batch_share=(variance / (variance + EPSILON)).tolist(),
             running_mean=nl.running_mean.tolist(),
-            running_variance=nl.running_variance.tolist(),
-            running_deviation=nl.running_deviation.tolist(),
+            running_var=nl.running_var.tolist(),
+            running_divisor=nl.running_divisor.tolist(),
         )
     else:
         st = standardise(x, (-1,), EPSILON, centre=state["kind"] == "layer")
         if st.mean is not None:
             out["row_mean"] = st.mean[:, 0].tolist()
-        out.update(
-            row_variance=st.variance[:, 0].tolist(), row_deviation=st.deviation[:, 0].tolist()
-        )
+        out.update(row_variance=st.variance[:, 0].tolist(), row_divisor=st.divisor[:, 0].tolist())
     return out
 
 
@@ -230,7 +228,7 @@ def figures(state: State) -> dict[str, Any]:
 # every node plan (tests/js/test_models.py). Each is a check of its arguments and an edit of the
 # state: the numbers Undo and Step put in come from normcore (`figures`, and a step of the
 # state's layer), never from arithmetic written here.
-FRESH = {"scale": 1.0, "shift": 0.0, "running_mean": 0.0, "running_variance": 1.0}
+FRESH = {"scale": 1.0, "shift": 0.0, "running_mean": 0.0, "running_var": 1.0}
 
 
 def _edited(state: State, note: str | None = None, **changes: Any) -> State:
@@ -276,10 +274,10 @@ def set_kind(state: State, kind: str) -> State:
     return _edited(state, kind=kind)
 
 
-def set_purpose(state: State, purpose: str) -> State:
-    """Choose the purpose: training or predicting."""
-    _check_purpose(purpose)
-    return _edited(state, purpose=purpose)
+def set_mode(state: State, mode: str) -> State:
+    """Choose the mode: training or evaluation mode."""
+    _check_mode(mode)
+    return _edited(state, mode=mode)
 
 
 def set_parameter(state: State, which: str, j: int, value: float) -> State:
@@ -295,21 +293,19 @@ def set_parameter(state: State, which: str, j: int, value: float) -> State:
 
 def undo(state: State) -> State:
     """Undo exactly: scale = the deviation and shift = the mean the batch layer standardises by
-    (the batch's own while training, the running figures while predicting), as `figures`
+    (the batch's own while training, the running statistics in evaluation mode), as `figures`
     reports them."""
     why = _batch_only(state, "undo")
     if why:
         return _edited(state, why)
     f = figures(state)
-    by = "batch" if state["purpose"] == TRAINING else "running"
-    return _edited(
-        state, f"undo-{state['purpose']}", scale=f[f"{by}_deviation"], shift=f[f"{by}_mean"]
-    )
+    by = "batch" if state["mode"] == TRAIN else "running"
+    return _edited(state, f"undo-{state['mode']}", scale=f[f"{by}_divisor"], shift=f[f"{by}_mean"])
 
 
 def step(state: State) -> State:
-    """One real step with a zero slope: normcore's step folds the batch into the running
-    figures."""
+    """One real step with a zero gradient: normcore's step folds the batch into the running
+    statistics."""
     why = _batch_only(state, "step")
     if why:
         return _edited(state, why)
@@ -318,7 +314,7 @@ def step(state: State) -> State:
         state,
         "step",
         running_mean=stepped.running_mean.tolist(),
-        running_variance=stepped.running_variance.tolist(),
+        running_var=stepped.running_var.tolist(),
         steps=state["steps"] + 1,
     )
 
@@ -357,7 +353,7 @@ JS_NAMES = {
     "set_cell": "setCell",
     "set_active": "setActive",
     "set_kind": "setKind",
-    "set_purpose": "setPurpose",
+    "set_mode": "setMode",
     "set_parameter": "setParameter",
 }
 
@@ -378,7 +374,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
                 "set_cell": (i, j, pick(rng, [*TEXTS, f"{rng.normal(0, 30):.4g}"])),
                 "set_active": (i, bool(rng.integers(2))),
                 "set_kind": (pick(rng, KINDS),),
-                "set_purpose": (pick(rng, PURPOSES),),
+                "set_mode": (pick(rng, MODES),),
                 "set_parameter": (pick(rng, ["scale", "shift"]), j, float(rng.uniform(-10, 10))),
                 "resize": pick(rng, [(1, 0), (-1, 0), (0, 1), (0, -1)]),
             }.get(name, ())

@@ -13,7 +13,7 @@ The results are the chapter's own runs, written in once by `results_data`: for e
 sweep's rates and the bracket's), with 12 significant figures, or to 4 decimals only, shown as
 "chaotic", where the sweep marks their digits as the computer's; and for each run the number of
 test subscribers right under each of the chapter's random orders, in the stored order, by the
-running figures and with batches sorted by label. Counts, not shares, so the page and the kernel
+running statistics and with batches sorted by label. Counts, not shares, so the page and the kernel
 add the same whole numbers. Nothing is trained again.
 """
 
@@ -162,7 +162,7 @@ def figures(state: State, results: Results) -> dict[str, Any]:
     batch layer allows (normalised over plain last stable rate) and its range on the grid; and,
     for the chosen run over the first `orders` random orders, the accuracies with batch
     statistics (mean, deviation with ddof 1, lowest, highest), where the stored order falls among
-    them (per cent below, ties counted half), and the running figures' and label-sorted answers.
+    them (per cent below, ties counted half), and the running statistics' and label-sorted answers.
     """
     check(state)
     bound = limit(state)

@@ -1,4 +1,4 @@
-"""Chapter 3's widget: choose a block and an arriving slope, see the three passed-down blocks
+"""Chapter 3's widget: choose a block and an upstream gradient, see the three input gradients
 (collected, oracle, naive) and how far each is from the oracle.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is
@@ -31,9 +31,9 @@ class RoutesExplorer(PageWidget):
         super().__init__(state=routes_model.initial(), **kwargs)
 
     def __repr__(self) -> str:
-        return f"RoutesExplorer({self.state['source']} block, {self.state['slope']} slope)"
+        return f"RoutesExplorer({self.state['source']} block, {self.state['grad']} gradient)"
 
 
 def routes_widget() -> RoutesExplorer:
-    """Chapter 3's explorer, opening on the worked four under the counting slope."""
+    """Chapter 3's explorer, opening on the worked four under the counting gradient."""
     return RoutesExplorer()

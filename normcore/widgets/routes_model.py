@@ -5,10 +5,10 @@ The state (synced with the page; ``js/routes-model.js`` is its JavaScript twin):
     source       "worked" | "random" | "typed"     the block
     rows, columns, seed                            the random block's size and seed (text)
     typed        text: rows on lines (or split by ';'), numbers split by commas or spaces
-    slope        "counting" | "ones" | "random" | "typed"   the slope arriving at the output
-    typed_slope  text, as `typed`
+    gradient        "counting" | "ones" | "random" | "typed"   the upstream gradient at the output
+    typed_grad  text, as `typed`
 
-The random block and slope come from a small generator written the same way in Python and in
+The random block and gradient come from a small generator written the same way in Python and in
 JavaScript (`seeded`), so the page and the kernel draw the same numbers.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from normcore.errors import ShapeError
-from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_slope
+from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_grad
 from normcore.widgets import _input
 from normcore.widgets._input import (
     NotANumberError,
@@ -40,15 +40,15 @@ SEED_HIGH = 10**6
 
 
 def initial() -> State:
-    """The opening view: the worked four under the counting slope."""
+    """The opening view: the worked four under the counting gradient."""
     return {
         "source": "worked",
         "rows": "4",
         "columns": "2",
         "seed": "0",
         "typed": "1, 7\n1, 9\n7, 1\n23, 7",
-        "slope": "counting",
-        "typed_slope": "1, 2\n3, 4\n5, 6\n7, 8",
+        "grad": "counting",
+        "typed_grad": "1, 2\n3, 4\n5, 6\n7, 8",
     }
 
 
@@ -80,16 +80,16 @@ def parse_block(text: object, name: str = "block") -> np.ndarray:
 
 
 SPEC = {key: str for key in initial()}
-SOURCES, SLOPES = ("worked", "random", "typed"), ("counting", "ones", "random", "typed")
+SOURCES, GRADS = ("worked", "random", "typed"), ("counting", "ones", "random", "typed")
 
 
 def check(state: object) -> State:
-    """`state` when it is a routes state (every key of `initial`, as text, a source and a slope
+    """`state` when it is a routes state (every key of `initial`, as text, a source and a gradient
     the explorer offers); else a typed error."""
     s = check_state(state, SPEC)
-    if s["source"] not in SOURCES or s["slope"] not in SLOPES:
+    if s["source"] not in SOURCES or s["grad"] not in GRADS:
         raise StateError(
-            f"state: source {quoted(s['source'])} or slope {quoted(s['slope'])} is not offered"
+            f"state: source {quoted(s['source'])} or gradient {quoted(s['grad'])} is not offered"
         )
     return s
 
@@ -107,20 +107,20 @@ def block(state: State) -> np.ndarray:
 
 
 def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
-    if state["slope"] == "counting":
-        return counting_slope(shape)
-    if state["slope"] == "ones":
+    if state["grad"] == "counting":
+        return counting_grad(shape)
+    if state["grad"] == "ones":
         return np.ones(shape)
-    if state["slope"] == "random":
+    if state["grad"] == "random":
         seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
-    slope = parse_block(state["typed_slope"], "slope")
-    if slope.shape != shape:
+    grad = parse_block(state["typed_grad"], "grad")
+    if grad.shape != shape:
         raise ShapeError(
-            f"slope: expected the block's shape {shape[0]} x {shape[1]}, "
-            f"got {slope.shape[0]} x {slope.shape[1]}"
+            f"gradient: expected the block's shape {shape[0]} x {shape[1]}, "
+            f"got {grad.shape[0]} x {grad.shape[1]}"
         )
-    return slope
+    return grad
 
 
 def figures(state: State) -> dict[str, Any]:
@@ -167,9 +167,9 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
             key = pick(rng, list(SPEC))
             value = {
                 "source": pick(rng, [*SOURCES, "elsewhere"]),
-                "slope": pick(rng, SLOPES),
+                "grad": pick(rng, GRADS),
                 "typed": pick(rng, [typed(), typed(), *TEXTS[:4], "1 2\n3"]),
-                "typed_slope": pick(rng, [typed(), typed(), "1, 2\n3, 4\n5, 6\n7, 8"]),
+                "typed_grad": pick(rng, [typed(), typed(), "1, 2\n3, 4\n5, 6\n7, 8"]),
             }.get(key, pick(rng, ["1", "2", "3", "4", "0", "13", "2.5", *TEXTS[:3]]))
             actions.append(["choose", key, value])
         plans.append({"context": None, "start": initial(), "actions": actions})

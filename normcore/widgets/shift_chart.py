@@ -37,7 +37,7 @@ GAP_FLOOR = 1e-14
 
 
 def describe(shift: CrowdShift) -> dict[str, str | None]:
-    """The figures under the chart for one arrangement, as the page shows them."""
+    """The figures under the chart for one variant, as the page shows them."""
     epoch, unit = shift.largest_move_at
     return {
         "largest_shift": f"{shift.largest_shift:.4f}",
@@ -71,25 +71,23 @@ class ShiftChart(PageWidget):
             key: {"label": LABELS[key], "figures": describe(shift), **_image(shift, LABELS[key])}
             for key, shift in shifts.items()
         }
-        super().__init__(state={"arrangement": "none"}, results=results, **kwargs)
+        super().__init__(state={"variant": "none"}, results=results, **kwargs)
 
     def compute(self, state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
-        check_state(state, {"arrangement": str})
-        if state["arrangement"] not in self.shifts:
-            raise SettingError(f"arrangement: expected one of {sorted(self.shifts)}")
-        return describe(self.shifts[state["arrangement"]])
+        check_state(state, {"variant": str})
+        if state["variant"] not in self.shifts:
+            raise SettingError(f"variant: expected one of {sorted(self.shifts)}")
+        return describe(self.shifts[state["variant"]])
 
-    def select(self, arrangement: str) -> None:
-        """Show `arrangement` ('none' or 'batch')."""
-        if arrangement not in self.shifts:
-            raise SettingError(
-                f"arrangement: expected one of {sorted(self.shifts)}, got {arrangement!r}"
-            )
-        self.state = {"arrangement": arrangement}
+    def select(self, variant: str) -> None:
+        """Show `variant` ('none' or 'batch')."""
+        if variant not in self.shifts:
+            raise SettingError(f"variant: expected one of {sorted(self.shifts)}, got {variant!r}")
+        self.state = {"variant": variant}
 
     @property
     def selected(self) -> str:
-        return self.state["arrangement"]
+        return self.state["variant"]
 
     def __repr__(self) -> str:
         return f"ShiftChart({LABELS[self.selected]} network on show)"

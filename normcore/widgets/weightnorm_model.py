@@ -83,7 +83,7 @@ def parse(state: State) -> tuple[np.ndarray, float]:
 
 
 def figures(state: State, case: dict[str, list]) -> dict[str, Any]:
-    """One step of the weight-normalised layer and of the dense layer, from the same slope."""
+    """One step of the weight-normalised layer and of the dense layer, from the same gradient."""
     lengths, rate = parse(state)
     direction = np.array(case["unit"]) * lengths
     bias = np.array(case["bias"])

@@ -64,16 +64,16 @@ def test_chapter6_comparison_live(browser: Any, lab: Lab, clock: dict[str, float
     with chapter(browser, lab, "06-comparison.ipynb") as page:
         clock["ran"] = time.monotonic()
         page.wait_for_selector(f"{ROOT} .nc-readout [data-key]", timeout=ANSWER_TIMEOUT)
-        state = {"arrangements": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
+        state = {"variants": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
         for label, kind, value in (
             (None, None, None),
             ("seed 1", "seed", 1),
-            ("plain", "arrangement", "none"),
+            ("plain", "variant", "none"),
             ("seed 4", "seed", 4),
         ):
             if label is not None:
                 page.locator(ROOT).get_by_role("checkbox", name=label, exact=True).click()
-                toggle = cm.toggle_seed if kind == "seed" else cm.toggle_arrangement
+                toggle = cm.toggle_seed if kind == "seed" else cm.toggle_variant
                 state = toggle(state, value, False)
             assert wait_for(page, answered, ROOT, ANSWER_TIMEOUT), f"{label}: no kernel answer"
             check(

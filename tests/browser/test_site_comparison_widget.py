@@ -2,10 +2,10 @@
 numbers.
 
 The widget holds the chapter's per-seed results and averages them over the seeds ticked, in the
-page, and pairs each arrangement with the plain network person by person (bootstrap over
+page, and pairs each variant with the plain network person by person (bootstrap over
 people, the chapter's draws). This test serves _build/html from 127.0.0.1 with no kernel, ticks
 and unticks its boxes through seeded random reader actions (an opening that reaches both of its
-refusals: no seed and no arrangement), and after each action holds every figure on show to
+refusals: no seed and no variant), and after each action holds every figure on show to
 normcore's answer worked out here in Python: the chapter's runs trained again
 (`comparison.run_all`), averaged with numpy over the same seeds, and paired by
 `comparison.paired_people` on those seeds' verdicts. Each ``data-value`` is held to 1e-10
@@ -77,16 +77,16 @@ def expected(state: cm.State, scores: dict[str, comparison.Scores]) -> dict[str,
     """The table for `state`, worked out with numpy from `scores`: key -> value."""
     at = [comparison.SEEDS.index(s) for s in state["seeds"]]
     out: dict[str, Any] = {"seeds": float(len(at))}
-    for key in (k for k in scores if k in state["arrangements"]):
+    for key in (k for k in scores if k in state["variants"]):
         s = scores[key]
         for field in cm.FIELDS:
             out[f"{key}:{field}"] = float(np.mean(getattr(s, field)[at]))
         out[f"{key}:held_low"] = float(np.min(s.held_accuracy[at]))
         out[f"{key}:held_high"] = float(np.max(s.held_accuracy[at]))
-    # the paired table: each arrangement ticked but plain against plain, over the seeds ticked,
+    # the paired table: each variant ticked but plain against plain, over the seeds ticked,
     # by the chapter's own function on those seeds' verdicts
     subset = {k: dataclasses.replace(v, held_correct=v.held_correct[at]) for k, v in scores.items()}
-    for key in (k for k in scores if k in state["arrangements"] and k != "none"):
+    for key in (k for k in scores if k in state["variants"] and k != "none"):
         p = comparison.paired_people(subset, key)
         values = (p.difference, *p.people_interval, *p.seed_interval, p.worse, p.better)
         for name, value in zip(PAIRED, values, strict=True):
@@ -96,8 +96,8 @@ def expected(state: cm.State, scores: dict[str, comparison.Scores]) -> dict[str,
 
 def refusal(state: cm.State) -> str | None:
     """The sentence the widget must show for `state`, or None (worked out here)."""
-    if not state["arrangements"]:
-        return "tick at least one arrangement to see its row of the table"
+    if not state["variants"]:
+        return "tick at least one variant to see its row of the table"
     if not state["seeds"]:
         return "tick at least one seed: every figure is a mean over the seeds ticked"
     return None
@@ -126,7 +126,7 @@ def check(
     shown = [label for k, label in cm.LABELS.items() if f"{k}:held_accuracy" in want]
     paired = [label for k, label in cm.LABELS.items() if f"{k}:paired_gap" in want]
     assert got["rows"] == shown + paired, where
-    ticked = [f"arrangement:{k}" for k in cm.LABELS if k in state["arrangements"]]
+    ticked = [f"variant:{k}" for k in cm.LABELS if k in state["variants"]]
     ticked += [f"seed:{s}" for s in comparison.SEEDS if s in state["seeds"]]
     assert got["ticked"] == ticked, f"{where}: the boxes ticked are not the reader's"
     assert got["where"] == runs and got["whereText"].startswith("Runs in this page"), where
@@ -140,25 +140,23 @@ def test_comparison_widget_answers_in_the_page(browser: Any, site: str, scores) 
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.wait_for_selector(f"{ROOT} .nc-readout [data-key]", timeout=30_000)
     read = lambda: page.evaluate(READ, ROOT)  # noqa: E731
-    state = {"arrangements": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
+    state = {"variants": list(cm.LABELS), "seeds": list(comparison.SEEDS)}
     good = expected(state, scores)
     check(read(), good, state, "the opening view (the chapter's table)")
 
-    boxes = [("arrangement", k, label) for k, label in cm.LABELS.items()]
+    boxes = [("variant", k, label) for k, label in cm.LABELS.items()]
     boxes += [("seed", s, f"seed {s}") for s in comparison.SEEDS]
     rng = np.random.default_rng(6)
-    # untick every seed (the last one is refused), tick two back, untick every arrangement
+    # untick every seed (the last one is refused), tick two back, untick every variant
     opening = [boxes[5 + i] for i in range(5)] + [boxes[7], boxes[9]] + boxes[:5]
     refused = set()
     for n in range(ACTIONS):
         kind, value, label = opening[n] if n < len(opening) else boxes[rng.integers(len(boxes))]
         box = page.locator(ROOT).get_by_role("checkbox", name=label, exact=True)
         box.click()
-        group = "arrangements" if kind == "arrangement" else "seeds"
+        group = "variants" if kind == "variant" else "seeds"
         on = value not in state[group]
-        state = (cm.toggle_arrangement if kind == "arrangement" else cm.toggle_seed)(
-            state, value, on
-        )
+        state = (cm.toggle_variant if kind == "variant" else cm.toggle_seed)(state, value, on)
         where = f"action {n + 1} ({'tick' if on else 'untick'} {label})"
         got = read()
         sentence = refusal(state)

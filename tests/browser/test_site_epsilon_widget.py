@@ -33,8 +33,8 @@ READ = """root => {
 
 
 def expected(exponent: int) -> float:
-    layer = nc.BatchNorm.create(2, epsilon=float(f"1e{exponent}"))
-    return float(layer.forward(BLOCK, "training").output[3, 0])
+    layer = nc.BatchNorm.create(2, eps=float(f"1e{exponent}"))
+    return float(layer.forward(BLOCK, "train").output[3, 0])
 
 
 def check(got: dict[str, Any], exponent: int, where: str) -> None:

@@ -144,14 +144,14 @@ def expected_figures(state: pm.State) -> dict[str, tuple[float, float]]:
     for key in (
         "batch_mean",
         "batch_variance",
-        "batch_deviation",
+        "batch_divisor",
         "batch_share",
         "running_mean",
-        "running_variance",
-        "running_deviation",
+        "running_var",
+        "running_divisor",
         "row_mean",
         "row_variance",
-        "row_deviation",
+        "row_divisor",
     ):
         if key in f:
             put(key, f[key])
@@ -178,7 +178,7 @@ def compare(got: dict[str, Any], state: pm.State, where: str, runs: str = "page"
     texts = {(i, j): t for i, j, t in got["texts"]}
     assert texts == {(i, j): t for i, row in enumerate(state["texts"]) for j, t in enumerate(row)}
     assert got["active"] == state["active"], where
-    assert sorted(got["pressed"]) == sorted([state["kind"], state["purpose"]]), where
+    assert sorted(got["pressed"]) == sorted([state["kind"], state["mode"]]), where
     for which, j, value, text in got["sliders"]:
         # Undo exactly puts computed figures (a deviation, a mean) on the sliders
         assert abs(value - state[which][j]) <= 1e-12 * abs(state[which][j]), (
@@ -209,7 +209,7 @@ def playground_actions(rng: np.random.Generator) -> Callable[[int, pm.State], tu
                 "type",
                 "row",
                 "kind",
-                "purpose",
+                "mode",
                 "slider",
                 "slider",
                 "resize",
@@ -237,8 +237,8 @@ def playground_actions(rng: np.random.Generator) -> Callable[[int, pm.State], tu
             return ("type", int(rng.integers(rows)), int(rng.integers(features)), text)
         if kind == "row":
             return ("row", int(rng.integers(rows)))
-        if kind in ("kind", "purpose"):
-            return (kind, str(rng.choice(pm.KINDS if kind == "kind" else pm.PURPOSES)))
+        if kind in ("kind", "mode"):
+            return (kind, str(rng.choice(pm.KINDS if kind == "kind" else pm.MODES)))
         if kind == "slider":
             return (
                 "slider",
@@ -266,11 +266,11 @@ def playground_act(page: Any, root: str) -> Callable[[pm.State, tuple], pm.State
         if action[0] == "row":
             page.locator(f"{root} .nc-grid input[type=checkbox]").nth(action[1]).click()
             return pm.set_active(state, action[1], not state["active"][action[1]])
-        if action[0] in ("kind", "purpose"):
+        if action[0] in ("kind", "mode"):
             page.locator(f"{root} .nc-toggle button[data-value={action[1]}]").click()
             if state[action[0]] == action[1]:
                 return state
-            setter = pm.set_kind if action[0] == "kind" else pm.set_purpose
+            setter = pm.set_kind if action[0] == "kind" else pm.set_mode
             return setter(state, action[1])
         if action[0] == "slider":
             _, which, j, share = action
@@ -323,7 +323,7 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
         assert fit["span"] <= 900, f"the answer ends {fit['span']:.0f} px below the controls' top"
         assert fit["slider"] >= 200 and "Enter" in fit["hint"], fit
 
-        # the time of one update, default block: purpose away and back, each a full update
+        # the time of one update, default block: mode away and back, each a full update
         times = []
         for _ in range(15):
             page.locator(f"{root} .nc-toggle button[data-value=predicting]").click()
@@ -403,7 +403,7 @@ def routes_compare(got: dict[str, Any], f: dict[str, Any], where: str) -> None:
             assert abs(float(text) - (0.0 if abs(value) < 5e-5 else value)) <= 5e-5 + tol
         elif shown_as == "int":
             assert int(text) == value, f"{where}: {key} shows {text!r}"
-        else:  # the oracle's rounding, shown as it is: both far below the slopes' scale
+        else:  # the oracle's rounding, shown as it is: both far below the gradients' scale
             assert float(text) <= tol and value <= tol, f"{where}: {key} {text!r}"
 
 
@@ -473,12 +473,10 @@ def test_routes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  
     numbers = lambda k: " ".join(f"{v:.2f}" for v in rng.normal(0, 5, k))  # noqa: E731
 
     def random() -> tuple[str, str]:
-        key = str(
-            rng.choice(["source", "slope", "rows", "columns", "seed", "typed", "typed_slope"])
-        )
+        key = str(rng.choice(["source", "grad", "rows", "columns", "seed", "typed", "typed_grad"]))
         if key == "source":
             return key, str(rng.choice(["worked", "random", "typed"]))
-        if key == "slope":
+        if key == "grad":
             return key, str(rng.choice(["counting", "ones", "random", "typed"]))
         if key in ("rows", "columns", "seed"):
             return key, (

@@ -105,14 +105,14 @@ def test_the_normalised_stack_is_not_normal_in_shape(stacks) -> None:
 @pytest.fixture(scope="module")
 def crowd():
     return {
-        (arrangement, rate): crowd_shifts(arrangement, SEEDS, rate=rate)
-        for arrangement in ("none", "batch")
+        (variant, rate): crowd_shifts(variant, SEEDS, rate=rate)
+        for variant in ("none", "batch")
         for rate in (0.1, 1.0)
     }
 
 
 def test_at_rate_one_the_means_zigzag(crowd) -> None:
-    """'more than half of all one-epoch moves reverse the move before, in both arrangements'."""
+    """'more than half of all one-epoch moves reverse the move before, in both variants'."""
     pairs = zip(crowd["none", 1.0], crowd["batch", 1.0], strict=True)
     k = sum(p.reversals > 0.5 and b.reversals > 0.5 for p, b in pairs)
     record(
@@ -126,7 +126,7 @@ def test_at_rate_one_the_means_zigzag(crowd) -> None:
 
 
 def test_at_a_tenth_the_means_keep_their_direction(crowd) -> None:
-    """'At 0.1, fewer than half reverse' (both arrangements)."""
+    """'At 0.1, fewer than half reverse' (both variants)."""
     pairs = zip(crowd["none", 0.1], crowd["batch", 0.1], strict=True)
     k = sum(p.reversals < 0.5 and b.reversals < 0.5 for p, b in pairs)
     record(

@@ -6,7 +6,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from normcore.claims import fresh, record
-from normcore.experiments.shift import running_variance_estimate
+from normcore.experiments.shift import running_var_estimate
 
 SEEDS = fresh(20)
 
@@ -18,7 +18,7 @@ def test_a_biased_fold_estimates_three_quarters_of_the_variance() -> None:
     held = 0
     with threadpool_limits(limits=1, user_api="blas"):
         for seed in SEEDS:
-            e = running_variance_estimate(rows=4, streams=200, steps=100, seed=seed)
+            e = running_var_estimate(rows=4, streams=200, steps=100, seed=seed)
             error = e.folded.std() / np.sqrt(len(e.folded))
             held += abs(e.folded.mean() - e.expected_folded) < 5 * error
             assert e.folded.mean() < 0.85 < 0.9 < e.precise.mean()
@@ -34,8 +34,8 @@ def test_a_biased_fold_estimates_three_quarters_of_the_variance() -> None:
 
 
 def test_the_shift_learns_from_a_batch_of_one() -> None:
-    """'The shift's slope is ... the arriving gradient itself': for any row and any arriving
-    gradient, the passed-down gradient and the scale's slope are zero and the shift's slope is
+    """'The shift's gradient is ... the upstream gradient itself': for any row and any upstream
+    gradient, the input gradient and the scale's gradient are zero and the shift's gradient is
     what arrived."""
     from normcore import BatchNorm
 
@@ -44,6 +44,6 @@ def test_the_shift_learns_from_a_batch_of_one() -> None:
         layer = BatchNorm.create(3)
         row = rng.normal(size=(1, 3)) * 10
         arriving = rng.normal(size=(1, 3))
-        gradient = layer.backward(layer.forward(row, "training"), arriving)
-        assert np.all(gradient.passed_down == 0.0) and np.all(gradient.slopes["scale"] == 0.0)
-        np.testing.assert_array_equal(gradient.slopes["shift"], arriving[0])
+        gradient = layer.backward(layer.forward(row, "train"), arriving)
+        assert np.all(gradient.grad_input == 0.0) and np.all(gradient.grads["scale"] == 0.0)
+        np.testing.assert_array_equal(gradient.grads["shift"], arriving[0])

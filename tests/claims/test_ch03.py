@@ -3,7 +3,7 @@
 The chapter trains the crowd network five times with the true backward pass and with the naive
 one (d / s) and draws four conclusions from it; each is re-run here on fresh seeds, asserted as the
 prose states it, and its frequency recorded for the chapter to glue. The structural checks (the
-passed-down block sums to zero along the statistics' axes and is orthogonal to z up to epsilon)
+input gradient sums to zero along the statistics' axes and is orthogonal to z up to epsilon)
 are re-run on fresh random blocks.
 """
 
@@ -79,7 +79,7 @@ def test_the_spikes_come_from_the_large_rate(rough, smooth):
 
 
 def test_the_first_step_gradients_are_correlated_but_far_apart():
-    found = [routes.first_hidden_slopes(seed=s) for s in SEEDS]
+    found = [routes.first_hidden_grads(seed=s) for s in SEEDS]
     cosine = np.array([f.cosine for f in found])
     gap = np.array([f.relative_gap for f in found])
     setting = "the crowd network's first step, fresh seeds 1000-1019"

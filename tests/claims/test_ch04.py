@@ -98,9 +98,9 @@ def test_group_norm_with_one_group_parts_from_layer_norm_after_a_step():
         push = rng.normal(size=x.shape)
         outs = []
         for start in (nc.GroupNorm.create(4, 1), nc.LayerNorm.create((4, 3, 3))):
-            before = start.forward(x, "training")
+            before = start.forward(x, "train")
             moved = start.step(start.backward(before, push), 0.1)
-            outs.append((before.output, moved.forward(x, "training").output))
+            outs.append((before.output, moved.forward(x, "train").output))
         fresh_gap = np.max(np.abs(outs[0][0] - outs[1][0]))
         step_gap = np.max(np.abs(outs[0][1] - outs[1][1]))
         ok += bool(fresh_gap < 1e-12 and step_gap > 0.01)

@@ -58,13 +58,13 @@ def test_direction_only_grows_under_plain_descent():
     for seed in SEEDS:
         case = weightnorm.make_case(seed=seed)
         layer = case.weightnorm
-        response, arriving = weightnorm.arriving_slope(layer, case.x, case.y)
+        response, arriving = weightnorm.arriving_grad(layer, case.x, case.y)
         gradient = layer.backward(response, arriving)
         moved = layer.step(gradient, 0.1)
         before = np.linalg.norm(layer.direction, axis=0)
         after = np.linalg.norm(moved.direction, axis=0)
         assert np.all(after >= before)
-        grown = before**2 + 0.01 * np.sum(gradient.slopes["direction"] ** 2, axis=0)
+        grown = before**2 + 0.01 * np.sum(gradient.grads["direction"] ** 2, axis=0)
         np.testing.assert_allclose(after**2, grown, rtol=1e-12)
 
 

@@ -31,20 +31,18 @@ def _setting(rate: float, what: str = "") -> str:
 
 @cache
 def runs(rate: float) -> tuple[list[dict[str, comparison.Scores]], list[comparison.FoldBlocks]]:
-    """Every arrangement's 25 fold runs, for each block of five fresh seeds."""
+    """Every variant's 25 fold runs, for each block of five fresh seeds."""
     out, blocks = [], []
     for b in range(BLOCKS[rate]):
         seeds = fresh(5, start=fresh()[0] + 5 * b)
         block = comparison.fold_blocks(seeds)
         blocks.append(block)
-        out.append(
-            {a: comparison.compare_arrangement(a, block, rate=rate) for a in network.ARRANGEMENTS}
-        )
+        out.append({a: comparison.compare_variant(a, block, rate=rate) for a in network.VARIANTS})
     return out, blocks
 
 
-def per_seed(rate: float, arrangement: str, field: str) -> np.ndarray:
-    return np.concatenate([getattr(s[arrangement], field) for s in runs(rate)[0]])
+def per_seed(rate: float, variant: str, field: str) -> np.ndarray:
+    return np.concatenate([getattr(s[variant], field) for s in runs(rate)[0]])
 
 
 @pytest.mark.parametrize("rate", sorted(BLOCKS, reverse=True))
@@ -64,11 +62,11 @@ def test_inserted_layers_hold_out_worse_on_average(rate):
     assert held == of
 
 
-@pytest.mark.parametrize("arrangement", INSERTED)
-def test_inserted_layer_worse_on_most_single_seeds(arrangement):
+@pytest.mark.parametrize("variant", INSERTED)
+def test_inserted_layer_worse_on_most_single_seeds(variant):
     """'On most single seeds, too': the per-seed held-out accuracy below plain's same seed."""
     mine, plain = (
-        per_seed(1.0, arrangement, "held_accuracy"),
+        per_seed(1.0, variant, "held_accuracy"),
         per_seed(1.0, "none", "held_accuracy"),
     )
     held = int(np.sum(mine < plain))
@@ -76,7 +74,7 @@ def test_inserted_layer_worse_on_most_single_seeds(arrangement):
         "batch": "batch_worse_per_seed",
         "layer": "layer_worse_per_seed",
         "rms": "rms_worse_per_seed",
-    }[arrangement]
+    }[variant]
     record("ch06", name, held=held, of=mine.size, setting=_setting(1.0))
     assert held > mine.size / 2
 
@@ -161,8 +159,8 @@ def test_recomputed_statistics_do_not_close_the_gap():
 
 
 @cache
-def whole_crowd(arrangement: str) -> np.ndarray:
-    return comparison.whole_crowd_losses(arrangement, CURVE_SEEDS)
+def whole_crowd(variant: str) -> np.ndarray:
+    return comparison.whole_crowd_losses(variant, CURVE_SEEDS)
 
 
 CURVE_SETTING = (
@@ -171,8 +169,8 @@ CURVE_SETTING = (
 )
 
 
-def _first(arrangement: str) -> np.ndarray:
-    losses = whole_crowd(arrangement)
+def _first(variant: str) -> np.ndarray:
+    losses = whole_crowd(variant)
     never = losses.shape[0] + 1
     return np.array([comparison.first_under(losses[:, k]) or never for k in range(losses.shape[1])])
 
@@ -223,8 +221,8 @@ def test_row_normalisers_spike():
 
 
 @cache
-def whole_crowd_spikes(arrangement: str, rate: float) -> np.ndarray:
-    losses = comparison.whole_crowd_losses(arrangement, CURVE_SEEDS, rate=rate)
+def whole_crowd_spikes(variant: str, rate: float) -> np.ndarray:
+    losses = comparison.whole_crowd_losses(variant, CURVE_SEEDS, rate=rate)
     return np.array([comparison.spikes(losses[:, k]) for k in range(len(CURVE_SEEDS))])
 
 

@@ -91,8 +91,8 @@ def spreads():
 
 
 def test_no_systematic_inflation_from_batch_statistics():
-    """'The average over orders was within five subscribers of the running figures' answer' (every
-    fresh network) 'and above it on fewer than half': batch statistics do not inflate it."""
+    """'The average over orders was within five subscribers of the running statistics' answer'
+    (every fresh network) 'and above it on fewer than half': batch statistics do not inflate it."""
     n = len(NETS) and len(spreads())
     rows = len(R.subscribers().y_test)
     gains = np.array([(s.mean - s.running) * rows for s, _ in spreads()])
@@ -104,7 +104,7 @@ def test_no_systematic_inflation_from_batch_statistics():
 
 
 def test_label_sorted_batches_cost_accuracy():
-    """'Label-sorted batches scored below the running figures on every fresh network, and more
+    """'Label-sorted batches scored below the running statistics on every fresh network, and more
     than two deviations below the random orders' mean' (every one)."""
     below = sum(best < s.running for s, best in spreads())
     far = sum(best < s.mean - R.SORTED_DEVIATIONS * s.sd for s, best in spreads())

@@ -140,7 +140,7 @@ def test_fine_tuning_on_a_shifted_task(data, sizes) -> None:
 def test_post_and_pre_normalised_gradient_profiles() -> None:
     setting = f"{prepost.BLOCKS} blocks at initialisation, {SEED_WORDS}"
     ratio = {}
-    for a in prepost.ARRANGEMENTS:
+    for a in prepost.VARIANTS:
         norm = prepost.gradient_profile(a, seeds=SEEDS).norm
         ratio[a] = norm[:, -4:].mean(axis=1) / norm[:, :4].mean(axis=1)
     n = len(SEEDS)
@@ -166,7 +166,7 @@ DEPTHS = (4, 8, 16, 32)
 
 
 def test_depth_sweep_pre_against_post() -> None:
-    """Xiong et al.'s 1/sqrt(L): the last block's slope falls with depth under pre-LN, not under
+    """Xiong et al.'s 1/sqrt(L): the last block's gradient falls with depth under pre-LN, not under
     post-LN; the pre-LN stream grows in proportion to depth; DyT as the normaliser-free control."""
     setting = f"{DEPTHS[0]} and {DEPTHS[-1]} blocks at initialisation, {SEED_WORDS}"
     n = len(SEEDS)
@@ -195,7 +195,7 @@ def test_depth_sweep_pre_against_post() -> None:
     )
     assert slower.held >= 0.9 * n
     assert pre.held >= 0.75 * n  # "on most seeds" smaller at 32 blocks than at 4
-    # "seed by seed the pre-LN slope falls more slowly than 1/sqrt(L) about as often as not"
+    # "seed by seed the pre-LN gradient falls more slowly than 1/sqrt(L) about as often as not"
     slower = last["pre-LN"][-1] / last["pre-LN"][0] > np.sqrt(DEPTHS[0] / DEPTHS[-1])
     bound = record("ch09", "depth_pre_ln_slower_than_bound", int(slower.sum()), n, setting)
     assert 0.25 * n <= bound.held <= 0.75 * n

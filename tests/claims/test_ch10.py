@@ -136,7 +136,7 @@ def test_the_statistics_spread_more_as_the_batch_shrinks(runs: dict) -> None:
 
 
 def test_precise_statistics(runs: dict) -> None:
-    """Recomputed statistics against the running figures at 2 images a device: at least as good
+    """Recomputed statistics against the running statistics at 2 images a device: at least as good
     more often than not, and worse by cn.NEAR or more on at most a quarter of the seeds (not never:
     a chapter seed moved by 3 lost more)."""
     data = runs["data"]
@@ -167,15 +167,15 @@ def test_folding_is_exact_up_to_rounding(runs: dict) -> None:
 
 def test_fine_tuning_on_fainter_digits(runs: dict) -> None:
     """Fine-tuning the trained batch network on fainter digits in pairs: with the batch layers
-    training (statistics of each pair) against frozen (running figures), on the fainter
+    training (statistics of each pair) against frozen (running statistics), on the fainter
     held-out images."""
     x, y, x_held, y_held = runs["data"]
     net = runs["batch"].net
     faint, faint_held = cn.fainter(x), cn.fainter(x_held)
     before = cn.accuracy(net, faint_held, y_held)
     after = {
-        purpose: cn.accuracy(cn.fine_tune(net, faint, y, purpose, seed=ORDER), faint_held, y_held)
-        for purpose in ("training", "predicting")
+        mode: cn.accuracy(cn.fine_tune(net, faint, y, mode, seed=ORDER), faint_held, y_held)
+        for mode in ("train", "eval")
     }
     setting = (
         f"{SETTING}; then {cn.TUNE_STEPS} steps of {cn.TUNE_BATCH} images at rate "
@@ -185,18 +185,16 @@ def test_fine_tuning_on_fainter_digits(runs: dict) -> None:
     wins = record(
         CHAPTER,
         "tuned_training_beats_frozen",
-        int(np.sum(after["training"] > after["predicting"])),
+        int(np.sum(after["train"] > after["eval"])),
         n,
         setting,
     )
     helps = {
-        purpose: record(
-            CHAPTER, f"tuning_{purpose}_helps", int(np.sum(after[purpose] > before)), n, setting
-        )
-        for purpose in after
+        mode: record(CHAPTER, f"tuning_{mode}_helps", int(np.sum(after[mode] > before)), n, setting)
+        for mode in after
     }
     assert wins.every  # "on every one of the fresh seeds"
     # training-mode fine-tuning improved on the untuned network on nearly every seed, frozen on
     # fewer
-    assert helps["training"].held >= n - 2
-    assert helps["predicting"].held < helps["training"].held
+    assert helps["train"].held >= n - 2
+    assert helps["eval"].held < helps["train"].held

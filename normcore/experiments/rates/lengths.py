@@ -24,7 +24,7 @@ import numpy as np
 from ...book import table
 from ...dense import Dense
 from ...errors import SettingError
-from ...purpose import TRAINING
+from ...mode import TRAIN
 from ...sequential import Sequential
 from .data import subscribers
 from .network import SubscriberNet, build, clipped_loss
@@ -133,8 +133,8 @@ def scale_change(net: SubscriberNet, factor: float = 2.0, x: Any = None, y: Any 
     if x is None or y is None:
         data = subscribers()
         x, y = data.x_train, data.y_train
-    before = clipped_loss(net.logits(x, TRAINING), y, None)
-    after = clipped_loss(scaled(net, factor).logits(x, TRAINING), y, None)
+    before = clipped_loss(net.logits(x, TRAIN), y, None)
+    after = clipped_loss(scaled(net, factor).logits(x, TRAIN), y, None)
     return abs(after - before) / before
 
 

@@ -3,8 +3,8 @@
 Twelve inputs, a dense layer to sixteen hidden units, optionally a batch layer on the hidden
 pre-activations, a ReLU, and a dense layer to one output (a logit): one `normcore.Sequential`.
 The batch layer is configured as the reference program behaves: nothing learned
-(``affine=False``), epsilon under the root, and running figures that follow the mean and the
-*deviation* (``tracks='deviation'``) with momentum 0.9.
+(``affine=False``), epsilon under the root, and running statistics that follow the mean and the
+*deviation* (``tracks='divisor'``) with momentum 0.9.
 
 A network may hold several runs side by side: every array then has a leading stack axis, one
 entry per run, and a block (runs, rows, 12) asks each run its own rows (see `normcore.Dense`).
@@ -26,7 +26,7 @@ from ...data.subscribers import init_weights, shuffled_test_order
 from ...dense import Dense
 from ...errors import SettingError
 from ...loss import binary_cross_entropy
-from ...purpose import PREDICTING, TRAINING
+from ...mode import EVAL, TRAIN
 from ...sequential import Sequential
 from .data import BATCH, CLIP, EPSILON, HIDDEN, MOMENTUM, subscribers
 
@@ -65,17 +65,17 @@ class SubscriberNet:
         stack = self.hidden.weights.shape[:-2]
         return stack[0] if stack else None
 
-    def hidden_activity(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
+    def hidden_activity(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
         """The hidden units' outputs after the ReLU, (…, rows, 16)."""
-        return Sequential(self.layers.layers[:-1]).forward(x, purpose).output
+        return Sequential(self.layers.layers[:-1]).forward(x, mode).output
 
-    def logits(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
+    def logits(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
         """The output before the logistic, (…, rows)."""
-        return self.layers.forward(x, purpose).output[..., 0]
+        return self.layers.forward(x, mode).output[..., 0]
 
-    def probabilities(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
+    def probabilities(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
         """The probability of "suspicious" for each row, (…, rows)."""
-        return sigmoid(self.logits(x, purpose))
+        return sigmoid(self.logits(x, mode))
 
     def member(self, k: int) -> SubscriberNet:
         """Run `k` of a stack, as a single network (its arrays are views of the stack's)."""
@@ -97,18 +97,18 @@ def _take(layer: Any, index: Any) -> Any:
     return layer  # the ReLU holds nothing
 
 
-def build(seed: int, normalised: bool, epsilon: float = EPSILON, nudge: int = 0) -> SubscriberNet:
+def build(seed: int, normalised: bool, eps: float = EPSILON, nudge: int = 0) -> SubscriberNet:
     """The reference program's starting weights for `seed`; a batch layer if `normalised`.
 
     `nudge` moves every starting hidden weight by that many units in the last place (up if
     positive, down if negative): a deliberate perturbation far below any printed digit."""
-    return build_many([seed], normalised, epsilon, [nudge]).member(0)
+    return build_many([seed], normalised, eps, [nudge]).member(0)
 
 
 def build_many(
     seeds: Sequence[int],
     normalised: bool,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
     nudges: Sequence[int] | None = None,
 ) -> SubscriberNet:
     """One run per seed, side by side: weights (runs, 12, 16) and (runs, 16, 1), each run
@@ -131,10 +131,10 @@ def build_many(
             BatchNorm.create(
                 HIDDEN,
                 stack=(len(seeds),),
-                epsilon=epsilon,
+                eps=eps,
                 momentum=MOMENTUM,
                 affine=False,
-                tracks="deviation",
+                tracks="divisor",
             )
         )
     layers += [ReLU(), Dense(np.stack(w2), np.stack(b2))]
@@ -165,20 +165,20 @@ def predict(
 ) -> np.ndarray:
     """Probabilities for the rows of `x` (one network, x (rows, 12)).
 
-    ``way='running'``: the batch layer divides by its running figures (the right way).
+    ``way='running'``: the batch layer divides by its running statistics (the right way).
     ``way='batch'``: the rows are cut into consecutive batches of `batch` (in `order`, if given,
     and put back afterwards) and each batch is standardised by its own statistics, so one row's
     answer depends on the rows it happens to share a batch with.
     """
     if way == "running":
-        return net.probabilities(x, PREDICTING)
+        return net.probabilities(x, EVAL)
     if way != "batch":
         raise SettingError(f"way: expected 'running' or 'batch', got {way!r}")
     order = np.arange(len(x)) if order is None else np.asarray(order)
     out = np.empty(len(x))
     for start in range(0, len(order), batch):
         rows = order[start : start + batch]
-        out[rows] = net.probabilities(x[rows], TRAINING)
+        out[rows] = net.probabilities(x[rows], TRAIN)
     return out
 
 
@@ -188,14 +188,14 @@ def accuracy(p: np.ndarray, y: np.ndarray) -> float:
 
 
 def dead_units(net: Any, x: np.ndarray | None = None) -> int:
-    """Hidden units that are zero on every training row (asked with the running figures)."""
+    """Hidden units that are zero on every training row (asked with the running statistics)."""
     x = subscribers().x_train if x is None else x
-    return int(np.sum(np.all(net.hidden_activity(x, PREDICTING) <= 0, axis=0)))
+    return int(np.sum(np.all(net.hidden_activity(x, EVAL) <= 0, axis=0)))
 
 
 @dataclass(frozen=True)
 class ThreeWays:
-    """A normalised network asked three ways on the test rows: by its running figures, in
+    """A normalised network asked three ways on the test rows: by its running statistics, in
     consecutive batches of 20 by each batch's statistics, and the same with the rows shuffled."""
 
     running: np.ndarray

@@ -1,6 +1,6 @@
 """Predicting with batch statistics, over many orders of the test rows.
 
-A batch layer asked for training-purpose answers standardises each batch by its own statistics,
+A batch layer asked for training-mode answers standardises each batch by its own statistics,
 so a row's answer depends on the rows it shares a batch with. `batch_accuracies` asks one trained
 network in consecutive batches of `batch` rows under many orders of the same rows at once: the
 network is repeated along a stack axis, one copy per batch (``normcore``'s stacked layers, one
@@ -19,13 +19,13 @@ import numpy as np
 from ...batch import BatchNorm
 from ...dense import Dense
 from ...errors import SettingError
-from ...purpose import TRAINING
+from ...mode import TRAIN
 from ...sequential import Sequential
 from .data import BATCH
 from .network import SubscriberNet
 
 # The lines chapter 7's claims about orders are drawn at (the claims suite counts with them and
-# the chapter glues them): an average over random orders "near" the running figures' answer is
+# the chapter glues them): an average over random orders "near" the running statistics' answer is
 # within NEAR_SUBSCRIBERS test rows of it; label-sorted batches are "far below" the random orders
 # when more than SORTED_DEVIATIONS of their deviations under their mean; batches of ten "barely
 # move" the average when it stays within TEN_NEAR_SUBSCRIBERS rows of batches of twenty.
@@ -73,7 +73,7 @@ def batch_probabilities(
             continue
         size = batch if start == 0 else stop - start
         idx = orders[:, start:stop].reshape(-1, size)  # one batch a stacked copy
-        p = repeated(net, len(idx)).probabilities(x[idx], TRAINING)
+        p = repeated(net, len(idx)).probabilities(x[idx], TRAIN)
         np.put_along_axis(out, orders[:, start:stop], p.reshape(n, -1), axis=1)
     return out
 
@@ -81,7 +81,7 @@ def batch_probabilities(
 @dataclass(frozen=True)
 class OrderSpread:
     """Test accuracy with batch statistics over many random orders of the test rows, with the
-    in-order answer and the running figures' answer for comparison (accuracies, shares)."""
+    in-order answer and the running statistics' answer for comparison (accuracies, shares)."""
 
     accuracies: np.ndarray  # (orders,)
     in_order: float
@@ -112,7 +112,7 @@ def order_spread(
     batch: int = BATCH,
 ) -> OrderSpread:
     """Batch-statistics test accuracy under `orders` random orders of the rows (drawn from
-    ``np.random.default_rng(seed)``), against the rows as given and the running figures."""
+    ``np.random.default_rng(seed)``), against the rows as given and the running statistics."""
     rng = np.random.default_rng(seed)
     perms = np.argsort(rng.random((orders, len(x))), axis=1)
     p = batch_probabilities(net, x, perms, batch)

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...data.subscribers import init_weights
 from ...errors import SettingError
-from ...purpose import PREDICTING, TRAINING
+from ...mode import EVAL, TRAIN
 from .data import BATCH, EPOCHS, EPSILON, HIDDEN, orders, subscribers
 from .trainer import Run
 
@@ -87,8 +87,8 @@ class OrderNet:
     w2: np.ndarray
     b2: Any
     mean: np.ndarray | None
-    deviation: np.ndarray | None
-    epsilon: float
+    divisor: np.ndarray | None
+    eps: float
     compensated: Any  # True, False, or one flag a run
 
     def pre(self, x: np.ndarray) -> np.ndarray:
@@ -107,7 +107,7 @@ class OrderNet:
             if stats is None:
                 mu = _add_all(np.moveaxis(z, -2, 0), self.compensated) / n
                 centred = np.moveaxis((z - mu[..., None, :]) ** 2, -2, 0)
-                sd = np.sqrt(_add_all(centred, self.compensated) / n + self.epsilon)
+                sd = np.sqrt(_add_all(centred, self.compensated) / n + self.eps)
             else:
                 mu, sd = stats
             z = (z - mu[..., None, :]) / sd[..., None, :]
@@ -117,18 +117,18 @@ class OrderNet:
         return z, mu, sd, a, p
 
     # what `network.predict` and `network.dead_units` ask of a network
-    def _answer(self, x: np.ndarray, purpose: str) -> tuple:
+    def _answer(self, x: np.ndarray, mode: str) -> tuple:
         stats = None
-        if purpose != TRAINING and self.mean is not None:
-            stats = (self.mean, self.deviation)
+        if mode != TRAIN and self.mean is not None:
+            stats = (self.mean, self.divisor)
         with np.errstate(all="ignore"):
             return self.forward(x, stats)
 
-    def hidden_activity(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
-        return self._answer(x, purpose)[3]
+    def hidden_activity(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
+        return self._answer(x, mode)[3]
 
-    def probabilities(self, x: np.ndarray, purpose: str = PREDICTING) -> np.ndarray:
-        return self._answer(x, purpose)[4]
+    def probabilities(self, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
+        return self._answer(x, mode)[4]
 
     @property
     def nan_units(self) -> int:
@@ -149,13 +149,13 @@ def train_in_order(
     summation: str = "sequential",
     epochs: int = EPOCHS,
     batch: int = BATCH,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
 ) -> Run:
     """The reference program's arithmetic for one run, operation by operation, with every sum
     in the order `summation` names ('sequential' or 'compensated'). The returned `Run.net`
     answers `predict` and `dead_units` like a `SubscriberNet`."""
     return train_in_order_many(
-        [seed], [rate], normalised, summation=summation, epochs=epochs, batch=batch, epsilon=epsilon
+        [seed], [rate], normalised, summation=summation, epochs=epochs, batch=batch, eps=eps
     )[0]
 
 
@@ -167,7 +167,7 @@ def train_in_order_many(
     summation: str | Sequence[str] = "sequential",
     epochs: int = EPOCHS,
     batch: int = BATCH,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
 ) -> list[Run]:
     """`train_in_order` for the runs (seeds[k], rates[k]), side by side along a leading axis;
     `summation` is one order for every run or one a run.
@@ -192,7 +192,7 @@ def train_in_order_many(
             comp,
             epochs,
             batch,
-            epsilon,
+            eps,
         )
 
 
@@ -203,7 +203,7 @@ def _replay(
     comp: np.ndarray,
     epochs: int,
     batch: int,
-    epsilon: float,
+    eps: float,
 ) -> list[Run]:
     starts = [init_weights(seed, [(12, HIDDEN), (HIDDEN, 1)]) for seed in seeds]
     w1 = np.stack([a[0][0].T for a in starts])  # (runs, 16, 12)
@@ -221,7 +221,7 @@ def _replay(
         for start in range(0, len(order), batch):
             rows = order[start : start + batch]
             xb, yb, n = x[rows], y[rows], len(rows)
-            net = OrderNet(w1, b1, w2, b2, run_mean, run_dev, epsilon, comp)
+            net = OrderNet(w1, b1, w2, b2, run_mean, run_dev, eps, comp)
             z, mu, sd, a, p = net.forward(xb, None)  # z, a (runs, n, 16); p (runs, n)
             pc = np.minimum(np.maximum(p, 1e-12), 1 - 1e-12)
             terms = yb * _logs(pc) + (1 - yb) * _logs(1 - pc)
@@ -259,7 +259,7 @@ def _replay(
             b2[k],
             None if run_mean is None else run_mean[k],
             None if run_dev is None else run_dev[k],
-            epsilon,
+            eps,
             bool(comp[k]),
         )
         out.append(Run(net=final, epoch_losses=losses[:, k], rate=float(rates[k]), seed=seed))

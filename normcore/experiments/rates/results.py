@@ -1,7 +1,7 @@
 """The rate sweep: every (batch layer or none, learning rate) setting, two runs each.
 
-For each run: the last epoch's training loss, the test accuracy when predicting by the running
-figures, and the dead units (hidden units at zero on every training row). `sweep` trains each
+For each run: the last epoch's training loss, the test accuracy in evaluation mode by the running
+statistics, and the dead units (hidden units at zero on every training row). `sweep` trains each
 family (plain, normalised) as one stack with normcore's layers (`trainer.train_many`), or replays
 it in a stated order of adding (`replay.train_in_order_many`).
 """
@@ -56,7 +56,7 @@ def sweep(
     seeds: Sequence[int] = RUN_SEEDS,
     *,
     normalised: Sequence[bool] = (False, True),
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
     clip: float | None = CLIP,
     trainer: str = "normcore",
     extra_rates: Mapping[bool, Sequence[float]] | None = None,
@@ -96,13 +96,9 @@ def sweep(
             settings += [(s, float(r), 0) for r in extra.get(bool(family), ()) for s in seeds]
         all_seeds, all_rates, nudges = (list(column) for column in zip(*settings, strict=True))
         if trainer == "normcore":
-            flat = train_many(
-                all_seeds, all_rates, family, nudges=nudges, epsilon=epsilon, clip=clip
-            )
+            flat = train_many(all_seeds, all_rates, family, nudges=nudges, eps=eps, clip=clip)
         else:
-            flat = train_in_order_many(
-                all_seeds, all_rates, family, summation=trainer, epsilon=epsilon
-            )
+            flat = train_in_order_many(all_seeds, all_rates, family, summation=trainer, eps=eps)
         for k, rate in enumerate(rates):
             runs = flat[k * len(seeds) : (k + 1) * len(seeds)]
             nudged = [

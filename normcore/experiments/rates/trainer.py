@@ -23,7 +23,7 @@ import numpy as np
 
 from ...errors import NormcoreError, SettingError
 from ...loss import Loss, binary_cross_entropy
-from ...purpose import TRAINING
+from ...mode import TRAIN
 from ...responses import Gradient
 from .data import BATCH, CLIP, EPOCHS, EPSILON, orders, subscribers
 from .network import SubscriberNet, build_many, clipped_loss
@@ -53,29 +53,29 @@ def _descend(
 ) -> tuple[SubscriberNet, np.ndarray, Loss]:
     """`train_step`, returning the batch's logits and normcore's (unclipped) loss instead."""
     layers = net.layers
-    response = layers.forward(xb, TRAINING)
+    response = layers.forward(xb, TRAIN)
     logits = response.output[..., 0]
     loss = binary_cross_entropy(logits, yb, stack_axes=logits.ndim - 1)
-    gradient = layers.backward(response, loss.slope[..., None])
+    gradient = layers.backward(response, loss.grad[..., None])
     return SubscriberNet(layers.step(*_at_rates(gradient, rate))), logits, loss
 
 
 def _at_rates(gradient: Gradient, rate: Any) -> tuple[Gradient, float]:
     """The gradient and rate to step a stack with, each run at its own learning rate.
 
-    A layer's `step` moves every parameter by ``-rate * slope`` with one rate for the whole
-    stack. For one rate a run, each run's slopes are multiplied by its rate here and the step is
-    taken at rate 1; ``1 * (r * slope)`` is exactly ``r * slope``, so every run moves exactly as
+    A layer's `step` moves every parameter by ``-rate * grad`` with one rate for the whole
+    stack. For one rate a run, each run's gradients are multiplied by its rate here and the step is
+    taken at rate 1; ``1 * (r * grad)`` is exactly ``r * grad``, so every run moves exactly as
     it would alone at its own rate."""
     r = np.asarray(rate, dtype=np.float64)
     if r.ndim == 0:
         return gradient, float(r)
 
     def scaled(part: Gradient) -> Gradient:
-        if not part.slopes:  # a layer that learns nothing (the ReLU, this batch layer)
+        if not part.grads:  # a layer that learns nothing (the ReLU, this batch layer)
             return part
-        slopes = {k: r.reshape(r.shape + (1,) * (v.ndim - 1)) * v for k, v in part.slopes.items()}
-        return dataclasses.replace(part, slopes=slopes)
+        grads = {k: r.reshape(r.shape + (1,) * (v.ndim - 1)) * v for k, v in part.grads.items()}
+        return dataclasses.replace(part, grads=grads)
 
     return dataclasses.replace(gradient, parts=tuple(scaled(p) for p in gradient.parts)), 1.0
 
@@ -124,7 +124,7 @@ def train(
     *,
     epochs: int = EPOCHS,
     batch: int = BATCH,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
     clip: float | None = CLIP,
     nudge: int = 0,
 ) -> Run:
@@ -144,7 +144,7 @@ def train(
         nudges=[nudge],
         epochs=epochs,
         batch=batch,
-        epsilon=epsilon,
+        eps=eps,
         clip=clip,
     )[0]
 
@@ -162,7 +162,7 @@ def train_many(
     nudges: Sequence[int] | None = None,
     epochs: int = EPOCHS,
     batch: int = BATCH,
-    epsilon: float = EPSILON,
+    eps: float = EPSILON,
     clip: float | None = CLIP,
 ) -> list[Run]:
     """`train` for the runs (seeds[k], rates[k], nudges[k]), side by side as one stack.
@@ -180,7 +180,7 @@ def train_many(
     if len(nudges) != len(seeds):
         raise SettingError(f"nudges: expected one a seed, got {len(nudges)} for {len(seeds)}")
     keys = [
-        (int(s), float(r), bool(normalised), int(k), epochs, batch, float(epsilon), clip)
+        (int(s), float(r), bool(normalised), int(k), epochs, batch, float(eps), clip)
         for s, r, k in zip(seeds, rates, nudges, strict=True)
     ]
     runs = {k: _TRAINED[k] for k in keys if k in _TRAINED}
@@ -193,7 +193,7 @@ def train_many(
             [k[3] for k in missing],
             epochs,
             batch,
-            epsilon,
+            eps,
             clip,
         )
         runs.update(zip(missing, trained, strict=True))
@@ -210,13 +210,13 @@ def _train_stack(
     nudges: list[int],
     epochs: int,
     batch: int,
-    epsilon: float,
+    eps: float,
     clip: float | None,
 ) -> list[Run]:
     """The runs of `train_many`, trained as one stack."""
     data = subscribers()
     x, y = data.x_train, data.y_train
-    net = build_many(seeds, normalised, epsilon, nudges)
+    net = build_many(seeds, normalised, eps, nudges)
     rate = np.asarray(rates, dtype=np.float64)
     alive = list(range(len(seeds)))  # the runs still training, in the stack's order
     losses = np.zeros((epochs, len(seeds)))

@@ -1,5 +1,5 @@
 // Chapter 4's explorer, one view for JupyterLab and the static site (anywidget): pick the data
-// and the axis the statistics run along; see the statistics' shape, the output and the slope
+// and the axis the statistics run along; see the statistics' shape, the output and the gradient
 // check, computed in the page (axes-model.js).
 
 import * as am from "./axes-model.js";
@@ -23,16 +23,16 @@ export function readout(state, f) {
   const rank = state.data === "block" ? 2 : 4;
   const shape = `(${f.statistics_shape.join(", ")}${f.statistics_shape.length === 1 ? "," : ""})`;
   const sums = f.centred
-    ? "the passed-down block sums to zero over each statistic's cells: largest sum " +
+    ? "the input gradient sums to zero over each statistic's cells: largest sum " +
       figure("largest_sum", f.largest_sum, f.largest_sum.toExponential(1))
-    : "no centring, so the passed-down block need not sum to zero: largest sum " +
+    : "no centring, so the input gradient need not sum to zero: largest sum " +
       figure("largest_sum", f.largest_sum, f.largest_sum.toFixed(4));
   return blockTable(f.output, title, "output") + "<ul>" +
     `<li>${NAMES[state.axis]}: statistics ${ALONG[`${rank},${state.axis}`]}</li>` +
     `<li>statistics' shape ${figure("statistics_shape", f.statistics_shape, shape)}, ` +
     `${figure("count", f.count, f.count)} values each</li>` +
-    "<li>passed-down block against the oracle: largest gap " +
-    `${figure("true_gap", f.true_gap, f.true_gap.toExponential(1))} (largest slope ` +
+    "<li>input gradient against the oracle: largest gap " +
+    `${figure("true_gap", f.true_gap, f.true_gap.toExponential(1))} (largest gradient ` +
     `${figure("largest_true", f.largest_true, f.largest_true.toFixed(4))})</li>` +
     `<li>${sums}</li></ul>`;
 }

@@ -1,8 +1,8 @@
 // Chapter 6's widget as data: the page's arithmetic and the reader's actions
 // (normcore/widgets/comparison_model.py is normcore's answer for a state, the tests' oracle).
-// The results are the chapter's per-seed figures (every arrangement, every seed); the table
+// The results are the chapter's per-seed figures (every variant, every seed); the table
 // averages them over the seeds ticked: the mean added in seed order and divided by the count,
-// and the lowest and highest held-out accuracy. The second table pairs each arrangement with
+// and the lowest and highest held-out accuracy. The second table pairs each variant with
 // the plain network person by person over the seeds ticked, with the chapter's bootstrap draws
 // over people.
 
@@ -17,22 +17,22 @@ function mean(values) {
   return total / values.length;
 }
 
-/** The table for the arrangements and seeds ticked (as comparison_model.figures). */
+/** The table for the variants and seeds ticked (as comparison_model.figures). */
 export function figures(state, results) {
   const {order, seeds} = results;
-  const chosen = order.filter((k) => state.arrangements.includes(k));
+  const chosen = order.filter((k) => state.variants.includes(k));
   const ticked = seeds.filter((s) => state.seeds.includes(s));
-  const unknown = state.arrangements.filter((k) => !order.includes(k))
+  const unknown = state.variants.filter((k) => !order.includes(k))
     .concat(state.seeds.filter((s) => !seeds.includes(s)).map(String));
   if (unknown.length) throw new InputError(`the chapter has no runs for ${unknown.join(", ")}`);
   if (!chosen.length) {
-    throw new InputError("tick at least one arrangement to see its row of the table");
+    throw new InputError("tick at least one variant to see its row of the table");
   }
   if (!ticked.length) {
     throw new InputError("tick at least one seed: every figure is a mean over the seeds ticked");
   }
   const at = ticked.map((s) => seeds.indexOf(s));
-  const out = {arrangements: chosen, seeds: ticked.length};
+  const out = {variants: chosen, seeds: ticked.length};
   for (const field of FIELDS) {
     out[field] = chosen.map((k) => mean(at.map((i) => results.figures[k][field][i])));
   }
@@ -48,7 +48,7 @@ export function figures(state, results) {
   return out;
 }
 
-/** The arrangement every other is paired with (comparison_model.REFERENCE). */
+/** The variant every other is paired with (comparison_model.REFERENCE). */
 export const REFERENCE = "none";
 
 /** numpy's percentile (linear): the `q` per cent point of `sorted` (ascending). */
@@ -97,9 +97,9 @@ export function paired(results, key, at) {
   };
 }
 
-export function toggleArrangement(state, key, on) {
-  const rest = state.arrangements.filter((k) => k !== key);
-  return {...state, arrangements: on ? rest.concat([key]) : rest};
+export function toggleVariant(state, key, on) {
+  const rest = state.variants.filter((k) => k !== key);
+  return {...state, variants: on ? rest.concat([key]) : rest};
 }
 
 export function toggleSeed(state, seed, on) {

@@ -1,6 +1,6 @@
 // Chapter 6's widget, one view for JupyterLab and the static site (anywidget): tick
-// arrangements and seeds; the first table averages the chapter's own runs over the seeds
-// ticked, the second pairs each arrangement with the plain network person by person with a
+// variants and seeds; the first table averages the chapter's own runs over the seeds
+// ticked, the second pairs each variant with the plain network person by person with a
 // bootstrap over people, both in the page (comparison-model.js). Nothing is trained again, so
 // no kernel is needed.
 
@@ -18,14 +18,14 @@ export function readout(f, labels, folds) {
     const v = f[field][i];
     return `<span data-key="${key}:${field}" data-value="${v}">${v.toFixed(SHOWN[field])}</span>`;
   };
-  const rows = f.arrangements.map((key, i) => `<tr><th scope="row">${escape(labels[key])}</th>` +
+  const rows = f.variants.map((key, i) => `<tr><th scope="row">${escape(labels[key])}</th>` +
     `<td>${value(key, "train_accuracy", i)}</td><td>${value(key, "held_accuracy", i)}</td>` +
     `<td>${value(key, "held_low", i)} to ${value(key, "held_high", i)}</td>` +
     `<td>${value(key, "train_loss", i)}</td><td>${value(key, "held_loss", i)}</td></tr>`).join("");
   const seeds = f.seeds === 1 ? "1 seed" : `${f.seeds} seeds`;
   return `<table class="nc-table"><caption>mean over <span data-key="seeds" ` +
     `data-value="${f.seeds}">${seeds}</span> (${folds} fold runs each)</caption>` +
-    '<thead><tr><th scope="col">arrangement</th><th scope="col">training accuracy</th>' +
+    '<thead><tr><th scope="col">variant</th><th scope="col">training accuracy</th>' +
     '<th scope="col">held-out accuracy</th><th scope="col">held-out range over seeds</th>' +
     '<th scope="col">training loss</th><th scope="col">held-out loss</th></tr></thead>' +
     `<tbody>${rows}</tbody></table>`;
@@ -33,10 +33,10 @@ export function readout(f, labels, folds) {
 
 const signed = (v, digits) => (v >= 0 ? "+" : "") + v.toFixed(digits);
 
-/** The paired table: each arrangement ticked against the plain network, person by person. */
+/** The paired table: each variant ticked against the plain network, person by person. */
 export function pairedReadout(f, labels, people, draws, interval) {
   if (!f.paired.length) {
-    return '<p class="nc-hint">Tick an arrangement besides plain to pair it with the plain ' +
+    return '<p class="nc-hint">Tick a variant besides plain to pair it with the plain ' +
       "network person by person.</p>";
   }
   const value = (key, field, i, digits, sign = true) => {
@@ -55,7 +55,7 @@ export function pairedReadout(f, labels, people, draws, interval) {
     `the interval over people resamples the ${people} people ${draws} times ` +
     `(${interval[0]} to ${interval[1]} per cent), the ` +
     "one over seeds is two standard errors of the per-seed gaps</caption>" +
-    '<thead><tr><th scope="col">arrangement</th><th scope="col">gap in held-out accuracy</th>' +
+    '<thead><tr><th scope="col">variant</th><th scope="col">gap in held-out accuracy</th>' +
     '<th scope="col">over people</th><th scope="col">over seeds</th>' +
     '<th scope="col">people worse</th><th scope="col">people better</th></tr></thead>' +
     `<tbody>${rows}</tbody></table>`;
@@ -89,9 +89,9 @@ function render({model, el}) {
     }
     return set;
   }
-  controls.append(group("arrangements", results.order.map((k) => [results.labels[k],
-    `arrangement:${k}`, () => model.get("state").arrangements.includes(k),
-    (state, on) => cm.toggleArrangement(state, k, on)])));
+  controls.append(group("variants", results.order.map((k) => [results.labels[k],
+    `variant:${k}`, () => model.get("state").variants.includes(k),
+    (state, on) => cm.toggleVariant(state, k, on)])));
   controls.append(group("seeds", results.seeds.map((s) => [`seed ${s}`, `seed:${s}`,
     () => model.get("state").seeds.includes(s), (state, on) => cm.toggleSeed(state, s, on)])));
   controls.append(element("p", {class: "nc-hint"},

@@ -1,6 +1,6 @@
 // Chapter 2's playground as data: the JavaScript twin of normcore/widgets/playground_model.py.
-// The state is the same JSON dictionary (texts, values, active, kind, purpose, scale, shift,
-// running_mean, running_variance, steps, note); every action returns a new state and leaves the
+// The state is the same JSON dictionary (texts, values, active, kind, mode, scale, shift,
+// running_mean, running_var, steps, note); every action returns a new state and leaves the
 // one passed in alone; figures(state) is every number the readout shows, computed with the
 // routine in standardise.js (one forward pass).
 
@@ -40,8 +40,8 @@ export function errors(state) {
   return found;
 }
 
-function runningDeviation(state) {
-  return state.running_variance.map((v) => Math.sqrt(v + EPSILON));
+function runningDivisor(state) {
+  return state.running_var.map((v) => Math.sqrt(v + EPSILON));
 }
 
 /**
@@ -54,23 +54,23 @@ export function figures(state) {
   if (x.length === 0) return {...out, answer: null, gap: null};
   if (state.kind === "batch") {
     const batch = standardise(x, 0, EPSILON);
-    const used = state.purpose === "training"
+    const used = state.mode === "train"
       ? batch
-      : standardiseBy(x, [state.running_mean], [runningDeviation(state)], 0);
+      : standardiseBy(x, [state.running_mean], [runningDivisor(state)], 0);
     out.answer = affine(used.z, state.scale, state.shift);
     out.batch_mean = batch.mean[0];
     out.batch_variance = batch.variance[0];
-    out.batch_deviation = batch.deviation[0];
+    out.batch_divisor = batch.divisor[0];
     out.batch_share = batch.variance[0].map((v) => v / (v + EPSILON));
     out.running_mean = state.running_mean.slice();
-    out.running_variance = state.running_variance.slice();
-    out.running_deviation = runningDeviation(state);
+    out.running_var = state.running_var.slice();
+    out.running_divisor = runningDivisor(state);
   } else {
     const st = standardise(x, 1, EPSILON, state.kind === "layer");
     out.answer = affine(st.z, state.scale, state.shift);
     if (st.mean !== null) out.row_mean = st.mean.map((m) => m[0]);
     out.row_variance = st.variance.map((v) => v[0]);
-    out.row_deviation = st.deviation.map((s) => s[0]);
+    out.row_divisor = st.divisor.map((s) => s[0]);
   }
   let gap = 0;
   out.answer.forEach((row, i) => row.forEach((v, j) => {
@@ -108,9 +108,9 @@ export function setKind(state, kind) {
   return next;
 }
 
-export function setPurpose(state, purpose) {
+export function setMode(state, mode) {
   const next = renewed(state);
-  next.purpose = purpose;
+  next.mode = mode;
   return next;
 }
 
@@ -126,19 +126,19 @@ export function undo(state) {
   const x = block(state);
   if (x.length === 0) return renewed(state, "undo-needs-rows");
   if (state.kind !== "batch") return renewed(state, "undo-not-batch");
-  const next = renewed(state, `undo-${state.purpose}`);
-  if (state.purpose === "training") {
+  const next = renewed(state, `undo-${state.mode}`);
+  if (state.mode === "train") {
     const batch = standardise(x, 0, EPSILON);
-    next.scale = batch.deviation[0];
+    next.scale = batch.divisor[0];
     next.shift = batch.mean[0];
   } else {
-    next.scale = runningDeviation(state);
+    next.scale = runningDivisor(state);
     next.shift = state.running_mean.slice();
   }
   return next;
 }
 
-/** One real step with a zero slope: the batch's mean and biased variance folded in. */
+/** One real step with a zero gradient: the batch's mean and biased variance folded in. */
 export function step(state) {
   const x = block(state);
   if (x.length === 0) return renewed(state, "step-needs-rows");
@@ -146,7 +146,7 @@ export function step(state) {
   const batch = standardise(x, 0, EPSILON);
   const next = renewed(state, "step");
   next.running_mean = foldIn(state.running_mean, batch.mean[0], MOMENTUM);
-  next.running_variance = foldIn(state.running_variance, batch.variance[0], MOMENTUM);
+  next.running_var = foldIn(state.running_var, batch.variance[0], MOMENTUM);
   next.steps = state.steps + 1;
   return next;
 }
@@ -158,7 +158,7 @@ export function fresh(state) {
   next.scale = Array(f).fill(1);
   next.shift = Array(f).fill(0);
   next.running_mean = Array(f).fill(0);
-  next.running_variance = Array(f).fill(1);
+  next.running_var = Array(f).fill(1);
   next.steps = 0;
   return next;
 }
@@ -181,7 +181,7 @@ export function resize(state, rows = 0, features = 0) {
     next.values.pop();
     next.active.pop();
   }
-  const starts = {scale: 1, shift: 0, running_mean: 0, running_variance: 1};
+  const starts = {scale: 1, shift: 0, running_mean: 0, running_var: 1};
   if (features > 0) {
     next.texts.forEach((row) => row.push("0"));
     next.values.forEach((row) => row.push(0));

@@ -9,7 +9,7 @@ import {friendly} from "./input.js";
 import {ask, element, escape, showWhere} from "./page.js";
 
 const KINDS = [["Batch", "batch"], ["Layer", "layer"], ["RMS", "rms"]];
-const PURPOSES = [["training", "training"], ["predicting", "predicting"]];
+const MODES = [["train", "train"], ["eval", "eval"]];
 const SPAN = 10;      // the sliders run over ±SPAN, widened in steps of SPAN to hold a value
 const STEP = 0.001;   // the sliders' step
 
@@ -18,14 +18,14 @@ const NOTES = {
   "undo-not-batch": "Undo exactly is a batch-layer move: layer and RMS normalisation read " +
     "along each row, and one scale and shift per feature cannot give every row back. " +
     "Nothing was changed.",
-  "undo-training": "Undo exactly: each scale set to the batch's own deviation √(variance + ε) " +
+  "undo-train": "Undo exactly: each scale set to the batch's own divisor √(variance + ε) " +
     "and each shift to its mean, so the answer is the block back.",
-  "undo-predicting": "Undo exactly: each scale set to the running deviation " +
+  "undo-eval": "Undo exactly: each scale set to the running divisor " +
     "√(running variance + ε) and each shift to the running mean, so the answer is the block back.",
   "step-needs-rows": "Step needs at least one row switched on.",
-  "step-not-batch": "Stepped with a zero slope: nothing moved. Layer and RMS normalisation " +
-    "keep no running figures.",
-  "step": "Step {steps}: the batch's mean and biased variance folded into the running figures " +
+  "step-not-batch": "Stepped with a zero gradient: nothing moved. Layer and RMS normalisation " +
+    "keep no running statistics.",
+  "step": "Step {steps}: the batch's mean and biased variance folded into the running statistics " +
     `with weight ${Number((1 - pm.MOMENTUM).toPrecision(12))} (momentum ${pm.MOMENTUM}); ` +
     "scale and shift unchanged.",
   "fresh": "A fresh layer: scale 1, shift 0, running mean 0, running variance 1.",
@@ -55,7 +55,7 @@ function table(caption, header, rows) {
 /** The readout's HTML for a state and its figures. */
 export function readout(state, f) {
   const names = {batch: "Batch", layer: "Layer", rms: "RMS"};
-  const head = `<p class="nc-head"><b>${names[state.kind]} normalisation</b>, ${state.purpose}, ` +
+  const head = `<p class="nc-head"><b>${names[state.kind]} normalisation</b>, ${state.mode}, ` +
     `${f.rows_on.length} of ${state.texts.length} rows switched on, ε = ${pm.EPSILON.toExponential()}</p>`;
   if (f.answer === null) {
     return head + "<p><b>No rows are switched on.</b> A normalising layer needs at least one " +
@@ -70,26 +70,26 @@ export function readout(state, f) {
   if (state.kind === "batch") {
     const batch = table("the batch's statistics (used while training)", features, [
       ["mean", "batch_mean"], ["variance (biased)", "batch_variance"],
-      ["√(variance + ε)", "batch_deviation"], ["variance / (variance + ε)", "batch_share"],
+      ["√(variance + ε)", "batch_divisor"], ["variance / (variance + ε)", "batch_share"],
     ].map(([label, key]) => [label, f[key].map((v, j) => [v, `${key}:${j}`])]));
     const running = table(
-      `running figures after ${state.steps} steps (used while predicting)`, features, [
-        ["running mean", "running_mean"], ["running variance", "running_variance"],
-        ["√(running variance + ε)", "running_deviation"],
+      `running statistics after ${state.steps} steps (used in evaluation mode)`, features, [
+        ["running mean", "running_mean"], ["running variance", "running_var"],
+        ["√(running variance + ε)", "running_divisor"],
       ].map(([label, key]) => [label, f[key].map((v, j) => [v, `${key}:${j}`])]));
-    parts.push(...(state.purpose === "training" ? [batch, running] : [running, batch]));
-    if (state.purpose === "training" && f.rows_on.length === 1) {
+    parts.push(...(state.mode === "train" ? [batch, running] : [running, batch]));
+    if (state.mode === "train" && f.rows_on.length === 1) {
       parts.push("<p><i>One row while training: the batch's mean is the row itself and its " +
         "variance is zero, so every standardised value is 0. Nothing warns.</i></p>");
     }
   } else {
     const columns = state.kind === "layer"
       ? [["mean", "row_mean"], ["variance (biased)", "row_variance"],
-        ["√(variance + ε)", "row_deviation"]]
-      : [["mean square", "row_variance"], ["√(mean square + ε)", "row_deviation"]];
+        ["√(variance + ε)", "row_divisor"]]
+      : [["mean square", "row_variance"], ["√(mean square + ε)", "row_divisor"]];
     parts.push(table("each row's statistics", columns.map(([label]) => label),
       f.rows_on.map((i, r) => [`row ${i + 1}`, columns.map(([, key]) => [f[key][r], `${key}:${r}`])])));
-    parts.push("<p><i>Statistics run along each row, so training and predicting give the same " +
+    parts.push("<p><i>Statistics run along each row, so training and evaluation mode give the same " +
       "answer, and a row's answer does not depend on the other rows.</i></p>");
   }
   return parts.join("");
@@ -146,7 +146,7 @@ function render({model, el}) {
     const s = state();
     controls.replaceChildren();
     controls.append(toggle("layer", KINDS, "kind", pm.setKind),
-      toggle("purpose", PURPOSES, "purpose", pm.setPurpose));
+      toggle("mode", MODES, "mode", pm.setMode));
     const grid = element("table", {class: "nc-grid"});
     const head = element("tr");
     head.append(element("th", {scope: "col"}, "row on"));
@@ -186,7 +186,7 @@ function render({model, el}) {
     actions.append(
       button("Undo exactly", "scale = the deviation, shift = the mean the layer standardises by",
         pm.undo),
-      button("Step", "one real step with a zero slope: folds the batch into the running figures",
+      button("Step", "one real step with a zero gradient: folds the batch into the running statistics",
         pm.step),
       button("Fresh layer", "scale 1, shift 0, running mean 0, variance 1", pm.fresh));
     controls.append(grid, hint, sizes, sliders, actions);
@@ -202,7 +202,7 @@ function render({model, el}) {
     }
     // controls show the state (a box being typed in keeps its text until it commits)
     controls.querySelectorAll(".nc-toggle button").forEach((b) => {
-      const on = b.dataset.value === s.kind || b.dataset.value === s.purpose;
+      const on = b.dataset.value === s.kind || b.dataset.value === s.mode;
       b.setAttribute("aria-pressed", String(on));
     });
     controls.querySelectorAll("input[type=checkbox]").forEach((c, i) => { c.checked = s.active[i]; });

@@ -2,7 +2,7 @@
 // {limit, run, orders} (normcore/widgets/rates_model.py is normcore's answer for a state, the
 // oracle the tests hold this file to). The results are the chapter's runs: final losses on each
 // family's grid of rates, and, for each run, counts of test subscribers right under each random
-// order of the rows, in the stored order, by the running figures and with label-sorted batches.
+// order of the rows, in the stored order, by the running statistics and with label-sorted batches.
 
 import {InputError, readNumber} from "./input.js";
 import {CONFIG} from "./config.js";

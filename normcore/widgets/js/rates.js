@@ -59,7 +59,7 @@ export function ordersReadout(state, f, asked) {
   return `<table class="nc-table"><caption>run ${state.run}, rate ${asked.rate}, ` +
     `batches of ${asked.batch}: ` +
     `test accuracy</caption><tbody>` +
-    line("by the running figures", "running", four(f.running)) +
+    line("by the running statistics", "running", four(f.running)) +
     line("batch statistics, rows in their stored order", "in_order", four(f.in_order)) +
     line(`batch statistics, mean over ${state.orders} random orders`, "mean", four(f.mean)) +
     line("their deviation", "sd", four(f.sd)) +

@@ -1,6 +1,6 @@
 // Chapter 3's explorer as data: the JavaScript twin of normcore/widgets/routes_model.py.
-// figures(state) is the batch layer's passed-down block three ways (collected by the three
-// routes, the finite-difference oracle, the naive d / s) for the block and slope chosen.
+// figures(state) is the batch layer's input gradient three ways (collected by the three
+// routes, the finite-difference oracle, the naive d / s) for the block and gradient chosen.
 
 import {affine, naiveBackward, standardise, standardiseBackward} from "./standardise.js";
 import {InputError, quoted, readBlock, readNumber, strip} from "./input.js";
@@ -11,7 +11,7 @@ export const MAX_ROWS = CONFIG.routes.MAX_ROWS;
 export const MAX_COLUMNS = CONFIG.routes.MAX_COLUMNS;
 const {LIMIT, EPSILON, SEED_HIGH, SIGN_FLOOR, WORKED} = CONFIG.routes;
 const STEP = CONFIG.routes.STEP;
-const {SOURCES, SLOPES} = CONFIG.routes;   // the oracle's step, as compare_blocks takes it
+const {SOURCES, GRADS} = CONFIG.routes;   // the oracle's step, as compare_blocks takes it
 
 /** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
 export function seeded(seed, count, low, high) {
@@ -57,17 +57,17 @@ export function block(state) {
 }
 
 export function arriving(state, rows, columns) {
-  if (state.slope === "counting") return rowsOf([...Array(rows * columns).keys()].map((k) => k + 1), columns);
-  if (state.slope === "ones") return rowsOf(Array(rows * columns).fill(1), columns);
-  if (state.slope === "random") {
+  if (state.grad === "counting") return rowsOf([...Array(rows * columns).keys()].map((k) => k + 1), columns);
+  if (state.grad === "ones") return rowsOf(Array(rows * columns).fill(1), columns);
+  if (state.grad === "random") {
     return rowsOf(seeded(whole(state.seed, "seed", 0, SEED_HIGH) + 1, rows * columns, 100, 100), columns);
   }
-  const slope = parseBlock(state.typed_slope, "slope");
-  if (slope.length !== rows || slope[0].length !== columns) {
-    throw new InputError(`slope: expected the block's shape ${rows} x ${columns}, ` +
-      `got ${slope.length} x ${slope[0].length}`);
+  const grad = parseBlock(state.typed_grad, "grad");
+  if (grad.length !== rows || grad[0].length !== columns) {
+    throw new InputError(`gradient: expected the block's shape ${rows} x ${columns}, ` +
+      `got ${grad.length} x ${grad[0].length}`);
   }
-  return slope;
+  return grad;
 }
 
 /** The batch layer's output while training (scale 1, shift 0). */
@@ -94,9 +94,9 @@ const columnSums = (x) => x[0].map((_, j) => x.reduce((sum, row) => sum + row[j]
 
 /** The page's figures for the state; throws InputError for input that cannot be used. */
 export function figures(state) {
-  if (!SOURCES.includes(state.source) || !SLOPES.includes(state.slope)) {
-    throw new InputError(`state: source ${quoted(state.source)} or slope ` +
-      `${quoted(state.slope)} is not offered`);
+  if (!SOURCES.includes(state.source) || !GRADS.includes(state.grad)) {
+    throw new InputError(`state: source ${quoted(state.source)} or gradient ` +
+      `${quoted(state.grad)} is not offered`);
   }
   const x = block(state);
   const d = arriving(state, x.length, x[0].length);

@@ -1,5 +1,5 @@
 // Chapter 3's explorer, one view for JupyterLab and the static site (anywidget): choose a block
-// and an arriving slope; see the passed-down block collected by the three routes, the oracle's
+// and an upstream gradient; see the input gradient collected by the three routes, the oracle's
 // and the naive one, computed in the page (routes-model.js).
 
 import * as rm from "./routes-model.js";
@@ -25,7 +25,7 @@ export function readout(state, f) {
     "<li>collected block's largest gap to the oracle: " +
     `${figure("true_gap", f.true_gap, f.true_gap.toExponential(2))} (the oracle's own rounding)` +
     "</li><li>naive block's largest error: " +
-    `${figure("naive_error", f.naive_error, f.naive_error.toFixed(4))} (largest true slope ` +
+    `${figure("naive_error", f.naive_error, f.naive_error.toFixed(4))} (largest true gradient ` +
     `${figure("largest_true", f.largest_true, f.largest_true.toFixed(4))})</li>` +
     `<li>naive cells with the wrong sign: ${figure("wrong_sign", f.wrong_sign, f.wrong_sign)} ` +
     `of ${figure("cells", f.cells, f.cells)}</li>` +
@@ -45,9 +45,9 @@ function render({model, el}) {
       form.box("columns", "columns");
       form.box("seed", "seed");
       form.box("typed", "my block", {rows: 4});
-      form.menu("slope", "arriving", [["1, 2, 3, ... across the block", "counting"],
-        ["all ones", "ones"], ["random (seeded)", "random"], ["my own slope", "typed"]]);
-      form.box("typed_slope", "my slope", {rows: 4});
+      form.menu("grad", "arriving", [["1, 2, 3, ... across the block", "counting"],
+        ["all ones", "ones"], ["random (seeded)", "random"], ["my own gradient", "typed"]]);
+      form.box("typed_grad", "my gradient", {rows: 4});
       form.hint("Type, then press Enter (or click elsewhere in a box of several lines): the " +
         "figures follow.");
     },

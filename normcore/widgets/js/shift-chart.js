@@ -30,7 +30,7 @@ function render({model, el}) {
   for (const [key, result] of Object.entries(results)) {
     const button = element("button", {type: "button", "data-value": key}, result.label);
     button.addEventListener("click", () => {
-      model.set("state", {arrangement: key});
+      model.set("state", {variant: key});
       model.save_changes();
     });
     group.append(button);
@@ -39,7 +39,7 @@ function render({model, el}) {
   el.append(root);
 
   return follow(model, (token) => {
-    const chosen = model.get("state").arrangement;
+    const chosen = model.get("state").variant;
     const result = results[chosen];
     group.querySelectorAll("button").forEach((b) => {
       b.setAttribute("aria-pressed", String(b.dataset.value === chosen));

@@ -45,10 +45,10 @@ function meanAlong(x, axis) {
 
 /**
  * Standardise `x` by its own statistics along `axis` (biased variance, epsilon under the root).
- * The caller has checked `x` (finite numbers, at least one row) and `epsilon` (> 0).
+ * The caller has checked `x` (finite numbers, at least one row) and `eps` (> 0).
  * Returns {z, mean, variance, deviation, axis, count, fromBlock: true}.
  */
-export function standardise(x, axis, epsilon, centre = true) {
+export function standardise(x, axis, eps, centre = true) {
   let mean = null;
   let centred = x;
   if (centre) {
@@ -56,26 +56,26 @@ export function standardise(x, axis, epsilon, centre = true) {
     centred = map(x, (v, i, j) => v - at(mean, i, j));
   }
   const variance = meanAlong(map(centred, (c) => c * c), axis);
-  const deviation = map(variance, (v) => Math.sqrt(v + epsilon));
+  const divisor = map(variance, (v) => Math.sqrt(v + eps));
   return {
-    z: map(centred, (c, i, j) => c / at(deviation, i, j)),
+    z: map(centred, (c, i, j) => c / at(divisor, i, j)),
     mean,
     variance,
-    deviation,
+    divisor,
     axis,
     count: countAlong(x, axis),
     fromBlock: true,
   };
 }
 
-/** Standardise `x` by statistics handed in (e.g. a layer's running figures): constants. */
-export function standardiseBy(x, mean, deviation, axis) {
+/** Standardise `x` by statistics handed in (e.g. a layer's running statistics): constants. */
+export function standardiseBy(x, mean, divisor, axis) {
   const centred = mean === null ? x : map(x, (v, i, j) => v - at(mean, i, j));
   return {
-    z: map(centred, (c, i, j) => c / at(deviation, i, j)),
+    z: map(centred, (c, i, j) => c / at(divisor, i, j)),
     mean,
     variance: null,
-    deviation,
+    divisor,
     axis,
     count: countAlong(x, axis),
     fromBlock: false,
@@ -83,12 +83,12 @@ export function standardiseBy(x, mean, deviation, axis) {
 }
 
 /**
- * The slope passed down to the block, given the slope `d` arriving at the standardised block:
- *     passed_down = (n d - sum(d) - z sum(d z)) / (n s)      (without centring: no sum(d))
+ * The input gradient to the block, given the gradient `d` arriving at the standardised block:
+ *     grad_input = (n d - sum(d) - z sum(d z)) / (n s)      (without centring: no sum(d))
  * Statistics handed in are constants: then it is d / s.
  */
 export function standardiseBackward(st, d) {
-  if (!st.fromBlock) return map(d, (v, i, j) => v / at(st.deviation, i, j));
+  if (!st.fromBlock) return map(d, (v, i, j) => v / at(st.divisor, i, j));
   const n = st.count;
   const sumDz = sumAlong(map(d, (v, i, j) => v * st.z[i][j]), st.axis);
   let total = map(d, (v, i, j) => n * v - st.z[i][j] * at(sumDz, i, j));
@@ -96,12 +96,12 @@ export function standardiseBackward(st, d) {
     const sumD = sumAlong(d, st.axis);
     total = map(total, (t, i, j) => t - at(sumD, i, j));
   }
-  return map(total, (t, i, j) => t / (n * at(st.deviation, i, j)));
+  return map(total, (t, i, j) => t / (n * at(st.divisor, i, j)));
 }
 
 /** The tempting wrong answer, d / deviation, that ignores the routes through the statistics. */
 export function naiveBackward(st, d) {
-  return map(d, (v, i, j) => v / at(st.deviation, i, j));
+  return map(d, (v, i, j) => v / at(st.divisor, i, j));
 }
 
 /**

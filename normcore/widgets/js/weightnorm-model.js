@@ -1,6 +1,6 @@
 // Chapter 5's widget as data: the JavaScript twin of normcore/widgets/weightnorm_model.py.
 // One step of a weight-normalised dense layer and of a plain dense layer holding the same
-// effective weights, from the same slope (normcore/dense.py, normcore/experiments/weightnorm.py):
+// effective weights, from the same gradient (normcore/dense.py, normcore/experiments/weightnorm.py):
 // three neurons read five people through tanh; the tanh answers summed are each person's logit,
 // scored by binary cross-entropy (summed over the people).
 
@@ -34,7 +34,7 @@ export function directionLength(w) {
   });
 }
 
-/** The slope arriving at the layer's output for weights `w` (through tanh and the loss). */
+/** The upstream gradient at the layer's output for weights `w` (through tanh and the loss). */
 function arriving(x, y, w, bias) {
   const out = matmul(x, w).map((row) => row.map((v, j) => v + bias[j]));
   const t = out.map((row) => row.map(Math.tanh));
@@ -43,8 +43,8 @@ function arriving(x, y, w, bias) {
     const z = row.reduce((sum, v) => sum + v, 0);       // the person's logit
     const e = Math.exp(-Math.abs(z));
     const chance = z >= 0 ? 1 / (1 + e) : e / (1 + e);  // sigmoid(z), as normcore.loss makes it
-    const slope = ((chance - y[i]) / count) * count;    // the summed loss's slope
-    return row.map((v) => slope * (1 - v * v));          // back through tanh
+    const grad = ((chance - y[i]) / count) * count;    // the summed loss's gradient
+    return row.map((v) => grad * (1 - v * v));          // back through tanh
   });
   return d;
 }
@@ -60,18 +60,18 @@ export function figures(state, c) {
 
   // dense: weights minus the learning rate times x^T d
   const dDense = arriving(x, c.y, effective, c.bias);
-  const slopeDense = matmul(transpose(x), dDense);
-  const dense = effective.map((row, k) => row.map((v, j) => v - rate * slopeDense[k][j]));
+  const gradDense = matmul(transpose(x), dDense);
+  const dense = effective.map((row, k) => row.map((v, j) => v - rate * gradDense[k][j]));
 
-  // weight norm: the dense slope split into its part along the direction (the magnitude's
-  // slope) and the rest, scaled by magnitude / length (the direction's, projected)
+  // weight norm: the dense gradient split into its part along the direction (the magnitude's
+  // gradient) and the rest, scaled by magnitude / length (the direction's, projected)
   const d = arriving(x, c.y, effective, c.bias);
   const ws = matmul(transpose(x), d);
   const length = directionLength(direction);
   const along = ws[0].map((_, j) => ws.reduce((sum, row, k) => sum + row[j] * unit[k][j], 0));
-  const slopeV = ws.map((row, k) => row.map((v, j) =>
+  const gradV = ws.map((row, k) => row.map((v, j) =>
     (magnitude[j] / length[j]) * (v - along[j] * unit[k][j])));
-  const movedV = direction.map((row, k) => row.map((v, j) => v - rate * slopeV[k][j]));
+  const movedV = direction.map((row, k) => row.map((v, j) => v - rate * gradV[k][j]));
   const movedG = magnitude.map((g, j) => g - rate * along[j]);
   const movedLength = directionLength(movedV);
   const weightnorm = movedV.map((row) => row.map((v, j) => movedG[j] * (v / movedLength[j])));
