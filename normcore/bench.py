@@ -399,7 +399,7 @@ def _cpu_seconds(kernel: Any) -> float:
 
 def chapters() -> None:
     """Time Run All of every chapter (kernel start excluded), one fresh kernel each."""
-    print("\nRun All of every chapter, kernel start excluded (targets: 3 s a chapter, 25 s in all)")
+    print("\nRun All of every chapter, kernel start excluded (target: 10 s a chapter)")
     books = sorted((ROOT / "book").glob("[0-9][0-9]-*.ipynb"))
     if not books:
         print("  no chapters found")

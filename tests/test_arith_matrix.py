@@ -165,6 +165,21 @@ def test_using_the_reference_sets_only_the_given_environment():
         assert environ == {"HOME": "/x", **config.env(), "NORMCORE_ARITHMETIC": "reference"}
 
 
+def test_a_processor_without_the_reference_can_be_simulated(monkeypatch):
+    monkeypatch.setenv(am.NO_REFERENCE, "1")
+    assert am.reference(EPYC_AVX512) is None
+    environ = {"HOME": "/x"}
+    assert "own arithmetic" in am.use_reference(environ) and environ == {"HOME": "/x"}
+    monkeypatch.delenv(am.NO_REFERENCE)
+    assert am.reference(EPYC_AVX512) is not None
+
+
+def test_the_matrix_never_marks_its_configurations_as_the_reference(monkeypatch):
+    monkeypatch.setenv("NORMCORE_ARITHMETIC", "reference")
+    env = am.environment(am.furthest(EPYC_AVX512))
+    assert "NORMCORE_ARITHMETIC" not in env
+
+
 def test_the_furthest_configuration_is_the_slowest_level_with_its_own_kernel():
     assert am.furthest(EPYC_AVX512).name == "nehalem/sse"
     assert am.furthest(LAPTOP_AVX2).name == "nehalem/sse"
@@ -177,12 +192,15 @@ def test_the_matrix_leaves_the_reference_to_the_suite_and_runs_slow_tests_twice(
     """With --suite-ran-reference (.ci/run), the reference is not run again; the slow numeric
     tests run only under the furthest configuration; the summary says which was left."""
     calls: dict[str, str | None] = {}
+    claims: list[str] = []
 
     def probe(config):  # every configuration runs its own arithmetic
         return am.Ran((("openblas", config.kernel, 1),), config.disable)
 
     def run(config, targets, workers, junit=None, marks=None):
         calls[config.name] = marks
+        if "tests/claims" in targets:
+            claims.append(config.name)
         return True, 1.0, ["1 passed"]
 
     monkeypatch.setattr(am, "this_cpu", lambda: EPYC_AVX512)
@@ -198,6 +216,7 @@ def test_the_matrix_leaves_the_reference_to_the_suite_and_runs_slow_tests_twice(
         "skylakex/sse": "not slow",
         "nehalem/all": "not slow",
     }
+    assert claims == ["nehalem/sse"]  # the claims suite, under the furthest arithmetic
     data = {c["name"]: c for c in json.loads(summary.read_text())["configurations"]}
     assert data["haswell/no-avx512"]["by_suite"] is True
     assert data["haswell/no-avx512"]["passed"] is None

@@ -13,8 +13,10 @@ and nbval re-executes it and compares. The .md is the source. For every ``book/*
    state is stored so the site and JupyterLab show each widget's first view;
 3. make the file repeatable: cell ids derived from the cells' contents, no timing metadata,
    widget model ids renumbered in order of appearance;
-4. refuse outputs that print a memory address (``at 0x7f...``), which would differ every run;
-5. write the .ipynb, and check that JupyterLab's working copy (``tools/lab_book.py``) can fill in
+4. store each cell's output streams merged, with carriage returns applied (a progress bar,
+   ``normcore.progress``, is stored as its finished line);
+5. refuse outputs that print a memory address (``at 0x7f...``), which would differ every run;
+6. write the .ipynb, and check that JupyterLab's working copy (``tools/lab_book.py``) can fill in
    every glue role and figure reference of its prose from the stored outputs.
 
     python tools/execute_notebooks.py                 # every notebook in book/
@@ -133,6 +135,9 @@ def execute(md: Path, force: bool = False) -> None:
         record_timing=False,
         store_widget_state=True,
         allow_errors=False,
+        # one stream per cell with carriage returns applied, as nbval compares it: a progress
+        # bar (normcore.progress) is stored as its finished line, not as every redraw
+        coalesce_streams=True,
     )
     try:
         client.execute()

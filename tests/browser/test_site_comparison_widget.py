@@ -8,11 +8,14 @@ and unticks its boxes through seeded random reader actions (an opening that reac
 refusals: no seed and no arrangement), and after each action holds every figure on show to
 normcore's answer worked out here in Python: the chapter's runs trained again
 (`comparison.run_all`), averaged with numpy over the same seeds, and paired by
-`comparison.paired_people` on those seeds' verdicts. Each ``data-value`` is held to 1e-10
-relative (the widget stores 12 significant figures), each number as shown to the digits it is
-shown with. Every control is found by its accessible name, the ticks on show must be the
-reader's, axe-core finds no violation inside the widget, and no console error or off-machine
-request is allowed.
+`comparison.paired_people` on those seeds' verdicts. Under the reference arithmetic (the one the
+page's figures were computed under) each ``data-value`` is held to 1e-10 relative (the widget
+stores 12 significant figures) and each number as shown to the digits it is shown with. Under any
+other arithmetic the training is chaotic in its last bits (a loss moves by about 1e-8): each
+figure is then held to half a unit of the last digit it is shown with, the precision the chapter
+claims for it and the arithmetic matrix checks. Every control is found by its accessible name,
+the ticks on show must be the reader's, axe-core finds no violation inside the widget, and no
+console error or off-machine request is allowed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from normcore.claims import reference_arithmetic
 from normcore.experiments import comparison
 from normcore.widgets import comparison_model as cm
 from normcore.widgets._input import friendly
@@ -107,20 +111,25 @@ def check(
     got: dict[str, Any], want: dict[str, Any], state: cm.State, where: str, runs: str = "page"
 ) -> None:
     assert sorted(got["figures"]) == sorted(want), f"{where}: the page shows other figures"
+    exact = reference_arithmetic()
     for key, value in want.items():
         page_value, text = got["figures"][key]
-        assert abs(page_value - value) <= 1e-10 * max(abs(value), 1e-3) + 1e-14, (
+        digits = 0 if key == "seeds" else SHOWN[key.split(":")[1]]
+        close = 1e-10 * max(abs(value), 1e-3) + 1e-14 if exact else 0.5 * 10.0**-digits
+        assert abs(page_value - value) <= close, (
             f"{where}: {key} is {page_value!r} in the page, {value!r} by normcore"
         )
         if key == "seeds":
             assert text == f"{int(value)} seed{'s' if value != 1 else ''}", where
             continue
-        digits = SHOWN[key.split(":")[1]]
         if digits == 0:
             assert text == str(int(value)), f"{where}: {key} shows {text!r}"
             continue
         assert len(text.split(".")[1]) == digits, f"{where}: {key} shows {text!r}"
-        assert abs(float(text) - value) <= 0.5 * 10.0**-digits + 1e-9, (
+        # the text rounds the page's value: within half a unit of normcore's here, one unit
+        # where the value itself may have moved by up to half a unit
+        shown_close = (0.5 if exact else 1.0) * 10.0**-digits + 1e-9
+        assert abs(float(text) - value) <= shown_close, (
             f"{where}: {key} shows {text!r}, normcore {value!r}"
         )
     shown = [label for k, label in cm.LABELS.items() if f"{k}:held_accuracy" in want]
