@@ -1,7 +1,7 @@
 """The reference: what each layer states, and how it answers the edges, found by running it.
 
 * `statements()` asks every layer of normcore the questions a complete
-  implementation must answer (its axis, its variance, epsilon's place, scale and shift,
+  implementation must answer (its axis, its variance, epsilon's place, scale and shift, its
   modes, running statistics, backward routes, parameter gradients, weight norm's projection). Each
   answer is read from a fresh layer or measured on a small block, not typed.
 * `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:
@@ -34,10 +34,12 @@ from . import (
     WeightNormDense,
 )
 from .fold import fold_batch_norm
+from .mode import EVAL, TRAIN
 from .oracle import finite_difference
 from .worked import FOUR_ROWS
 
 __all__ = [
+    "FAST_VARIANCE_MEAN",
     "framework_defaults",
     "EdgeCase",
     "KINDS",
@@ -50,6 +52,9 @@ __all__ = [
 ]
 
 KINDS = ("refused", "arithmetic", "worth knowing")
+
+#: the mean of Flax's fast-variance example (unit spread, float32)
+FAST_VARIANCE_MEAN = 3000.0
 
 #: The worked block of the book: four rows, two features (`normcore.worked`).
 FOUR = FOUR_ROWS
@@ -134,7 +139,9 @@ def _start(layer: Any) -> str:
 def _modes(layer: Any, x: np.ndarray) -> str:
     default = inspect.signature(layer.forward).parameters["mode"].default
     same = np.allclose(layer.forward(x, "train").output, layer.forward(x, "eval").output)
-    return f"train, eval (default {default}); " + ("both answer alike" if same else "they differ")
+    return f"{TRAIN}, {EVAL} (default {default}); " + (
+        "both answer alike" if same else "they differ"
+    )
 
 
 def _running(layer: Any) -> tuple[str, str, str]:
@@ -319,7 +326,7 @@ def _look_then_predict() -> str:
     before = layer.forward(FOUR[:1]).output
     layer.forward(FOUR, "train")  # a look: no step follows
     after = layer.forward(FOUR[:1]).output
-    return f"prediction before {_short(before)}, after the look {_short(after)}"
+    return f"evaluation output before {_short(before)}, after the look {_short(after)}"
 
 
 def _fresh_predict() -> np.ndarray:
@@ -560,8 +567,8 @@ def _cases() -> list[EdgeCase]:
             "three rows in evaluation mode, in groups of 2",
             lambda: _ghost().forward(FOUR[:3]).output[-1],
             "worth knowing",
-            "answered by the running statistics: predicting reads no group, so any number of rows "
-            "will do, though training refuses three",
+            "answered by the running statistics: evaluation mode reads no group, so any number "
+            "of rows will do, though training mode refuses three",
         ),
         EdgeCase(
             "ln-two-numbers",
@@ -577,12 +584,12 @@ def _cases() -> list[EdgeCase]:
             "a training pass made for a look, no step",
             _look_then_predict,
             "worth knowing",
-            "prediction is unchanged: only step moves running statistics",
+            "the evaluation-mode output is unchanged: only step moves running statistics",
         ),
         EdgeCase(
             "bn-fresh",
             "BatchNorm",
-            "predicting through a fresh layer",
+            "evaluation mode through a fresh layer",
             _fresh_predict,
             "worth knowing",
             "the last row (23, 7), divided by sqrt(1 + epsilon): almost unchanged",
@@ -654,8 +661,8 @@ def pytorch_differences() -> list[dict[str, str]]:
         },
         {
             "difference": "running variance",
-            "normcore": f"biased ({biased:.4g} folded in): {float(stepped.running_var[0]):.4g}",
-            "PyTorch": f"unbiased ({unbiased:.4g} folded in): "
+            "normcore": f"biased ({biased:.4g} taken in): {float(stepped.running_var[0]):.4g}",
+            "PyTorch": f"unbiased ({unbiased:.4g} taken in): "
             f"{(1 - torch_momentum) * 1 + torch_momentum * unbiased:.4g}",
         },
     ]
@@ -664,8 +671,8 @@ def pytorch_differences() -> list[dict[str, str]]:
     rows.append(
         {
             "difference": "default mode",
-            "normcore": f"predicting: 23 answers {fresh_pred:.4f}",
-            "PyTorch": f"training: 23 answers {fresh_train:.4f}",
+            "normcore": f"evaluation: 23 gives {fresh_pred:.4f}",
+            "PyTorch": f"training: 23 gives {fresh_train:.4f}",
         }
     )
     one = float(ours.forward(col[:1, None], "train").output[0, 0])
@@ -704,7 +711,16 @@ def framework_defaults() -> list[dict[str, str]]:
     default) and ``normcore`` (the book's convention, or "same"). The PyTorch entries are held
     against PyTorch itself in ``tests/test_reference.py`` when it is installed, the Keras and
     Flax entries against Keras (3.15, any backend) and Flax (``flax.linen``) themselves in
-    ``tests/test_reference_frameworks.py`` when they are installed."""
+    ``tests/test_reference_frameworks.py`` when they are installed. The figures in the traps'
+    lines are computed here, from the update rules the frameworks document (PyTorch's running
+    statistics after one batch of the column 1, 1, 7, 23) or from float32 itself (the spacing of
+    float32 numbers near the squares of Flax's example), and the tests run the frameworks on the
+    same numbers."""
+    col = FOUR[:, 0]
+    torch_mean, torch_var = 0.1 * float(col.mean()), 0.9 + 0.1 * float(col.var(ddof=1))
+    by_batch = float(BatchNorm.create(1).forward(col[:, None], "train").output[-1, 0])
+    squares = float(FAST_VARIANCE_MEAN) ** 2
+    spacing = float(np.spacing(np.float32(squares)))
     return [
         {
             "framework": "PyTorch",
@@ -746,15 +762,70 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "PyTorch",
             "setting": "model.eval() / torch.no_grad()",
-            "behaviour": "two switches: eval() makes batch layers predict (and turns dropout off); "
-            "no_grad() only stops gradients",
+            "behaviour": "two switches: eval() puts batch layers in evaluation mode (and turns "
+            "dropout off); no_grad() only stops gradients",
             "normcore": "the mode argument",
         },
         {
             "framework": "PyTorch",
             "setting": "a fresh module",
             "behaviour": "in training mode",
-            "normcore": "a fresh layer predicts",
+            "normcore": "a fresh layer is in evaluation mode",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "bn.eval(), then model.train()",
+            "behaviour": "model.train() sets every submodule back to training mode, the batch "
+            "layers switched to eval() one by one included; a loop that calls model.train() "
+            "each epoch undoes them",
+            "normcore": "the mode is an argument of each call",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "bn.requires_grad_(False)",
+            "behaviour": "stops the scale and shift (weight, bias) learning; in training mode "
+            "the running statistics still move: after the column 1, 1, 7, 23, running mean "
+            f"{torch_mean:.4g} and running variance {torch_var:.4g}",
+            "normcore": "running statistics move only in step, whatever the gradients",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "BatchNorm(track_running_stats=False)",
+            "behaviour": "keeps no running statistics (running_mean is None): in eval mode it "
+            "standardises by the batch's own statistics, as in training (23 in the column "
+            f"1, 1, 7, 23 gives {by_batch:.4f} in both modes)",
+            "normcore": "no such option: evaluation mode always reads the running statistics",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "torchvision.ops.FrozenBatchNorm2d(eps=1e-5)",
+            "behaviour": "frozen batch norm as detection code uses it: running statistics, weight "
+            "and bias are all buffers, fixed; it computes x·γ/√(running_var + eps) + β − "
+            "running_mean·γ/√(running_var + eps) in every mode, so train() changes nothing",
+            "normcore": "no such layer: evaluation mode fixes the statistics, a step still "
+            "moves scale and shift",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "SyncBatchNorm; DistributedDataParallel(forward_sync_buffers=None)",
+            "behaviour": "SyncBatchNorm pools a mini-batch's statistics over every process "
+            "(in one process it is BatchNorm); DDP's buffer sync (True by default; the flag "
+            "was called broadcast_buffers before 2.13) copies rank 0's buffers to every rank at "
+            "each forward, so with plain BatchNorm the running statistics are rank 0's, from "
+            "its own images alone",
+            "normcore": "one process: GhostBatchNorm averages its groups' statistics",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "LayerNorm(eps=1e-5, elementwise_affine=True, bias=True)",
+            "behaviour": "eps 1e-5; bias=False keeps the scale (weight) and drops the shift",
+            "normcore": "same epsilon; scale and shift always learned",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "GroupNorm(num_groups, num_channels, eps=1e-5, affine=True)",
+            "behaviour": "eps 1e-5; a scale and shift per channel; bias=False drops the shift",
+            "normcore": "same epsilon, scale and shift per channel",
         },
         {
             "framework": "Keras",
@@ -772,8 +843,8 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Keras",
             "setting": "layer.trainable = False",
-            "behaviour": "a frozen BatchNormalization predicts with its running statistics, even "
-            "when called with training=True, and stops updating them",
+            "behaviour": "BatchNormalization then runs in inference mode, with its running "
+            "statistics, even when called with training=True, and stops updating them",
             "normcore": "the mode argument",
         },
         {
@@ -792,7 +863,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "Flax",
             "setting": "nn.BatchNorm(momentum=0.99, epsilon=1e-5)",
             "behaviour": "momentum is the share kept; biased variance folded in; "
-            "use_running_average chooses predicting; the running statistics live in the "
+            "use_running_average chooses evaluation mode; the running statistics live in the "
             "batch_stats collection",
             "normcore": "same naming and variance, momentum 0.9",
         },
@@ -801,6 +872,16 @@ def framework_defaults() -> list[dict[str, str]]:
             "setting": "nn.LayerNorm(epsilon=1e-6)",
             "behaviour": "epsilon 1e-6",
             "normcore": "epsilon 1e-5",
+        },
+        {
+            "framework": "Flax",
+            "setting": "nn.LayerNorm(use_fast_variance=True)",
+            "behaviour": "the variance as E[x²] − E[x]², in one pass (BatchNorm and GroupNorm "
+            f"share the default): float32 inputs of mean {FAST_VARIANCE_MEAN:g} and unit "
+            f"spread square to about {squares:.0e}, where float32 numbers are {spacing:g} "
+            "apart, as wide as the variance itself, so the outputs' spread is far from 1; "
+            "use_fast_variance=False subtracts the mean first",
+            "normcore": "subtracts the mean first (in float64 unless given float32)",
         },
         {
             "framework": "Flax",
