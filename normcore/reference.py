@@ -38,6 +38,7 @@ from .oracle import finite_difference
 from .worked import FOUR_ROWS
 
 __all__ = [
+    "FAST_VARIANCE_MEAN",
     "framework_defaults",
     "EdgeCase",
     "KINDS",
@@ -50,6 +51,9 @@ __all__ = [
 ]
 
 KINDS = ("refused", "arithmetic", "worth knowing")
+
+#: the mean of Flax's fast-variance example (unit spread, float32)
+FAST_VARIANCE_MEAN = 3000.0
 
 #: The worked block of the book: four rows, two features (`normcore.worked`).
 FOUR = FOUR_ROWS
@@ -707,7 +711,16 @@ def framework_defaults() -> list[dict[str, str]]:
     default) and ``normcore`` (the book's convention, or "same"). The PyTorch entries are held
     against PyTorch itself in ``tests/test_reference.py`` when it is installed, the Keras and
     Flax entries against Keras (3.15, any backend) and Flax (``flax.linen``) themselves in
-    ``tests/test_reference_frameworks.py`` when they are installed."""
+    ``tests/test_reference_frameworks.py`` when they are installed. The figures in the traps'
+    lines are computed here, from the update rules the frameworks document (PyTorch's running
+    statistics after one batch of the column 1, 1, 7, 23) or from float32 itself (the spacing of
+    float32 numbers near the squares of Flax's example), and the tests run the frameworks on the
+    same numbers."""
+    col = FOUR[:, 0]
+    torch_mean, torch_var = 0.1 * float(col.mean()), 0.9 + 0.1 * float(col.var(ddof=1))
+    by_batch = float(BatchNorm.create(1).forward(col[:, None], "training").output[-1, 0])
+    squares = float(FAST_VARIANCE_MEAN) ** 2
+    spacing = float(np.spacing(np.float32(squares)))
     return [
         {
             "framework": "PyTorch",
@@ -737,7 +750,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "PyTorch",
             "setting": "InstanceNorm2d()",
             "behaviour": "affine=False, track_running_stats=False: no scale, no shift, no "
-            "running figures",
+            "running statistics",
             "normcore": "InstanceNorm has a scale and a shift (affine=True)",
         },
         {
@@ -749,15 +762,70 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "PyTorch",
             "setting": "model.eval() / torch.no_grad()",
-            "behaviour": "two switches: eval() makes batch layers predict (and turns dropout off); "
-            "no_grad() only stops gradients",
-            "normcore": "the purpose argument",
+            "behaviour": "two switches: eval() puts batch layers in evaluation mode (and turns "
+            "dropout off); no_grad() only stops gradients",
+            "normcore": "the mode argument",
         },
         {
             "framework": "PyTorch",
             "setting": "a fresh module",
             "behaviour": "in training mode",
-            "normcore": "a fresh layer predicts",
+            "normcore": "a fresh layer is in evaluation mode",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "bn.eval(), then model.train()",
+            "behaviour": "model.train() sets every submodule back to training mode, the batch "
+            "layers switched to eval() one by one included; a loop that calls model.train() "
+            "each epoch undoes them",
+            "normcore": "the mode is an argument of each call",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "bn.requires_grad_(False)",
+            "behaviour": "stops the scale and shift (weight, bias) learning; in training mode "
+            "the running statistics still move: after the column 1, 1, 7, 23, running mean "
+            f"{torch_mean:.4g} and running variance {torch_var:.4g}",
+            "normcore": "running statistics move only in step, whatever the gradients",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "BatchNorm(track_running_stats=False)",
+            "behaviour": "keeps no running statistics (running_mean is None): in eval mode it "
+            "standardises by the batch's own statistics, as in training (23 in the column "
+            f"1, 1, 7, 23 gives {by_batch:.4f} in both modes)",
+            "normcore": "no such option: evaluation mode always reads the running statistics",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "torchvision.ops.FrozenBatchNorm2d(eps=1e-5)",
+            "behaviour": "frozen batch norm as detection code uses it: running statistics, weight "
+            "and bias are all buffers, fixed; it computes x·γ/√(running_var + eps) + β − "
+            "running_mean·γ/√(running_var + eps) in every mode, so train() changes nothing",
+            "normcore": "no such layer: evaluation mode fixes the statistics, a step still "
+            "moves scale and shift",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "SyncBatchNorm; DistributedDataParallel(forward_sync_buffers=None)",
+            "behaviour": "SyncBatchNorm pools a mini-batch's statistics over every process "
+            "(in one process it is BatchNorm); DDP's buffer sync (True by default; the flag "
+            "was called broadcast_buffers before 2.13) copies rank 0's buffers to every rank at "
+            "each forward, so with plain BatchNorm the running statistics are rank 0's, from "
+            "its own images alone",
+            "normcore": "one process: GhostBatchNorm averages its groups' statistics",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "LayerNorm(eps=1e-5, elementwise_affine=True, bias=True)",
+            "behaviour": "eps 1e-5; bias=False keeps the scale (weight) and drops the shift",
+            "normcore": "same epsilon; scale and shift always learned",
+        },
+        {
+            "framework": "PyTorch",
+            "setting": "GroupNorm(num_groups, num_channels, eps=1e-5, affine=True)",
+            "behaviour": "eps 1e-5; a scale and shift per channel; bias=False drops the shift",
+            "normcore": "same epsilon, scale and shift per channel",
         },
         {
             "framework": "Keras",
@@ -775,9 +843,9 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Keras",
             "setting": "layer.trainable = False",
-            "behaviour": "a frozen BatchNormalization predicts with its running figures, even "
-            "when called with training=True, and stops updating them",
-            "normcore": "the purpose argument",
+            "behaviour": "BatchNormalization then runs in inference mode, with its running "
+            "statistics, even when called with training=True, and stops updating them",
+            "normcore": "the mode argument",
         },
         {
             "framework": "Keras",
@@ -795,7 +863,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "Flax",
             "setting": "nn.BatchNorm(momentum=0.99, epsilon=1e-5)",
             "behaviour": "momentum is the share kept; biased variance folded in; "
-            "use_running_average chooses predicting; the running figures live in the "
+            "use_running_average chooses evaluation mode; the running statistics live in the "
             "batch_stats collection",
             "normcore": "same naming and variance, momentum 0.9",
         },
@@ -804,6 +872,16 @@ def framework_defaults() -> list[dict[str, str]]:
             "setting": "nn.LayerNorm(epsilon=1e-6)",
             "behaviour": "epsilon 1e-6",
             "normcore": "epsilon 1e-5",
+        },
+        {
+            "framework": "Flax",
+            "setting": "nn.LayerNorm(use_fast_variance=True)",
+            "behaviour": "the variance as E[x²] − E[x]², in one pass (BatchNorm and GroupNorm "
+            f"share the default): float32 inputs of mean {FAST_VARIANCE_MEAN:g} and unit "
+            f"spread square to about {squares:.0e}, where float32 numbers are {spacing:g} "
+            "apart, as wide as the variance itself, so the outputs' spread is far from 1; "
+            "use_fast_variance=False subtracts the mean first",
+            "normcore": "subtracts the mean first (in float64 unless given float32)",
         },
         {
             "framework": "Flax",
