@@ -1,8 +1,8 @@
 """The reference: what each layer states, and how it answers the edges, found by running it.
 
 * `statements()` asks every layer of normcore the questions a complete
-  implementation must answer (its axis, its variance, epsilon's place, scale and shift,
-  purposes, running figures, backward routes, parameter slopes, weight norm's projection). Each
+  implementation must answer (its axis, its variance, epsilon's place, scale and shift, its
+  modes, running statistics, backward routes, parameter gradients, weight norm's projection). Each
   answer is read from a fresh layer or measured on a small block, not typed.
 * `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:
   ``'refused'`` (a typed error, named with its message), ``'arithmetic'`` (answered as the
@@ -35,6 +35,7 @@ from . import (
 )
 from .fold import fold_batch_norm
 from .oracle import finite_difference
+from .purpose import PREDICTING, TRAINING
 from .worked import FOUR_ROWS
 
 __all__ = [
@@ -63,12 +64,12 @@ STATEMENTS = (
     "variance",
     "epsilon",
     "scale and shift",
-    "purposes (default)",
-    "running figures start",
+    "modes (default)",
+    "running statistics start",
     "running rule and moment",
     "running variance",
     "backward routes",
-    "parameter slopes",
+    "parameter gradients",
     "weight norm",
 )
 
@@ -138,7 +139,7 @@ def _start(layer: Any) -> str:
 def _purposes(layer: Any, x: np.ndarray) -> str:
     default = inspect.signature(layer.forward).parameters["purpose"].default
     same = np.allclose(layer.forward(x, "training").output, layer.forward(x, "predicting").output)
-    return f"training, predicting (default {default}); " + (
+    return f"{TRAINING}, {PREDICTING} (default {default}); " + (
         "both answer alike" if same else "they differ"
     )
 
@@ -216,7 +217,7 @@ def _weight_norm(layer: Any, x: np.ndarray) -> str:
     except NormcoreError as exc:
         zero = f"refused ({type(exc).__name__})"
     projected = "radial part removed" if radial < 1e-12 else "radial part KEPT"
-    return f"direction slope · direction ≈ 0 ({projected}); zero direction {zero}"
+    return f"direction gradient · direction ≈ 0 ({projected}); zero direction {zero}"
 
 
 def statements() -> list[dict[str, str]]:
@@ -231,12 +232,12 @@ def statements() -> list[dict[str, str]]:
                     "variance": "—",
                     "epsilon": "—",
                     "scale and shift": "magnitude starts at ‖direction‖, bias at 0",
-                    "purposes (default)": _purposes(layer, x),
-                    "running figures start": "none kept",
+                    "modes (default)": _purposes(layer, x),
+                    "running statistics start": "none kept",
                     "running rule and moment": "none",
                     "running variance": "none",
-                    "backward routes": "dense slope, then split",
-                    "parameter slopes": _slopes_dense(layer, x),
+                    "backward routes": "dense gradient, then split",
+                    "parameter gradients": _slopes_dense(layer, x),
                     "weight norm": _weight_norm(layer, x),
                 }
             )
@@ -249,12 +250,12 @@ def statements() -> list[dict[str, str]]:
                 "variance": _variance(layer, x),
                 "epsilon": _epsilon(layer, x),
                 "scale and shift": _start(layer),
-                "purposes (default)": _purposes(layer, x),
-                "running figures start": start,
+                "modes (default)": _purposes(layer, x),
+                "running statistics start": start,
                 "running rule and moment": rule,
                 "running variance": bias,
                 "backward routes": _routes(layer, x),
-                "parameter slopes": _slopes(layer, x),
+                "parameter gradients": _slopes(layer, x),
                 "weight norm": "—",
             }
         )
@@ -325,7 +326,7 @@ def _look_then_predict() -> str:
     before = layer.forward(FOUR[:1]).output
     layer.forward(FOUR, "training")  # a look: no step follows
     after = layer.forward(FOUR[:1]).output
-    return f"prediction before {_short(before)}, after the look {_short(after)}"
+    return f"evaluation output before {_short(before)}, after the look {_short(after)}"
 
 
 def _fresh_predict() -> np.ndarray:
@@ -433,8 +434,8 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-purpose",
             "BatchNorm",
-            "purpose 'train' (a near miss)",
-            lambda: _bn().forward(FOUR, "train"),
+            "mode 'Training' (a near miss: capitalised)",
+            lambda: _bn().forward(FOUR, "Training"),
         ),
         EdgeCase(
             "bn-bool",
@@ -555,19 +556,19 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-one-row-predict",
             "BatchNorm",
-            "a batch of one row while predicting",
+            "a batch of one row in evaluation mode",
             lambda: _bn().forward(FOUR[:1]).output[0],
             "worth knowing",
-            "the running figures answer, so one row is fine when predicting",
+            "the running statistics answer, so one row is fine in evaluation mode",
         ),
         EdgeCase(
             "gbn-three-predict",
             "GhostBatchNorm",
-            "three rows while predicting, in groups of 2",
+            "three rows in evaluation mode, in groups of 2",
             lambda: _ghost().forward(FOUR[:3]).output[-1],
             "worth knowing",
-            "answered by the running figures: predicting reads no group, so any number of rows "
-            "will do, though training refuses three",
+            "answered by the running statistics: evaluation mode reads no group, so any number "
+            "of rows will do, though training mode refuses three",
         ),
         EdgeCase(
             "ln-two-numbers",
@@ -583,12 +584,12 @@ def _cases() -> list[EdgeCase]:
             "a training pass made for a look, no step",
             _look_then_predict,
             "worth knowing",
-            "prediction is unchanged: only step moves running figures",
+            "the evaluation-mode output is unchanged: only step moves running statistics",
         ),
         EdgeCase(
             "bn-fresh",
             "BatchNorm",
-            "predicting through a fresh layer",
+            "evaluation mode through a fresh layer",
             _fresh_predict,
             "worth knowing",
             "the last row (23, 7), divided by sqrt(1 + epsilon): almost unchanged",
@@ -660,9 +661,8 @@ def pytorch_differences() -> list[dict[str, str]]:
         },
         {
             "difference": "running variance",
-            "normcore": f"biased ({biased:.4g} folded in): "
-            f"{float(stepped.running_variance[0]):.4g}",
-            "PyTorch": f"unbiased ({unbiased:.4g} folded in): "
+            "normcore": f"biased ({biased:.4g} taken in): {float(stepped.running_variance[0]):.4g}",
+            "PyTorch": f"unbiased ({unbiased:.4g} taken in): "
             f"{(1 - torch_momentum) * 1 + torch_momentum * unbiased:.4g}",
         },
     ]
@@ -671,8 +671,8 @@ def pytorch_differences() -> list[dict[str, str]]:
     rows.append(
         {
             "difference": "default purpose",
-            "normcore": f"predicting: 23 answers {fresh_pred:.4f}",
-            "PyTorch": f"training: 23 answers {fresh_train:.4f}",
+            "normcore": f"evaluation: 23 gives {fresh_pred:.4f}",
+            "PyTorch": f"training: 23 gives {fresh_train:.4f}",
         }
     )
     one = float(ours.forward(col[:1, None], "training").output[0, 0])

@@ -116,8 +116,8 @@ def _standardised(conv: Conv2d, x: np.ndarray) -> dict[str, str]:
             "under the root)"
         ),
         "slope": (
-            "the weights' slope sums to zero per output channel (each sum "
-            f"{_below(sums, 1e-12)} of the largest slope); its gap to the oracle "
+            "the weights' gradient sums to zero per output channel (each sum "
+            f"{_below(sums, 1e-12)} of its largest entry); its gap to the oracle "
             f"{_below(_oracle_gap(ws, x), 1e-7)}"
         ),
     }
@@ -138,13 +138,13 @@ def _fold(conv: Conv2d, x: np.ndarray) -> dict[str, str]:
     refused = _refusal(lambda: fold_into_conv(conv, GroupNorm.create(channels, 2)))
     return {
         "gap": (
-            "the folded convolution answers as the pair predicting (gap "
+            "the folded convolution outputs what the pair does in evaluation mode (gap "
             f"{_below(gap, 1e-12)} of the largest output); weights k·w, bias k·(b − running "
             "mean) + shift, k = scale / √(running variance + ε)"
         ),
         "refused": refused.split(" (")[0],
         "training": (
-            "the fold uses the running figures: it stands for the pair while predicting only"
+            "the fold uses the running statistics: it stands for the pair in evaluation mode only"
         ),
     }
 
@@ -182,7 +182,7 @@ def conv_statements() -> list[dict[str, str]]:
         ("Conv2d", "kernel", _reads(conv), "not flipped (a cross-correlation)", "yes"),
         (
             "Conv2d",
-            "slopes",
+            "gradients",
             (
                 "weights and bias summed over images and positions; the weights' gap to the "
                 f"oracle {_below(_oracle_gap(conv, x), 1e-7)}"
@@ -214,7 +214,7 @@ def conv_statements() -> list[dict[str, str]]:
             ("no such layer; the authors' PyTorch layer divides by the unbiased deviation + 1e-5"),
             "no",
         ),
-        ("StandardisedConv2d", "slopes", ws["slope"], "autograd through the same kernel", "yes"),
+        ("StandardisedConv2d", "gradients", ws["slope"], "autograd through the same kernel", "yes"),
         (
             "fold_into_conv",
             "folded layer",

@@ -1,4 +1,4 @@
-"""Every edge-case row of chapter 9, checked by calling the layers directly (not via the table).
+"""Every edge-case row of chapter 12, checked by calling the layers directly (not via the table).
 
 EXPECTED lists each case's kind and, for refusals, the error type; the direct checks below
 re-run a selection of behaviours by hand, so a change in the layers fails here independently
@@ -14,6 +14,7 @@ import pytest
 
 import normcore as nc
 from normcore import reference as ref
+from normcore.purpose import PREDICTING
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
@@ -96,7 +97,7 @@ def test_refusals_by_hand():
     with pytest.raises(nc.MomentumError):
         nc.BatchNorm.create(2, momentum=1.0)
     with pytest.raises(nc.PurposeError):
-        bn.forward(FOUR, "train")
+        bn.forward(FOUR, "Training")  # a near miss under either naming of the modes
     with pytest.raises(nc.ZeroDirectionError):
         nc.WeightNormDense(direction=np.zeros((2, 1)))
     other = nc.BatchNorm.create(2)
@@ -142,7 +143,7 @@ def test_statements_measured():
     rows = {r["layer"]: r for r in ref.statements()}
     assert rows["BatchNorm"]["variance"] == "biased (÷ n)"
     assert rows["BatchNorm"]["running variance"] == "biased"
-    assert "default predicting" in rows["LayerNorm"]["purposes (default)"]
+    assert f"default {PREDICTING}" in rows["LayerNorm"]["modes (default)"]
     assert "over (rows)" in rows["BatchNorm"]["axis"]
     assert "over (features)" in rows["LayerNorm"]["axis"]
     assert "refused (ZeroDirectionError)" in rows["WeightNormDense"]["weight norm"]
@@ -152,7 +153,7 @@ def test_statements_measured():
     assert "the groups' average" in ghost["running rule and moment"]
     assert "within each group" in ghost["backward routes"]
     assert "agrees with the oracle" in ghost["backward routes"]
-    assert ghost["parameter slopes"].startswith("scale ✓, shift ✓")
+    assert ghost["parameter gradients"].startswith("scale ✓, shift ✓")
 
 
 def test_pytorch_numbers():

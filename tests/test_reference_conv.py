@@ -119,7 +119,7 @@ def test_weight_standardisation_against_torch(torch: Any, rows: dict) -> None:
     authors = ((torch.tensor(conv.weights) - m) / (std + 1e-5)).numpy()
     assert np.abs(authors - ws.effective_weights).max() > 1e-3  # a different kernel
     assert rows[("StandardisedConv2d", "kernel run")]["agree"] == "no"
-    assert rows[("StandardisedConv2d", "slopes")]["agree"] == "yes"
+    assert rows[("StandardisedConv2d", "gradients")]["agree"] == "yes"
 
 
 def test_fold_agrees_with_torchs_fuse_conv_bn_eval(torch: Any) -> None:
