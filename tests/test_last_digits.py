@@ -83,3 +83,15 @@ def test_deterministic_mode_as_the_section_states(oracle) -> None:
             torch.zeros(3).put_(torch.tensor([0, 0]), torch.tensor([1.0, 2.0]))
     finally:
         torch.use_deterministic_algorithms(before)
+
+
+def test_exercise_checker_knows_the_last_place_and_its_mistakes() -> None:
+    from normcore.exercises import ch11
+
+    assert np.spacing(3.0) == 2.0**-51  # computed by hand in the solution
+    assert ch11.check_last_place(-51) == "right"
+    assert "machine epsilon" in ch11.check_last_place(-52)
+    assert "half the last place of 1.0" in ch11.check_last_place(-53)
+    assert "count the bits" in ch11.check_last_place(-50)
+    assert ch11.check_last_place(-51.5).startswith("not yet")
+    assert ch11.check_last_place(None).startswith("waiting")

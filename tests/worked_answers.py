@@ -163,6 +163,9 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
             "shown": ["Only batch norm", "32 values"],
         },
     },
+    "11-last-digits": {
+        "check_last_place": {"fill": f"answer = {g('c11_ex1_k')}", "shown": []},
+    },
     "12-reference": {
         "check_pytorch_variance": {"fill": f"answer = {g('ch12_ex1', '.1f')}", "shown": []},
         "check_two_steps": {"fill": f"answer = {g('ch12_ex2', '.2f')}", "shown": []},
