@@ -241,3 +241,42 @@ def test_framework_defaults_hold_in_pytorch(oracle: Any) -> None:
     assert "no_grad() only stops gradients" in next(
         r["behaviour"] for r in ref.framework_defaults() if r["setting"].startswith("model.eval")
     )
+
+
+def test_framework_traps_normcore_column_is_what_normcore_does() -> None:
+    """The normcore column of the traps' lines, measured on normcore's own layers."""
+
+    def normcore_says(framework: str, start: str) -> str:
+        (row,) = [
+            r
+            for r in ref.framework_defaults()
+            if r["framework"] == framework and r["setting"].startswith(start)
+        ]
+        return row["normcore"]
+
+    ln, gn = nc.LayerNorm.create(4), nc.GroupNorm.create(4, 2)
+    assert ln.epsilon == gn.epsilon == 1e-5 and gn.scale.shape == gn.shift.shape == (4,)
+    assert normcore_says("PyTorch", "LayerNorm(").startswith("same epsilon")
+    assert normcore_says("PyTorch", "GroupNorm(") == "same epsilon, scale and shift per channel"
+    # evaluation mode always reads the running statistics (a fresh layer: mean 0, variance 1)
+    x = np.array([[1.0], [1.0], [7.0], [23.0]])
+    fresh = nc.BatchNorm.create(1)
+    assert np.allclose(fresh.forward(x).output, x / np.sqrt(1 + 1e-5))
+    assert "always reads the running statistics" in normcore_says(
+        "PyTorch", "BatchNorm(track_running_stats"
+    )
+    # running statistics move only in step: a training-mode forward alone leaves them
+    fresh.forward(x, "training")
+    assert np.array_equal(fresh.running_mean, [0.0])
+    assert "only in step" in normcore_says("PyTorch", "bn.requires_grad_")
+    # a step still moves scale and shift, whatever mode the statistics are read in
+    response = fresh.forward(x, "training")
+    stepped = fresh.step(fresh.backward(response, np.cos(np.arange(4.0))[:, None]), 0.1)
+    assert not np.array_equal(stepped.scale, fresh.scale)
+    assert "a step still" in normcore_says("PyTorch", "torchvision.ops.FrozenBatchNorm2d")
+    # Flax's fast variance: normcore subtracts the mean first, so the same rows standardise
+    rng = np.random.default_rng(12)
+    rows32 = (ref.FAST_VARIANCE_MEAN + rng.standard_normal((4, 256))).astype(np.float32)
+    out = nc.LayerNorm.create(256).forward(rows32).output
+    assert np.allclose(out.std(axis=-1), 1.0, atol=1e-3)
+    assert "subtracts the mean first" in normcore_says("Flax", "nn.LayerNorm(use_fast")
