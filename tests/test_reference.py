@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from normcore.mode import EVAL
 
 import normcore as nc
 from normcore import reference as ref
+from normcore.mode import EVAL
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 

@@ -139,3 +139,32 @@ def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str,
     axes[0].set_ylabel("row orders")
     axes[-1].legend(fontsize=7, loc="upper left")
     return fig
+
+
+def pinned_chart(free: Sequence[Any], pinned: Sequence[Any], limit: float = 1.0) -> Any:
+    """Each epoch's training loss (log scale) of normalised runs at one rate, with each hidden
+    unit's weights free to grow (solid) and pinned to their starting length after every step
+    (dashed), one line a run; the grey line is the loss `limit` the chapter calls stable."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(7.2, 3.2))
+    for runs, colour, style, word in (
+        (free, BOOK_COLOURS[1], "-", "lengths free"),
+        (pinned, BOOK_COLOURS[3], "--", "lengths pinned"),
+    ):
+        for k, run in enumerate(runs):
+            losses = np.asarray(run.epoch_losses)
+            ax.plot(
+                np.arange(1, len(losses) + 1),
+                losses,
+                linestyle=style,
+                color=colour,
+                alpha=1.0 if k == 0 else 0.6,
+                label=f"{word}, run {k + 1}",
+            )
+    ax.axhline(limit, color=BOOK_COLOURS[5], linewidth=1)
+    ax.set(yscale="log", xlabel="epoch", ylabel="training loss (mean over the epoch)")
+    ticks = [0.3, 0.5, 1, 2, 5]
+    ax.set_yticks(ticks, [f"{v:g}" for v in ticks])
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.legend(fontsize=8, loc="upper right", ncol=2)
+    return fig
