@@ -4,21 +4,29 @@ At a few moments of training (probes), take the batch in hand, its gradient g at
 and look along the gradient direction. Two ways of choosing the points:
 
 At multiples m * rate of the learning rate (the points a step at m times the rate reaches; a
-network with a longer gradient reaches further):
+network with a longer gradient reaches further), Santurkar et al.'s three measures as they
+define them, over the same steps:
 
-- `loss_variation`: the largest minus the smallest loss L(w - m * rate * g) over the multiples
-  and w itself, on the same batch;
-- `gradient_change_absolute`: the largest ||g(w - m * rate * g) - g(w)|| over the multiples, the
-  l2 change of the gradient Santurkar et al. plot as "gradient predictiveness";
-- `gradient_change`: the same divided by ||g(w)|| (relative to the gradient's own length; not
-  a measure of theirs).
+- `loss_variation` (their (a), the loss landscape): the largest minus the smallest loss
+  L(w - m * rate * g) over the multiples and w itself, on the same batch;
+- `gradient_change_absolute` (their (b), "gradient predictiveness"): the largest
+  ||g(w - m * rate * g) - g(w)|| over the multiples, the l2 change of the gradient;
+- `beta_effective` (their (c), "effective beta-smoothness"): the largest change of the gradient
+  per distance moved, ||g(w - m * rate * g) - g(w)|| / (m * rate * ||g||), over the multiples;
+- `gradient_change`: (b) divided by ||g(w)|| (relative to the gradient's own length; this
+  book's measure, not theirs).
 
-At equal distances d moved along -g / ||g|| (the same for both networks):
+At equal distances d moved along -g / ||g|| (the same for both networks; this book's variants,
+not theirs):
 
 - `loss_variation_equal`: the largest minus the smallest loss over the distances in CHORDS and 0;
 - `beta_short`, `beta_long`: ||g(w - d g/||g||) - g(w)|| / d at d = CHORDS[0] and d = LONG_CHORD,
-  the "effective beta-smoothness" (change of the gradient per distance moved) over a short and
-  a long chord.
+  the change of the gradient per distance moved over one short and one long chord.
+
+`scale` (an intervention): the hidden dense layers' weights and biases are multiplied by it at
+each probe before measuring (training itself is untouched). In front of batch layers they are
+scale-invariant, so the network computes the same function (up to epsilon); only the measures
+that see the length move.
 
 Both versions train at the same rate from the same seeds, stacked; at a probe, the nine points
 looked at are one stack of nine copies of the networks (one gradient call).
@@ -26,6 +34,7 @@ looked at are one stack of nine copies of the networks (one gradient call).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -47,6 +56,8 @@ CLAIMS_PROBES = (8, 16, 44)
 #: the distances moved along the gradient direction for the equal-length measures
 CHORDS = (0.05, 0.1, 0.2, 0.4)
 LONG_CHORD = 1.6
+#: the factors the rescaling check multiplies the hidden weights by (`scale`)
+SCALES = (2.0, 4.0)
 
 
 def gradient_norm(grads: list) -> np.ndarray:
@@ -86,8 +97,10 @@ def gradient_gaps(moved: list, grads: list, count: int) -> np.ndarray:
 class Smoothness:
     """Per version, arrays of shape (len(probes), len(seeds)): `loss_variation`,
     `gradient_change` (relative) and `gradient_change_absolute` at multiples of the rate;
-    `loss_variation_equal`, `beta_short` and `beta_long` at equal distances; `gradient_norm`.
-    `probes` are the steps measured (0 before the first)."""
+    `loss_variation_equal`, `beta_short` and `beta_long` at equal distances; `gradient_norm`;
+    `beta_effective` at multiples of the rate (their (c)); `loss` the batch's loss at the probe.
+    `probes` are the steps measured (0 before the first); `scale` the factor the hidden weights
+    were multiplied by at each probe (1: as trained)."""
 
     version: str
     loss_variation: np.ndarray
@@ -97,7 +110,10 @@ class Smoothness:
     loss_variation_equal: np.ndarray
     beta_short: np.ndarray
     beta_long: np.ndarray
+    beta_effective: np.ndarray
+    loss: np.ndarray
     probes: tuple[int, ...] = PROBES
+    scale: float = 1.0
 
 
 def _probe(
@@ -106,7 +122,7 @@ def _probe(
     """Every measure at one probe, per stacked network: the batch (x, y), its loss and gradient
     at `net`; the nine points looked at (the multiples of the rate, then the distances) in one
     stack. Returns (loss_variation, gradient_change, gradient_change_absolute, gradient_norm,
-    loss_variation_equal, beta_short, beta_long)."""
+    loss_variation_equal, beta_short, beta_long, beta_effective, loss)."""
     norm = gradient_norm(grads)
     rates = np.full(net.size, RATE)
     lengths = [rates * m for m in MULTIPLES] + [d / norm for d in (*CHORDS, LONG_CHORD)]
@@ -126,13 +142,31 @@ def _probe(
         along.max(axis=0) - along.min(axis=0),
         betas[0],
         betas[-1],
+        (gaps[at_rates] / (np.array(MULTIPLES)[:, None] * RATE * norm)).max(axis=0),
+        np.asarray(loss, dtype=np.float64),
     )
 
 
-def _assembled(version: str, probes: tuple[int, ...], found: list) -> Smoothness:
+def _assembled(
+    version: str, probes: tuple[int, ...], found: list, scale: float = 1.0
+) -> Smoothness:
     """The `Smoothness` of the probes' measures, `found` in probe order (each as `_probe`)."""
     fields = [np.array(column) for column in zip(*found, strict=True)]
-    return Smoothness(version, *fields, probes=probes)
+    return Smoothness(version, *fields, probes=probes, scale=scale)
+
+
+def rescaled(net: deepnet.DeepNet, factor: float) -> deepnet.DeepNet:
+    """`net` with every hidden dense layer's weights and bias multiplied by `factor` (> 0); the
+    output layer and the normalisers are untouched. In front of batch layers the function is
+    the same (up to epsilon); a plain network's is not."""
+    if not factor > 0:
+        raise SettingError(f"factor: expected a positive number, got {factor!r}")
+    if factor == 1:
+        return net
+    dense = tuple(
+        dataclasses.replace(d, weights=d.weights * factor, bias=d.bias * factor) for d in net.dense
+    )
+    return dataclasses.replace(net, dense=dense)
 
 
 def _checked_probes(probes: Sequence[int]) -> tuple[int, ...]:
@@ -148,13 +182,14 @@ def measure(
     seeds: Sequence[int] = SEEDS,
     probes: Sequence[int] = PROBES,
     order_seed: int = 0,
+    scale: float = 1.0,
 ) -> Smoothness:
     """Train `version` at RATE (the seeds stacked), probing before the steps in `probes`.
 
     The mini-batches are consecutive blocks of one shuffle of the training rows (from
     `order_seed`), reshuffled each epoch: the batches `deepnet.train` reads, so that the probes
     of a run at RATE are the same whether measured here or on a sweep's kept steps
-    (`from_sweep`).
+    (`from_sweep`). `scale`: see the module's docstring (the probes only; training untouched).
     """
     x, y, _, _ = digits_data() if data is None else data
     probes = _checked_probes(probes)
@@ -173,15 +208,23 @@ def measure(
     for k, rows in enumerate(rows_of):
         loss, grads = deepnet.gradients(net, x[rows], y[rows])
         if k in probes:
-            found.append(_probe(net, loss, grads, x[rows], y[rows]))
+            if scale == 1:
+                found.append(_probe(net, loss, grads, x[rows], y[rows]))
+            else:
+                moved = rescaled(net, scale)
+                at, grads_at = deepnet.gradients(moved, x[rows], y[rows])
+                found.append(_probe(moved, at, grads_at, x[rows], y[rows]))
         if k == probes[-1]:
             break
         net = deepnet.step(net, grads, rates)
-    return _assembled(version, probes, found)
+    return _assembled(version, probes, found, scale)
 
 
 def from_sweep(
-    sweep: Sweep, data: tuple[np.ndarray, ...], probes: Sequence[int] = PROBES
+    sweep: Sweep,
+    data: tuple[np.ndarray, ...],
+    probes: Sequence[int] = PROBES,
+    scale: float = 1.0,
 ) -> Smoothness:
     """`measure` of the sweep's networks at RATE (its seeds), read from the steps the sweep kept
     (`digits_rates.sweep(..., keep=probes)`) instead of training them again: the same numbers,
@@ -198,7 +241,7 @@ def from_sweep(
     found = []
     for p in probes:
         stack, rows = sweep.kept[p]
-        net = deepnet.pick(stack, slice(start, start + len(sweep.seeds)))
+        net = rescaled(deepnet.pick(stack, slice(start, start + len(sweep.seeds))), scale)
         loss, grads = deepnet.gradients(net, x[rows], y[rows])
         found.append(_probe(net, loss, grads, x[rows], y[rows]))
-    return _assembled(sweep.version, probes, found)
+    return _assembled(sweep.version, probes, found, scale)

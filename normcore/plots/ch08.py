@@ -73,10 +73,10 @@ def _log_axis(ax: Any, values: np.ndarray) -> None:
 
 #: the smoothness figure's panels: the field of `smoothness.Smoothness` and its axis label
 SMOOTHNESS_PANELS = (
-    ("gradient_change", "gradient change / its length\n(relative; the book's first measure)"),
-    ("gradient_change_absolute", "gradient change, absolute\n(Santurkar et al.'s (b))"),
-    ("beta_short", "change per distance, chord 0.05\n(effective smoothness, (c))"),
-    ("loss_variation_equal", "loss variation, chords to 0.4\n(equal length, (a))"),
+    ("loss_variation", "loss variation over the steps\n(Santurkar et al.'s (a))"),
+    ("gradient_change_absolute", "largest gradient change\n(their (b), predictiveness)"),
+    ("beta_effective", "largest gradient change per distance\n(their (c), effective smoothness)"),
+    ("gradient_change", "gradient change / its length\n(this book's relative measure)"),
 )
 
 

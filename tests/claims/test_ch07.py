@@ -17,6 +17,8 @@ PAIRS = 10  # pairs of fresh seeds, each pair one "two runs" setting as in the c
 PLAIN_GRID = (5.0, 7.5, 10.0, 12.5, 15.0, 17.5, 20.0)
 NORM_GRID = (15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 50.0, 60.0)
 NETS = fresh(20, start=2000)
+SEEDS_ONLY = ("initial seeds",)
+SEEDS_AND_ORDERS = ("initial seeds", "row orders")
 
 
 def _pairs():
@@ -56,9 +58,30 @@ def test_normalised_network_allows_a_larger_rate():
     record(
         "ch07", "normalised_stable_beyond_plain", held=int(beyond), of=PAIRS, setting=GRID_SETTING
     )
-    record("ch07", "factor_at_least_two", held=int(twice), of=PAIRS, setting=GRID_SETTING)
-    record("ch07", "factor_three", held=int(three), of=PAIRS, setting=GRID_SETTING)
-    record("ch07", "factor_above_three", held=int(more), of=PAIRS, setting=GRID_SETTING)
+    record(
+        "ch07",
+        "factor_at_least_two",
+        held=int(twice),
+        of=PAIRS,
+        setting=GRID_SETTING,
+        resampled=SEEDS_ONLY,
+    )
+    record(
+        "ch07",
+        "factor_three",
+        held=int(three),
+        of=PAIRS,
+        setting=GRID_SETTING,
+        resampled=SEEDS_ONLY,
+    )
+    record(
+        "ch07",
+        "factor_above_three",
+        held=int(more),
+        of=PAIRS,
+        setting=GRID_SETTING,
+        resampled=SEEDS_ONLY,
+    )
     assert beyond == PAIRS
     assert twice > PAIRS / 2
     assert 0 < three < PAIRS
@@ -97,8 +120,22 @@ def test_no_systematic_inflation_from_batch_statistics():
     rows = len(R.subscribers().y_test)
     gains = np.array([(s.mean - s.running) * rows for s, _ in spreads()])
     near, above = int(np.sum(np.abs(gains) <= R.NEAR_SUBSCRIBERS)), int(np.sum(gains > 0))
-    record("ch07", "order_mean_near_running", held=near, of=n, setting=ORDER_SETTING)
-    record("ch07", "order_mean_above_running", held=above, of=n, setting=ORDER_SETTING)
+    record(
+        "ch07",
+        "order_mean_near_running",
+        held=near,
+        of=n,
+        setting=ORDER_SETTING,
+        resampled=SEEDS_AND_ORDERS,
+    )
+    record(
+        "ch07",
+        "order_mean_above_running",
+        held=above,
+        of=n,
+        setting=ORDER_SETTING,
+        resampled=SEEDS_AND_ORDERS,
+    )
     assert near == n
     assert above < n / 2
 
@@ -109,8 +146,22 @@ def test_label_sorted_batches_cost_accuracy():
     below = sum(best < s.running for s, best in spreads())
     far = sum(best < s.mean - R.SORTED_DEVIATIONS * s.sd for s, best in spreads())
     n = len(spreads())
-    record("ch07", "sorted_below_running", held=int(below), of=n, setting=ORDER_SETTING)
-    record("ch07", "sorted_below_spread", held=int(far), of=n, setting=ORDER_SETTING)
+    record(
+        "ch07",
+        "sorted_below_running",
+        held=int(below),
+        of=n,
+        setting=ORDER_SETTING,
+        resampled=SEEDS_AND_ORDERS,
+    )
+    record(
+        "ch07",
+        "sorted_below_spread",
+        held=int(far),
+        of=n,
+        setting=ORDER_SETTING,
+        resampled=SEEDS_AND_ORDERS,
+    )
     assert below == n
     assert far == n
 
@@ -127,9 +178,18 @@ def test_smaller_batches_widen_the_spread():
         near += abs(ten.mean - twenty.mean) * len(data.y_test) <= R.TEN_NEAR_SUBSCRIBERS
     n = len(NETS)
     setting = ORDER_SETTING.replace("batches of 20", "batches of 10 against 20")
-    record("ch07", "ten_wider", held=int(wider), of=n, setting=setting)
-    record("ch07", "ten_mean_lower", held=int(lower), of=n, setting=setting)
-    record("ch07", "ten_mean_within_two", held=int(near), of=n, setting=setting)
+    record("ch07", "ten_wider", held=int(wider), of=n, setting=setting, resampled=SEEDS_AND_ORDERS)
+    record(
+        "ch07", "ten_mean_lower", held=int(lower), of=n, setting=setting, resampled=SEEDS_AND_ORDERS
+    )
+    record(
+        "ch07",
+        "ten_mean_within_two",
+        held=int(near),
+        of=n,
+        setting=setting,
+        resampled=SEEDS_AND_ORDERS,
+    )
     assert wider == n
     assert near == n
     assert lower >= 0.75 * n  # "most"
@@ -161,7 +221,14 @@ def test_lengths_grow_more_at_larger_rates():
     rising = np.all(np.diff([b.end.mean(axis=-1) for b in settings], axis=0) > 0, axis=0)
     n = len(BRAKE_SEEDS)
     grew = int(np.sum(every_unit & rising))
-    record("ch07", "lengths_grow_with_rate", held=grew, of=n, setting=BRAKE_SETTING)
+    record(
+        "ch07",
+        "lengths_grow_with_rate",
+        held=grew,
+        of=n,
+        setting=BRAKE_SETTING,
+        resampled=SEEDS_ONLY,
+    )
     assert grew == n
 
 
@@ -174,8 +241,15 @@ def test_effective_rate_ends_lower_at_the_top_rate():
     lower = int(np.sum(settings[top].effective < settings[R.FALLS_FROM].effective))
     braked = int(np.sum(settings[top].largest_effective < top / R.BRAKE_AT_LEAST))
     n = len(BRAKE_SEEDS)
-    record("ch07", "effective_lower_at_top", held=lower, of=n, setting=BRAKE_SETTING)
-    record("ch07", "brake_at_top", held=braked, of=n, setting=BRAKE_SETTING)
+    record(
+        "ch07",
+        "effective_lower_at_top",
+        held=lower,
+        of=n,
+        setting=BRAKE_SETTING,
+        resampled=SEEDS_ONLY,
+    )
+    record("ch07", "brake_at_top", held=braked, of=n, setting=BRAKE_SETTING, resampled=SEEDS_ONLY)
     assert lower == n
     assert braked == n
 
@@ -191,6 +265,114 @@ def test_plain_loss_sees_the_length():
         f"{len(BRAKE_SEEDS)} plain networks from fresh seeds {BRAKE_SEEDS[0]}-{BRAKE_SEEDS[-1]},"
         f" rate {rate:g}, hidden weights and biases doubled"
     )
-    record("ch07", "plain_sees_length", held=int(sees), of=len(plain), setting=setting)
+    record(
+        "ch07",
+        "plain_sees_length",
+        held=int(sees),
+        of=len(plain),
+        setting=setting,
+        resampled=SEEDS_ONLY,
+    )
     assert sees == len(plain)
     assert all(R.scale_change(run.net) < R.BLIND_BELOW for run in normalised)  # structural
+
+
+#: the rates of the pinning test: a low one (pinning alone does not spoil training), the plain
+#: network's bracket and the normalised network's largest stable rates of the chapter's table
+PIN_RATES = (5.0, 10.0, 20.0, 30.0)
+PIN_SETTING = (
+    f"{len(BRAKE_SEEDS)} fresh starting weights (seeds {BRAKE_SEEDS[0]}-{BRAKE_SEEDS[-1]}), "
+    f"normalised, 30 epochs, each unit's length pinned after every step or left free, "
+    f"rates {', '.join(f'{r:g}' for r in PIN_RATES)}"
+)
+
+
+@cache
+def pinned_losses() -> dict[tuple[bool, float], np.ndarray]:
+    """Final training losses of every fresh normalised run, lengths free and pinned, by rate."""
+    seeds = [s for _ in PIN_RATES for s in BRAKE_SEEDS]
+    rates = [r for r in PIN_RATES for _ in BRAKE_SEEDS]
+    n = len(BRAKE_SEEDS)
+    out = {}
+    for pin in (False, True):
+        runs = R.train_many(seeds, rates, True, pinned=pin)
+        losses = np.array([run.loss for run in runs])
+        for k, r in enumerate(PIN_RATES):
+            out[pin, r] = losses[k * n : (k + 1) * n]
+    return out
+
+
+def test_pinning_the_lengths_removes_the_headroom():
+    """The intervention: with each unit's length pinned after every step (the function
+    unchanged), the effective rate no longer shrinks, and the normalised network fails (final
+    loss above 1) at rates where it trained with its lengths free; at rate 5 pinning alone does
+    not stop it training."""
+    losses = pinned_losses()
+    n = len(BRAKE_SEEDS)
+    resampled = ("initial seeds",)
+    counts = {}
+    for pin, word in ((False, "free"), (True, "pinned")):
+        for r in PIN_RATES:
+            stable = int(np.sum(losses[pin, r] < 1.0))
+            counts[pin, r] = record(
+                "ch07",
+                f"{word}_stable_at_{r:g}".replace(".", "_"),
+                held=stable,
+                of=n,
+                setting=PIN_SETTING,
+                resampled=resampled,
+            ).held
+    # lengths free: stable up to 20 (the chapter's table's largest stable rate) on (nearly)
+    # every seed; at 30 on some only (fresh seeds' limits differ), which is recorded, not asserted
+    for r in (5.0, 10.0, 20.0):
+        assert counts[False, r] >= n - 2
+    # pinned: still trains at 5 on (nearly) every seed, fails at 20 and 30 on (nearly) every
+    # seed; at 10 it is recorded (about half, measured when this test was written)
+    assert counts[True, 5.0] >= n - 2
+    assert counts[True, 20.0] <= 2 and counts[True, 30.0] <= 2
+    # and pinned ends with the larger loss than free at 20 and 30 on every seed
+    worse = np.sum(losses[True, 20.0] > losses[False, 20.0]) + np.sum(
+        losses[True, 30.0] > losses[False, 30.0]
+    )
+    record(
+        "ch07",
+        "pinned_worse_at_20_and_30",
+        held=int(worse),
+        of=2 * n,
+        setting=PIN_SETTING,
+        resampled=resampled,
+    )
+    assert worse >= 2 * n - 2
+
+
+def test_no_unit_dies_in_training_mode():
+    """'This network cannot lose one': asked as training asks it (each mini-batch of 20 by its
+    own statistics) no unit of a normalised run is zero on every row, at every rate of the table
+    (a proof: each mini-batch leaves every unit with mean zero); asked with the running
+    statistics (evaluation mode), the count the sweep's table shows, none either."""
+    from normcore.purpose import TRAINING
+
+    seeds = [s for _ in R.BRAKE_RATES for s in BRAKE_SEEDS]
+    rates = [r for r in R.BRAKE_RATES for _ in BRAKE_SEEDS]
+    runs = R.train_many(seeds, rates, True)
+    alive_train = sum(R.dead_units(run.net, purpose=TRAINING) == 0 for run in runs)
+    alive_eval = sum(R.dead_units(run.net) == 0 for run in runs)
+    setting = BRAKE_SETTING
+    a = record(
+        "ch07",
+        "no_dead_unit_training_mode",
+        held=int(alive_train),
+        of=len(runs),
+        setting=setting,
+        resampled=("initial seeds",),
+    )
+    b = record(
+        "ch07",
+        "no_dead_unit_evaluation_mode",
+        held=int(alive_eval),
+        of=len(runs),
+        setting=setting,
+        resampled=("initial seeds",),
+    )
+    assert a.every  # structural
+    assert b.held >= 0.9 * b.of

@@ -75,7 +75,7 @@ from .orders import (
 from .replay import OrderNet, nan_units, train_in_order, train_in_order_many
 from .results import Bracket, SweepRow, largest_stable_rate, stable_bracket, sweep
 from .tables import CHAOTIC, Cell, compare_with_reference, comparison_table, shown, sweep_table
-from .trainer import Run, train, train_many, train_step
+from .trainer import Run, pin_lengths, train, train_many, train_step
 
 __all__ = [
     "BLIND_BELOW",
@@ -138,5 +138,6 @@ __all__ = [
     "train_in_order_many",
     "train_many",
     "train_step",
+    "pin_lengths",
     "unit_lengths",
 ]

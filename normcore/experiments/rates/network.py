@@ -26,7 +26,7 @@ from ...data.subscribers import init_weights, shuffled_test_order
 from ...dense import Dense
 from ...errors import SettingError
 from ...loss import binary_cross_entropy
-from ...purpose import PREDICTING, TRAINING
+from ...purpose import PREDICTING, TRAINING, check_purpose
 from ...sequential import Sequential
 from .data import BATCH, CLIP, EPSILON, HIDDEN, MOMENTUM, subscribers
 
@@ -187,10 +187,22 @@ def accuracy(p: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean((np.asarray(p) > 0.5) == (np.asarray(y) > 0.5)))
 
 
-def dead_units(net: Any, x: np.ndarray | None = None) -> int:
-    """Hidden units that are zero on every training row (asked with the running figures)."""
+def dead_units(net: Any, x: np.ndarray | None = None, purpose: str = PREDICTING) -> int:
+    """Hidden units that are zero on every training row.
+
+    Asked in evaluation mode (`purpose` PREDICTING, the default: the running statistics), or in
+    training mode (TRAINING): then each consecutive mini-batch of BATCH rows is standardised by
+    its own statistics, as training sees it, and a unit is dead if it is zero on every row of
+    every mini-batch (a last, shorter mini-batch is asked as it comes)."""
     x = subscribers().x_train if x is None else x
-    return int(np.sum(np.all(net.hidden_activity(x, PREDICTING) <= 0, axis=0)))
+    if purpose == PREDICTING:
+        return int(np.sum(np.all(net.hidden_activity(x, PREDICTING) <= 0, axis=0)))
+    check_purpose(purpose)
+    silent = np.ones(HIDDEN, dtype=bool)
+    for start in range(0, len(x), BATCH):
+        seen = net.hidden_activity(x[start : start + BATCH], purpose)
+        silent &= np.all(seen <= 0, axis=0)
+    return int(silent.sum())
 
 
 @dataclass(frozen=True)

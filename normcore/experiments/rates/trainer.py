@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from ...dense import Dense
 from ...errors import NormcoreError, SettingError
 from ...loss import Loss, binary_cross_entropy
 from ...purpose import TRAINING
 from ...responses import Gradient
+from ...sequential import Sequential
 from .data import BATCH, CLIP, EPOCHS, EPSILON, orders, subscribers
 from .network import SubscriberNet, build_many, clipped_loss
 
@@ -127,8 +129,10 @@ def train(
     epsilon: float = EPSILON,
     clip: float | None = CLIP,
     nudge: int = 0,
+    pinned: bool = False,
 ) -> Run:
-    """Train one network with normcore's layers (`nudge`: see `network.build`).
+    """Train one network with normcore's layers (`nudge`: see `network.build`; `pinned`: see
+    `train_many`).
 
     The loss reported is clipped at `clip` as the reference program reports it; the run also
     records each epoch's loss without the clip (`unclipped_losses`), from the same forward
@@ -146,6 +150,7 @@ def train(
         batch=batch,
         epsilon=epsilon,
         clip=clip,
+        pinned=pinned,
     )[0]
 
 
@@ -164,6 +169,7 @@ def train_many(
     batch: int = BATCH,
     epsilon: float = EPSILON,
     clip: float | None = CLIP,
+    pinned: bool = False,
 ) -> list[Run]:
     """`train` for the runs (seeds[k], rates[k], nudges[k]), side by side as one stack.
 
@@ -171,7 +177,15 @@ def train_many(
     epsilon and clip; each has its own seed, learning rate and nudge. A run normcore refuses
     leaves the stack at the batch it is refused on, with what `train` would report for it alone;
     the others go on. Runs trained before with the same settings are not trained again.
+
+    `pinned` (an intervention, for a normalised network only): after every step each hidden
+    unit's incoming weights are rescaled to the length they started with, and the unit's bias
+    and running statistics by the same factor (`pin_lengths`). Behind the batch layer that
+    changes nothing the network computes (up to epsilon), in either mode; it removes only the
+    growth of the weights, and with it the shrinking of the effective learning rate.
     """
+    if pinned and not normalised:
+        raise SettingError("pinned: the lengths are pinned only behind a batch layer")
     if len(seeds) != len(rates):
         raise SettingError(
             f"seeds and rates: expected one rate a seed, got {len(seeds)} and {len(rates)}"
@@ -181,6 +195,7 @@ def train_many(
         raise SettingError(f"nudges: expected one a seed, got {len(nudges)} for {len(seeds)}")
     keys = [
         (int(s), float(r), bool(normalised), int(k), epochs, batch, float(epsilon), clip)
+        + ((True,) if pinned else ())
         for s, r, k in zip(seeds, rates, nudges, strict=True)
     ]
     runs = {k: _TRAINED[k] for k in keys if k in _TRAINED}
@@ -195,6 +210,7 @@ def train_many(
             batch,
             epsilon,
             clip,
+            pinned,
         )
         runs.update(zip(missing, trained, strict=True))
         if len(_TRAINED) + len(missing) > _KEPT:
@@ -212,11 +228,13 @@ def _train_stack(
     batch: int,
     epsilon: float,
     clip: float | None,
+    pinned: bool = False,
 ) -> list[Run]:
     """The runs of `train_many`, trained as one stack."""
     data = subscribers()
     x, y = data.x_train, data.y_train
     net = build_many(seeds, normalised, epsilon, nudges)
+    start_lengths = np.sqrt(np.sum(np.asarray(net.hidden.weights) ** 2, axis=-2))
     rate = np.asarray(rates, dtype=np.float64)
     alive = list(range(len(seeds)))  # the runs still training, in the stack's order
     losses = np.zeros((epochs, len(seeds)))
@@ -251,7 +269,7 @@ def _train_stack(
                 net = net.members(keep) if alive else net
             if not alive:
                 return [done[k] for k in range(len(seeds))]
-            net = moved
+            net = pin_lengths(moved, start_lengths[alive]) if pinned else moved
             labels = np.broadcast_to(yb, (len(alive), len(yb)))
             total[alive] = total[alive] + clipped_loss(logits, labels, clip) * len(rows)
             total_unclipped[alive] = total_unclipped[alive] + loss.value * len(rows)
@@ -266,6 +284,26 @@ def _train_stack(
             unclipped_losses=unclipped[:, k],
         )
     return [done[k] for k in range(len(seeds))]
+
+
+def pin_lengths(net: SubscriberNet, lengths: np.ndarray) -> SubscriberNet:
+    """`net` (a stack, normalised) with each hidden unit's incoming weights rescaled to
+    `lengths` (runs, 16), and the unit's bias, running mean and running deviation multiplied by
+    the same factor: behind the batch layer the same function, in training and evaluation mode
+    (up to epsilon), with the weights' length held where `lengths` puts it."""
+    if net.norm is None:
+        raise SettingError("net: the lengths are pinned only behind a batch layer")
+    hidden, norm = net.hidden, net.norm
+    w = np.asarray(hidden.weights)
+    factor = lengths / np.sqrt(np.sum(w**2, axis=-2))
+    moved = Dense(w * factor[..., None, :], np.asarray(hidden.bias) * factor)
+    spread = norm.spread_field
+    rescaled = dataclasses.replace(
+        norm,
+        running_mean=np.asarray(norm.running_mean) * factor,
+        **{spread: np.asarray(getattr(norm, spread)) * factor},
+    )
+    return SubscriberNet(Sequential((moved, rescaled, *net.layers.layers[2:])))
 
 
 def _refusals(
