@@ -75,11 +75,16 @@ def sweep_chart(
 
 def three_ways_chart(ways: Any) -> Any:
     """Each test subscriber's probability asked by the batch's statistics (x) and by the
-    running figures or the shuffled batches (y)."""
+    running statistics or the shuffled batches (y)."""
     use_book_style()
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
     ax.plot(
-        ways.batch, ways.running, "o", markersize=3, color=BOOK_COLOURS[0], label="running figures"
+        ways.batch,
+        ways.running,
+        "o",
+        markersize=3,
+        color=BOOK_COLOURS[0],
+        label="running statistics",
     )
     ax.plot(
         ways.batch,
@@ -104,7 +109,7 @@ def three_ways_chart(ways: Any) -> Any:
 
 def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str, float]]) -> Any:
     """One panel per run: a histogram of the test accuracy with batch statistics over random row
-    orders, with the in-order answer, the running figures' answer and the answers of batches
+    orders, with the in-order answer, the running statistics' answer and the answers of batches
     made homogeneous (`homogeneous[run]`: name -> accuracy) as vertical lines."""
     use_book_style()
     fig, axes = plt.subplots(1, len(spreads), figsize=(7.2, 3.2), sharey=True)
@@ -114,7 +119,7 @@ def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str,
         step = 1 / 252
         edges = np.arange(values.min() - step / 2, values.max() + step, step)
         ax.hist(values, bins=edges, color=BOOK_COLOURS[1], alpha=0.6, label="random orders")
-        ax.axvline(spread.running, color="black", linewidth=1.5, label="running figures")
+        ax.axvline(spread.running, color="black", linewidth=1.5, label="running statistics")
         ax.axvline(
             spread.in_order,
             color=BOOK_COLOURS[0],
@@ -133,4 +138,33 @@ def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str,
         ax.set(xlabel="test accuracy, batch statistics", title=run)
     axes[0].set_ylabel("row orders")
     axes[-1].legend(fontsize=7, loc="upper left")
+    return fig
+
+
+def pinned_chart(free: Sequence[Any], pinned: Sequence[Any], limit: float = 1.0) -> Any:
+    """Each epoch's training loss (log scale) of normalised runs at one rate, with each hidden
+    unit's weights free to grow (solid) and pinned to their starting length after every step
+    (dashed), one line a run; the grey line is the loss `limit` the chapter calls stable."""
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(7.2, 3.2))
+    for runs, colour, style, word in (
+        (free, BOOK_COLOURS[1], "-", "lengths free"),
+        (pinned, BOOK_COLOURS[3], "--", "lengths pinned"),
+    ):
+        for k, run in enumerate(runs):
+            losses = np.asarray(run.epoch_losses)
+            ax.plot(
+                np.arange(1, len(losses) + 1),
+                losses,
+                linestyle=style,
+                color=colour,
+                alpha=1.0 if k == 0 else 0.6,
+                label=f"{word}, run {k + 1}",
+            )
+    ax.axhline(limit, color=BOOK_COLOURS[5], linewidth=1)
+    ax.set(yscale="log", xlabel="epoch", ylabel="training loss (mean over the epoch)")
+    ticks = [0.3, 0.5, 1, 2, 5]
+    ax.set_yticks(ticks, [f"{v:g}" for v in ticks])
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.legend(fontsize=8, loc="upper right", ncol=2)
     return fig
