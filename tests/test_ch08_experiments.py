@@ -626,3 +626,41 @@ def test_group_sizes_trains_the_layer_network_beside_them() -> None:
     np.testing.assert_array_equal(g.running, alone.running)
     np.testing.assert_array_equal(g.recomputed, alone.recomputed)
     assert alone.layer is None and len(g.nets) == 2
+
+
+def test_effective_smoothness_is_santurkars_definition() -> None:
+    """(c): the largest change of the gradient per distance moved over the steps m * rate * g,
+    recomputed by hand at the first probe; (a) the loss range over the same points and w."""
+    data = digits_rates.digits_data()
+    r = smoothness.measure("plain", data, seeds=(0,), probes=(0,))
+    x, y, _, _ = data
+    rows = np.random.default_rng(0).permutation(len(y))[: digits_rates.BATCH]
+    net = deepnet.build("plain", [0])
+    loss, grads = deepnet.gradients(net, x[rows], y[rows])
+    norm = smoothness.gradient_norm(grads)
+    ratios, losses = [], [loss]
+    for m in smoothness.MULTIPLES:
+        moved = deepnet.step(net, grads, np.full(1, m * smoothness.RATE))
+        moved_loss, moved_grads = deepnet.gradients(moved, x[rows], y[rows])
+        losses.append(moved_loss)
+        ratios.append(smoothness.gradient_gap(moved_grads, grads) / (m * smoothness.RATE * norm))
+    np.testing.assert_allclose(r.beta_effective[0], np.max(ratios, axis=0), rtol=1e-10)
+    losses = np.array(losses)
+    np.testing.assert_allclose(r.loss_variation[0], losses.max(0) - losses.min(0), rtol=1e-10)
+    np.testing.assert_allclose(r.loss[0], loss, rtol=1e-12)
+
+
+def test_rescaling_keeps_the_batch_function_not_the_plain_one() -> None:
+    """`scale`: the batch network's loss moves by epsilon's share and its gradient shrinks; the
+    plain network's loss moves; scale 1 changes nothing, bit for bit."""
+    data = digits_rates.digits_data()
+    base = {v: smoothness.measure(v, data, seeds=(0,), probes=(0,)) for v in ("plain", "batch")}
+    same = smoothness.measure("batch", data, seeds=(0,), probes=(0,), scale=1.0)
+    assert np.array_equal(same.beta_effective, base["batch"].beta_effective)
+    batch4 = smoothness.measure("batch", data, seeds=(0,), probes=(0,), scale=4.0)
+    plain4 = smoothness.measure("plain", data, seeds=(0,), probes=(0,), scale=4.0)
+    assert np.all(np.abs(batch4.loss / base["batch"].loss - 1) < 1e-4)
+    assert np.all(batch4.gradient_norm < base["batch"].gradient_norm)
+    assert np.all(np.abs(plain4.loss / base["plain"].loss - 1) > 1e-2)
+    with pytest.raises(SettingError):
+        smoothness.rescaled(deepnet.build("batch", [0]), 0.0)

@@ -440,3 +440,39 @@ def test_the_batch_layer_makes_the_loss_blind_to_the_hidden_length():
         doubled = R.scaled(normalised, 2.0)
         np.testing.assert_array_equal(doubled.hidden.weights, 2 * normalised.hidden.weights)
         assert doubled.layers.layers[1:] == normalised.layers.layers[1:]
+
+
+def test_rate_ten_checker_names_another_run_not_rounding():
+    """Exercise 2: a final loss from another seed is named as another run, and an answer near
+    the right one is never told to keep more digits (two runs end a few hundredths apart)."""
+    from normcore.exercises import ch07
+
+    other = R.train(0, 10.0, True).loss
+    said = ch07.check_rate_ten(other)
+    assert said.startswith("not yet") and "seed 0" in said
+    right = R.train(R.RUN_SEEDS[0], 10.0, True).loss
+    near = ch07.check_rate_ten(right + 0.003)
+    assert near.startswith("not yet") and "more digits" not in near
+    assert ch07.check_rate_ten(round(right, 4)) == "right"
+
+
+def test_pinned_training_keeps_the_lengths_and_the_function():
+    """`train_many(..., pinned=True)`: every unit ends at its starting length; pinning a trained
+    network changes what it computes (both modes) by epsilon's share only; a plain network
+    cannot be pinned."""
+    from normcore.errors import SettingError
+    from normcore.purpose import PREDICTING, TRAINING
+
+    seed = R.RUN_SEEDS[0]
+    start = R.unit_lengths(R.build(seed, True))
+    run = R.train(seed, 5.0, True, pinned=True)
+    assert np.allclose(R.unit_lengths(run.net), start)
+    free = R.train(seed, 5.0, True).net
+    assert not np.allclose(R.unit_lengths(free), start)  # the lengths grew
+    pinned = R.pin_lengths(free, np.sqrt(start))
+    assert np.allclose(R.unit_lengths(pinned), start)
+    x = R.subscribers().x_train[:40]
+    for purpose in (TRAINING, PREDICTING):
+        assert np.allclose(pinned.logits(x, purpose), free.logits(x, purpose), rtol=1e-6)
+    with pytest.raises(SettingError):
+        R.train_many([seed], [5.0], False, pinned=True)

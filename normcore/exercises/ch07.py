@@ -61,7 +61,24 @@ def check_rate_ten(answer: Any) -> Verdict:
             ),
         ]
 
-    return judged(answer, lambda: _loss_at_ten(R.RUN_SEEDS[0], True), mistakes, tolerance=5e-5)
+    said = judged(answer, lambda: _loss_at_ten(R.RUN_SEEDS[0], True), mistakes, tolerance=5e-5)
+    if said.startswith("close"):
+        # a final loss near the right one is another run (another seed, rate or order), not a
+        # rounding slip: two runs at rate 10 end a few hundredths apart, so "keep more digits"
+        # would send the reader the wrong way
+        others = [s for s in range(10) if s not in R.RUN_SEEDS[:2]]
+        runs = R.train_many(others, [10.0] * len(others), True)
+        for seed, run in zip(others, runs, strict=True):
+            if abs(float(answer) - run.loss) <= 5e-5:
+                return Verdict(
+                    f"not yet: that is the run of seed {seed}; the question asks for the first "
+                    f"of R.RUN_SEEDS, {R.RUN_SEEDS[0]}"
+                )
+        return Verdict(
+            "not yet: near the answer but not it, as another run's loss would be; check the "
+            "seed (R.RUN_SEEDS[0]), the rate (10.0) and normalised=True, and give four decimals"
+        )
+    return said
 
 
 def check_batch_of_ten(answer: Any) -> Verdict:
