@@ -36,8 +36,8 @@ def brackets() -> list[tuple[R.Bracket, R.Bracket]]:
 
 GRID_SETTING = (
     f"{PAIRS} pairs of fresh starting weights (seeds {fresh()[0]}-{fresh()[0] + 2 * PAIRS - 1}),"
-    " both runs under a loss of 1 after 30 epochs, grids in steps of 2.5 from 5 (plain) and 15"
-    " (normalised)"
+    " both runs under a loss of 1 after 30 epochs, grids in steps of 2.5 from 5 (plain) and of 5"
+    " to 10 from 15 (normalised)"
 )
 
 
