@@ -221,3 +221,88 @@ def data_dependent_start(layer: WeightNormDense, x: np.ndarray) -> WeightNormDen
     if np.any(sd == 0):
         raise SettingError("x: a neuron's pre-activations are constant over the batch")
     return WeightNormDense(direction=v, magnitude=1.0 / sd, bias=-t.mean(axis=-2) / sd)
+
+
+def factor_pinned(layer: WeightNormDense) -> WeightNormDense:
+    """The same layer (the same effective weights, so the same function) with each stored
+    direction rescaled to its length parameter, so that the turning factor g^2 / |v|^2 is 1:
+    an intervention on the factor alone."""
+    v = np.asarray(layer.direction)
+    g = np.asarray(layer.magnitude)
+    unit = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    return WeightNormDense(direction=unit * g[..., None, :], magnitude=g, bias=layer.bias)
+
+
+@dataclass(frozen=True)
+class ShortcutSplit:
+    """The shortcut direction gradient (g / |v|) grad_w split into the projected (turning) part,
+    at right angles to v, and its error, the radial part (g / |v|)(grad_w . u) u along v.
+
+    `turning`: the projected gradient's length per neuron; `radial`: the signed size
+    (g / |v|)(grad_w . u) of the error along u (positive: a step with it shortens v).
+    `effect_on_w`: the largest change of the effective weights that the radial part alone
+    makes in a step of `rate` (zero to first order: w = g v / |v| ignores |v|)."""
+
+    turning: np.ndarray
+    radial: np.ndarray
+    effect_on_w: float
+    rate: float
+
+
+def _dense_gradient(case: Case) -> np.ndarray:
+    response, d = arriving_grad(case.dense, case.x, case.y)
+    return np.swapaxes(response.input, -1, -2) @ d  # (inputs, neurons), shaped as v
+
+
+def shortcut_split(case: Case, rate: float = LEARNING_RATE) -> ShortcutSplit:
+    """Split the shortcut's direction gradient (see `ShortcutSplit`)."""
+    wn = case.weightnorm
+    grad = _dense_gradient(case)
+    right = wn.grads_from_dense(grad)["direction"]
+    wrong = wn.grads_from_dense(grad, project=False)["direction"]
+    error = wrong - right
+    v = np.asarray(wn.direction)
+    u = v / direction_length(v)
+    moved = WeightNormDense(direction=v - rate * error, magnitude=wn.magnitude, bias=wn.bias)
+    return ShortcutSplit(
+        turning=direction_length(right),
+        radial=np.sum(error * u, axis=0),
+        effect_on_w=float(np.max(np.abs(moved.effective_weights - wn.effective_weights))),
+        rate=float(rate),
+    )
+
+
+def direction_lengths_after(case: Case, rate: float, project: bool = True) -> np.ndarray:
+    """|v| per neuron after one step of plain gradient descent at `rate` with the projected
+    direction gradient (`project=True`) or the shortcut (`project=False`)."""
+    wn = case.weightnorm
+    grad = wn.grads_from_dense(_dense_gradient(case), project=project)["direction"]
+    return direction_length(np.asarray(wn.direction) - rate * grad)
+
+
+__all__ = [
+    "CASE_SEED",
+    "LEARNING_RATE",
+    "LENGTHS",
+    "LIMIT_MISS",
+    "LIMIT_RATE",
+    "PEOPLE",
+    "Case",
+    "Parts",
+    "ShortcutSplit",
+    "GradChecks",
+    "StepComparison",
+    "arriving_grad",
+    "data_dependent_start",
+    "direction_lengths_after",
+    "factor_pinned",
+    "length_gap",
+    "loss_of",
+    "make_case",
+    "one_step",
+    "parts",
+    "second_order_constant",
+    "shortcut_split",
+    "grad_checks",
+    "turning_factor",
+]
