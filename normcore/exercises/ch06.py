@@ -97,3 +97,34 @@ def check_rms_seeds_holding_up(answer: Any) -> Verdict:
         return named
 
     return judged(answer, _rms_seeds_holding_up, mistakes, tolerance=0.0, mistake_tolerance=1e-9)
+
+
+OTHER_CROWD = 42  # exercise 4's crowd: the generator's seed 42, not the book's crowd
+
+
+def _logistic_population_minus_held() -> float:
+    from normcore.experiments import crowds
+
+    y = crowds.logistic_yardstick([OTHER_CROWD])
+    return float(y.population_accuracy[0] - y.held_accuracy[0])
+
+
+def check_logistic_population_minus_held(answer: Any) -> Verdict:
+    """Exercise 4: for the crowd `crowds.crowd(42)`, the logistic regression's population
+    accuracy minus its five-fold held-out accuracy (two decimals, with its sign)."""
+
+    def mistakes() -> list[tuple[Any, str]]:
+        gap = _logistic_population_minus_held()
+        return [(-gap, "the sign is turned: the question asks population minus held out")]
+
+    return judged(
+        answer, _logistic_population_minus_held, mistakes, tolerance=0.005, mistake_tolerance=0.005
+    )
+
+
+__all__ = [
+    "check_first_under_half_rate",
+    "check_held_out_people",
+    "check_logistic_population_minus_held",
+    "check_rms_seeds_holding_up",
+]
