@@ -221,3 +221,77 @@ def data_dependent_start(layer: WeightNormDense, x: np.ndarray) -> WeightNormDen
     if np.any(sd == 0):
         raise SettingError("x: a neuron's pre-activations are constant over the batch")
     return WeightNormDense(direction=v, magnitude=1.0 / sd, bias=-t.mean(axis=-2) / sd)
+
+
+@dataclass(frozen=True)
+class ShortcutSplit:
+    """The shortcut direction gradient (g / |v|) grad_w split into the projected (turning) part,
+    at right angles to v, and its error, the radial part (g / |v|)(grad_w . u) u along v.
+
+    `turning`: the projected gradient's length per neuron; `radial`: the signed size
+    (g / |v|)(grad_w . u) of the error along u (positive: a step with it shortens v).
+    `effect_on_w`: the largest change of the effective weights that the radial part alone
+    makes in a step of `rate` (zero to first order: w = g v / |v| ignores |v|)."""
+
+    turning: np.ndarray
+    radial: np.ndarray
+    effect_on_w: float
+    rate: float
+
+
+def _dense_gradient(case: Case) -> np.ndarray:
+    response, d = arriving_slope(case.dense, case.x, case.y)
+    return np.swapaxes(response.input, -1, -2) @ d  # (inputs, neurons), shaped as v
+
+
+def shortcut_split(case: Case, rate: float = LEARNING_RATE) -> ShortcutSplit:
+    """Split the shortcut's direction gradient (see `ShortcutSplit`)."""
+    wn = case.weightnorm
+    grad = _dense_gradient(case)
+    right = wn.slopes_from_dense(grad)["direction"]
+    wrong = wn.slopes_from_dense(grad, project=False)["direction"]
+    error = wrong - right
+    v = np.asarray(wn.direction)
+    u = v / direction_length(v)
+    moved = WeightNormDense(direction=v - rate * error, magnitude=wn.magnitude, bias=wn.bias)
+    return ShortcutSplit(
+        turning=direction_length(right),
+        radial=np.sum(error * u, axis=0),
+        effect_on_w=float(np.max(np.abs(moved.effective_weights - wn.effective_weights))),
+        rate=float(rate),
+    )
+
+
+def direction_lengths_after(case: Case, rate: float, project: bool = True) -> np.ndarray:
+    """|v| per neuron after one step of plain gradient descent at `rate` with the projected
+    direction gradient (`project=True`) or the shortcut (`project=False`)."""
+    wn = case.weightnorm
+    slope = wn.slopes_from_dense(_dense_gradient(case), project=project)["direction"]
+    return direction_length(np.asarray(wn.direction) - rate * slope)
+
+
+__all__ = [
+    "CASE_SEED",
+    "LEARNING_RATE",
+    "LENGTHS",
+    "LIMIT_MISS",
+    "LIMIT_RATE",
+    "PEOPLE",
+    "Case",
+    "Parts",
+    "ShortcutSplit",
+    "SlopeChecks",
+    "StepComparison",
+    "arriving_slope",
+    "data_dependent_start",
+    "direction_lengths_after",
+    "length_gap",
+    "loss_of",
+    "make_case",
+    "one_step",
+    "parts",
+    "second_order_constant",
+    "shortcut_split",
+    "slope_checks",
+    "turning_factor",
+]

@@ -34,6 +34,7 @@ def test_distance_over_rate_squared_tends_to_the_predicted_constant():
         held=int(held),
         of=len(SEEDS),
         setting=f"cases from fresh seeds {SEEDS[0]}-{SEEDS[-1]}, rate {SMALL}",
+        resampled=("initial seeds",),
     )
     assert held > len(SEEDS) / 2
 
@@ -91,5 +92,56 @@ def test_data_dependent_start_rarely_sooner_here():
         held=held,
         of=n,
         setting=f"whole crowd, rate 1, target 0.3, fresh seeds {SEEDS[0]}-{SEEDS[-1]}",
+        resampled=("initial seeds",),
     )
     assert held < n / 2
+    factor = weightnorm.turning_factor(started.hidden)  # (seeds, 16)
+    below = int(np.sum(factor < 1))
+    record(
+        "ch05",
+        "data_start_factor_below_one",
+        held=below,
+        of=factor.size,
+        setting=f"whole crowd, fresh seeds {SEEDS[0]}-{SEEDS[-1]}, 16 neurons each",
+        resampled=("initial seeds",),
+    )
+    assert below > factor.size / 2  # "below 1 on most neurons"
+
+
+def test_shortcut_error_is_radial():
+    """Intervention: apply the shortcut's error alone (its radial part) and the effective
+    weights do not move (to rounding), on every neuron of every fresh case; a shortcut step at
+    rate 0.1 shortens v on every neuron whose grad_w . u is positive, where the projected step
+    lengthens every neuron."""
+    moved_w = neurons = shortened = wanted = 0
+    for seed in SEEDS:
+        case = weightnorm.make_case(seed=seed)
+        split = weightnorm.shortcut_split(case, 0.1)
+        v0 = np.linalg.norm(case.weightnorm.direction, axis=0)
+        short = weightnorm.direction_lengths_after(case, 0.1, project=False)
+        long = weightnorm.direction_lengths_after(case, 0.1)
+        neurons += v0.size
+        moved_w += v0.size if split.effect_on_w < 1e-12 else 0
+        positive = split.radial > 0
+        wanted += int(np.sum(positive))
+        shortened += int(np.sum(short[positive] < v0[positive]))
+        assert np.all(long >= v0)
+    setting = f"cases from fresh seeds {SEEDS[0]}-{SEEDS[-1]}, three neurons each, rate 0.1"
+    record(
+        "ch05",
+        "shortcut_radial_leaves_w",
+        held=moved_w,
+        of=neurons,
+        setting=setting,
+        resampled=("initial seeds",),
+    )
+    record(
+        "ch05",
+        "shortcut_shortens_v",
+        held=shortened,
+        of=wanted,
+        setting=setting + ", neurons with grad_w . u > 0",
+        resampled=("initial seeds",),
+    )
+    assert moved_w == neurons  # exact algebra, not a count near a line
+    assert shortened >= 0.9 * wanted
