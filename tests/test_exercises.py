@@ -51,6 +51,10 @@ def test_close_says_how_many_digits_agree():
     assert verdict(1.3, expected, tolerance=1e-7).startswith("not yet")
     # whole-number answers (tolerance 0) are never "close"
     assert verdict(5, 6, tolerance=0).startswith("not yet")
+    # a nearby number that is not a rounding of the answer (another seed's run) is not "close":
+    # keeping more digits would not fix it
+    assert verdict(0.4409, 0.4391, tolerance=5e-5).startswith("not yet")
+    assert verdict(0.439, 0.4391, tolerance=5e-5).startswith("close: right to about")
 
 
 def test_reply_never_shows_the_expected_value():

@@ -120,6 +120,10 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
         "check_held_out_people": {"fill": f"answer = {g('c6_ex1_people')}", "shown": []},
         "check_first_under_half_rate": {"fill": f"answer = {g('c6_ex2_epoch')}", "shown": []},
         "check_rms_seeds_holding_up": {"fill": f"answer = {g('c6_ex3_count')}", "shown": []},
+        "check_logistic_population_minus_held": {
+            "fill": f"answer = {g('c6_ex4_gap', '.2f')}",
+            "shown": [],
+        },
     },
     "07-rates-and-leaks": {
         "check_clip_loss": {"fill": f"answer = {g('ch07_ex1', '.4f')}", "shown": []},

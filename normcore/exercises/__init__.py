@@ -21,7 +21,8 @@ import numpy as np
 PROMPT = "waiting for your answer: put it in place of None and run this cell"
 
 #: An answer whose worst entry is within this many tolerances of the expected one, and within
-#: CLOSE_LIMIT (relative), is "close".
+#: CLOSE_LIMIT (relative), is "close", provided every entry is the expected one rounded to the
+#: answer's own decimal places (`_is_rounding`): otherwise it is another number, "not yet".
 CLOSE_FACTOR = 1000.0
 CLOSE_LIMIT = 5e-3
 
@@ -36,6 +37,24 @@ class Verdict(str):
     def right(self) -> bool:
         """True when the answer was right."""
         return self == "right"
+
+
+def _decimals(value: float) -> int:
+    """How many decimal places the shortest repr of `value` shows (0 for a whole number)."""
+    text = np.format_float_positional(float(value), unique=True, trim="-")
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _is_rounding(given: np.ndarray, expected: np.ndarray) -> bool:
+    """Whether every given entry is the expected one rounded to the given entry's own decimal
+    places (within half a unit of its last digit): an answer with too few digits, not a
+    different number. Only such an answer is told to keep more digits; a nearby number that
+    is not a rounding (another seed's run, another formula) is "not yet"."""
+    for g, e in zip(given.ravel(), expected.ravel(), strict=True):
+        half = 0.5 * 10.0 ** -_decimals(g)
+        if abs(float(g) - float(e)) > half * (1 + 1e-9) + 1e-300:
+            return False
+    return True
 
 
 def _digits(error: float) -> int:
@@ -82,7 +101,7 @@ def verdict(given: Any, expected: Any | Callable[[], Any], tolerance: float = 5e
     if np.all(error <= tolerance):
         return Verdict("right")
     worst = float(np.max(error))
-    if tolerance > 0 and worst <= min(CLOSE_FACTOR * tolerance, CLOSE_LIMIT):
+    if tolerance > 0 and worst <= min(CLOSE_FACTOR * tolerance, CLOSE_LIMIT) and _is_rounding(g, e):
         have, want = _digits(worst), _digits(tolerance)
         if have < want:
             return Verdict(
