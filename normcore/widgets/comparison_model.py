@@ -42,6 +42,9 @@ DRAWS, DRAW_SEED = (
 )
 #: The bootstrap interval's percentiles (`comparison.paired_people`'s 95 % interval).
 INTERVAL = comparison.PEOPLE_PERCENTILES
+#: Student's t multipliers for the interval over seeds, keyed by degrees of freedom (as text,
+#: for the page): the chapter's `comparison.T_975`.
+T_975 = {str(df): t for df, t in comparison.T_975.items()}
 #: The arrangement every other is paired with, person by person.
 REFERENCE = "none"
 #: How the table names each arrangement.
@@ -70,6 +73,7 @@ def results_data(scores: Mapping[str, comparison.Scores]) -> Results:
         "people": people,
         "draws": _draws(people, DRAWS, DRAW_SEED),
         "interval": list(INTERVAL),
+        "t975": dict(T_975),
         "held_correct": {
             key: ["".join("1" if v else "0" for v in row) for row in np.asarray(c, dtype=bool)]
             for key, c in correct.items()
@@ -147,8 +151,8 @@ def _bits(results: Results, key: str, at: Sequence[int]) -> np.ndarray:
 def paired(results: Results, key: str, at: Sequence[int]) -> dict[str, Any]:
     """`key` against the plain network person by person over the seeds at indices `at`, as
     `comparison.paired_people` compares them: the mean gap in held-out accuracy, the bootstrap
-    interval over people (the chapter's draws, 2.5 and 97.5 per cent), mean +- 2 standard errors
-    of the per-seed gaps, and the people right on fewer (more) seeds than under the plain
+    interval over people (the chapter's draws, 2.5 and 97.5 per cent), mean +- t(0.975, seeds - 1)
+    standard errors of the per-seed gaps (`comparison.paired_exact`'s multiplier), and the people right on fewer (more) seeds than under the plain
     network. Counts stay whole numbers until the last division."""
     a, r = _bits(results, key, at), _bits(results, REFERENCE, at)
     seeds, people = a.shape
@@ -159,12 +163,13 @@ def paired(results: Results, key: str, at: Sequence[int]) -> dict[str, Any]:
     per_seed = (a.sum(axis=1) - r.sum(axis=1)) / people
     gap = float(counts.sum() / (seeds * people))
     error = float(per_seed.std(ddof=1) / np.sqrt(seeds)) if seeds > 1 else 0.0
+    t = float(results["t975"].get(str(seeds - 1), 1.96)) if seeds > 1 else 0.0
     return {
         "gap": gap,
         "people_low": float(low),
         "people_high": float(high),
-        "seed_low": gap - 2 * error,
-        "seed_high": gap + 2 * error,
+        "seed_low": gap - t * error,
+        "seed_high": gap + t * error,
         "worse": int(np.count_nonzero(counts < 0)),
         "better": int(np.count_nonzero(counts > 0)),
     }
@@ -191,6 +196,7 @@ def _synthetic(rng: np.random.Generator) -> Results:
         "people": people,
         "draws": _draws(people, 400, int(rng.integers(1000))),
         "interval": [float(rng.uniform(0, 10)), float(rng.uniform(90, 100))],
+        "t975": dict(T_975),
         "held_correct": {
             k: [
                 "".join(str(int(v)) for v in rng.random(people) < rng.uniform(0.3, 0.9))

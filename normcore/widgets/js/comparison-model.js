@@ -84,7 +84,10 @@ export function paired(results, key, at) {
     (row.reduce((x, y) => x + y, 0) - r[s].reduce((x, y) => x + y, 0)) / people);
   const gap = counts.reduce((x, y) => x + y, 0) / (seeds * people);
   let error = 0;
+  let t = 0;
   if (seeds > 1) {
+    const known = results.t975[String(seeds - 1)];
+    t = known === undefined ? 1.96 : known;
     const m = perSeed.reduce((x, y) => x + y, 0) / seeds;
     const squares = perSeed.reduce((x, v) => x + (v - m) ** 2, 0);
     error = Math.sqrt(squares / (seeds - 1)) / Math.sqrt(seeds);
@@ -92,7 +95,7 @@ export function paired(results, key, at) {
   return {
     gap, people_low: percentile(means, results.interval[0]),
     people_high: percentile(means, results.interval[1]),
-    seed_low: gap - 2 * error, seed_high: gap + 2 * error,
+    seed_low: gap - t * error, seed_high: gap + t * error,
     worse: counts.filter((c) => c < 0).length, better: counts.filter((c) => c > 0).length,
   };
 }

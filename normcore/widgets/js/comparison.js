@@ -52,9 +52,9 @@ export function pairedReadout(f, labels, people, draws, interval) {
     "</tr>").join("");
   const seeds = f.seeds === 1 ? "1 seed" : `${f.seeds} seeds`;
   return `<table class="nc-table"><caption>against plain, person by person, over ${seeds}: ` +
-    `the interval over people resamples the ${people} people ${draws} times ` +
-    `(${interval[0]} to ${interval[1]} per cent), the ` +
-    "one over seeds is two standard errors of the per-seed gaps</caption>" +
+    `the interval over people resamples the ${people} held-out verdicts ${draws} times ` +
+    `(${interval[0]} to ${interval[1]} per cent; the training people stay fixed), the ` +
+    "one over seeds is Student's t (0.975) standard errors of the per-seed gaps</caption>" +
     '<thead><tr><th scope="col">arrangement</th><th scope="col">gap in held-out accuracy</th>' +
     '<th scope="col">over people</th><th scope="col">over seeds</th>' +
     '<th scope="col">people worse</th><th scope="col">people better</th></tr></thead>' +
