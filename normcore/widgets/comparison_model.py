@@ -151,9 +151,10 @@ def _bits(results: Results, key: str, at: Sequence[int]) -> np.ndarray:
 def paired(results: Results, key: str, at: Sequence[int]) -> dict[str, Any]:
     """`key` against the plain network person by person over the seeds at indices `at`, as
     `comparison.paired_people` compares them: the mean gap in held-out accuracy, the bootstrap
-    interval over people (the chapter's draws, 2.5 and 97.5 per cent), mean +- t(0.975, seeds - 1)
-    standard errors of the per-seed gaps (`comparison.paired_exact`'s multiplier), and the people right on fewer (more) seeds than under the plain
-    network. Counts stay whole numbers until the last division."""
+    interval over people (the chapter's draws, 2.5 and 97.5 per cent), mean +- t(0.975,
+    seeds - 1) standard errors of the per-seed gaps (`comparison.paired_exact`'s multiplier),
+    and the people right on fewer (more) seeds than under the plain network. Counts stay whole
+    numbers until the last division."""
     a, r = _bits(results, key, at), _bits(results, REFERENCE, at)
     seeds, people = a.shape
     counts = a.sum(axis=0) - r.sum(axis=0)  # per person, a whole number in [-seeds, seeds]
