@@ -416,6 +416,11 @@ def on_crowds(rate: float) -> dict[str, crowds.CrowdScores]:
     )
 
 
+def _named(stem: str, rate: float) -> str:
+    """A claim's name at `rate`: the stem at rate 1, with `_rate_03` at the second rate."""
+    return stem if rate == comparison.RATE else f"{stem}_rate_03"
+
+
 def _gap(rate: float, variant: str, field: str) -> np.ndarray:
     """Per crowd, the variant's figure minus the plain network's, averaged over the seeds."""
     s = on_crowds(rate)
@@ -429,7 +434,6 @@ def test_on_other_people_only_batch_is_worse(rate):
     on about half the crowds, within 3 points on nearly every one)', at rate 1. At the second
     rate only the batch layer's direction is asserted (the counts are recorded for the prose).
     """
-    suffix = "" if rate == comparison.RATE else "_rate_03"
     n = CROWDS[rate]
     counts = {}
     for variant in VARIANTS:
@@ -437,7 +441,7 @@ def test_on_other_people_only_batch_is_worse(rate):
         counts[variant] = int(np.sum(gap < 0))
         record(
             "ch06",
-            f"crowds_{variant}_population_worse{suffix}",
+            _named(f"crowds_{variant}_population_worse", rate),
             held=counts[variant],
             of=n,
             setting=_crowd_setting(rate),
@@ -446,7 +450,7 @@ def test_on_other_people_only_batch_is_worse(rate):
         near = int(np.sum(np.abs(gap) < crowds.POPULATION_FAR))
         record(
             "ch06",
-            f"crowds_{variant}_population_near{suffix}",
+            _named(f"crowds_{variant}_population_near", rate),
             held=near,
             of=n,
             setting=_crowd_setting(rate, f", |gap| < {crowds.POPULATION_FAR:g}"),
@@ -462,7 +466,7 @@ def test_on_other_people_only_batch_is_worse(rate):
     beyond = int(np.sum(gap < -crowds.POPULATION_NEAR))
     record(
         "ch06",
-        f"crowds_batch_population_beyond_near{suffix}",
+        _named("crowds_batch_population_beyond_near", rate),
         held=beyond,
         of=n,
         setting=_crowd_setting(rate, f", gap below -{crowds.POPULATION_NEAR:g}"),
@@ -475,14 +479,13 @@ def test_on_other_people_inserted_layers_confidently_wrong(rate):
     """'All three inserted layers are more confidently wrong': their loss on the population is
     above the plain network's on most fresh crowds, and so is their mean loss on the people they
     misclassify."""
-    suffix = "" if rate == comparison.RATE else "_rate_03"
     n = CROWDS[rate]
     for variant in INSERTED:
         for field, name in (("population_loss", "loss"), ("missed_loss", "missed_loss")):
             k = int(np.sum(_gap(rate, variant, field) > 0))
             record(
                 "ch06",
-                f"crowds_{variant}_population_{name}_higher{suffix}",
+                _named(f"crowds_{variant}_population_{name}_higher", rate),
                 held=k,
                 of=n,
                 setting=_crowd_setting(rate),
