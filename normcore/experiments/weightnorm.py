@@ -223,6 +223,16 @@ def data_dependent_start(layer: WeightNormDense, x: np.ndarray) -> WeightNormDen
     return WeightNormDense(direction=v, magnitude=1.0 / sd, bias=-t.mean(axis=-2) / sd)
 
 
+def factor_pinned(layer: WeightNormDense) -> WeightNormDense:
+    """The same layer (the same effective weights, so the same function) with each stored
+    direction rescaled to its length parameter, so that the turning factor g^2 / |v|^2 is 1:
+    an intervention on the factor alone."""
+    v = np.asarray(layer.direction)
+    g = np.asarray(layer.magnitude)
+    unit = v / np.linalg.norm(v, axis=-2, keepdims=True)
+    return WeightNormDense(direction=unit * g[..., None, :], magnitude=g, bias=layer.bias)
+
+
 @dataclass(frozen=True)
 class ShortcutSplit:
     """The shortcut direction gradient (g / |v|) grad_w split into the projected (turning) part,
@@ -285,6 +295,7 @@ __all__ = [
     "arriving_slope",
     "data_dependent_start",
     "direction_lengths_after",
+    "factor_pinned",
     "length_gap",
     "loss_of",
     "make_case",

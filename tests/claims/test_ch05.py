@@ -78,9 +78,13 @@ def test_data_dependent_start_rarely_sooner_here():
     xs, ys = np.repeat(x[None], n, axis=0), np.repeat(crowd.labels[None], n, axis=0)
     net = network.build("weight", SEEDS)
     started = dataclasses.replace(net, hidden=weightnorm.data_dependent_start(net.hidden, xs))
+    pinned = dataclasses.replace(net, hidden=weightnorm.factor_pinned(started.hidden))
+    np.testing.assert_allclose(
+        pinned.hidden.effective_weights, started.hidden.effective_weights, rtol=1e-12
+    )
     never = comparison.EPOCHS + 1
     firsts = []
-    for start in (net, started):
+    for start in (net, started, pinned):
         _, history = network.train(start, xs, ys, comparison.EPOCHS, comparison.RATE)
         firsts.append(
             np.array([comparison.first_under(history.loss[:, k]) or never for k in range(n)])
@@ -106,6 +110,20 @@ def test_data_dependent_start_rarely_sooner_here():
         resampled=("initial seeds",),
     )
     assert below > factor.size / 2  # "below 1 on most neurons"
+    # the intervention: the data start's function kept, its turning factor pinned to 1
+    sooner = int(np.sum(firsts[2] < firsts[1]))
+    later = int(np.sum(firsts[2] > firsts[1]))
+    for name, k in (("data_start_pinned_sooner", sooner), ("data_start_pinned_later", later)):
+        record(
+            "ch05",
+            name,
+            held=k,
+            of=n,
+            setting=f"whole crowd, rate 1, target 0.3, fresh seeds {SEEDS[0]}-{SEEDS[-1]}, "
+            "the data start against the same start with g^2/|v|^2 pinned to 1",
+            resampled=("initial seeds",),
+        )
+    assert later < sooner < n  # "part of the story, not all of it"
 
 
 def test_shortcut_error_is_radial():
