@@ -121,8 +121,8 @@ def test_chapter_one_exercise_one_is_positive_homogeneity():
     assert ch01.check_bias_free_ratio(10) == "right"
     with_bias = deep_stack(False, input_scale=10.0).deviation[10] / deep_stack(False).deviation[10]
     assert "biases" in ch01.check_bias_free_ratio(with_bias)
-    assert ch01.check_bias_free_ratio(1.0).startswith("not yet: a ratio of one")
-    assert ch01.check_bias_free_ratio(100.0).startswith("not yet: the deviation scales")
+    assert "biases" in ch01.check_bias_free_ratio(round(float(with_bias), 3))  # named, rounded
+    assert ch01.check_bias_free_ratio(100.0).startswith("not yet: σ scales")
     assert ch01.check_bias_free_ratio(7.0) == "not yet: that is not the answer"
 
 
@@ -137,11 +137,31 @@ def test_chapter_one_exercise_two_floor_and_its_mistakes():
     assert "before the ReLU" in ch01.check_floor_deviation(np.sqrt(1 / 40))
     no_half = (1 / 48) / (1 - 1 / 3)  # q_s = q_s / 3 + 1/48: the halving lost
     assert "half" in ch01.check_floor_deviation(np.sqrt(no_half) * c)
+    from normcore.experiments.shift import deep_stacks
+
+    measured = float(np.median([s.deviation[5:] for s in deep_stacks(False, list(range(200)))]))
+    assert "floor the chapter measured" in ch01.check_floor_deviation(measured)
+    assert "floor the chapter measured" in ch01.check_floor_deviation(round(measured, 4))
+    assert ch01.check_floor_deviation(0.5).startswith("not yet")
+    # relative: an answer ten times too small is not "close" (D2)
+    assert ch01.check_floor_deviation(0.00923) == "not yet: that is not the answer"
+
+
+def test_chapter_one_exercise_three_the_wide_block_mean():
+    """More rows move the batch stack's block mean away from 1/sqrt(2 pi); the checker takes
+    three significant figures and names the normal figure, the 64-row run and the input."""
+    from normcore.exercises import ch01
     from normcore.experiments.shift import deep_stack
 
-    measured = float(np.median(deep_stack(False).deviation[5:]))
-    assert "table" in ch01.check_floor_deviation(measured)
-    assert ch01.check_floor_deviation(0.5).startswith("not yet")
+    wide = float(deep_stack(True, rows=4096).mean[1:].mean())
+    assert wide < ch01.RELU_NORMAL_MEAN
+    assert ch01.check_wide_block_mean(wide) == "right"
+    assert ch01.check_wide_block_mean(float(f"{wide:.3g}")) == "right"
+    assert "normal column" in ch01.check_wide_block_mean(0.399)
+    narrow = float(deep_stack(True).mean[1:].mean())
+    assert "64 rows" in ch01.check_wide_block_mean(float(f"{narrow:.3g}"))
+    whole = float(deep_stack(True, rows=4096).mean.mean())
+    assert "input" in ch01.check_wide_block_mean(float(f"{whole:.3g}"))
 
 
 def test_chapter_one_exercise_three_backs_out_the_variance():
@@ -188,6 +208,16 @@ def test_chapter_two_checkers_name_the_expected_mistakes():
     assert "positive" in ch02.check_gap_below_five_thirds(-gap)
     assert "unbiased" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / np.sqrt(108 + 1e-5))
     assert "round" not in ch02.check_gap_below_five_thirds(0.0)
+    # D2: named at the two figures the question asks for, and "close" is relative
+    assert "outside the square root" in ch02.check_gap_below_five_thirds(1.9e-6)
+    assert "unbiased" in ch02.check_gap_below_five_thirds(0.22)
+    assert "5/3" in ch02.check_gap_below_five_thirds(6.2e-8)  # the factor 5/3 forgotten
+    for far in (1e-8, 1e-6, 5e-6):  # ten times off is not "close"
+        assert not ch02.check_gap_below_five_thirds(far).startswith("close")
+    assert ch02.check_steps_keras(459) == "right"  # ln 0.01 / ln 0.99 = 458.2
+    assert "0.9" in ch02.check_steps_keras(44)
+    assert "whole step" in ch02.check_steps_keras(458)
+    assert "share kept" in ch02.check_steps_keras(1)
     kept = 0.9**3
     mean = (1 - kept) * np.array([8.0, 6.0])
     assert "biased" in ch02.check_running_after_three(mean, kept + (1 - kept) * np.array([108, 12]))
@@ -196,3 +226,22 @@ def test_chapter_two_checkers_name_the_expected_mistakes():
     assert "whole" in ch02.check_steps_to_one_percent(np.log(0.01) / np.log(0.9))
     assert "biased" in ch02.check_pytorch_running_var(1.8)
     assert "share taken" in ch02.check_pytorch_running_var(0.1 + 0.9 * 12)
+
+
+def test_chapter_four_new_checkers_name_the_expected_mistakes():
+    """Exercises 3, 4 and 6 of chapter 4, which replaced ones the page answered."""
+    from normcore.exercises import ch04
+
+    assert ch04.check_layer_counts([6, 20, 20]) == "right"
+    assert "(3, 4, 5)" in ch04.check_layer_counts([2, 60, 60])
+    assert "one entry per normed position" in ch04.check_layer_counts([6, 20, 1])
+    assert ch04.check_group_counts([75, 32]) == "right"
+    assert "per image" in ch04.check_group_counts([75, 4])
+    assert "across the batch" in ch04.check_group_counts([600, 4])
+    gap = ch04._pair_gap(ch04.InstanceNorm.create(3))
+    assert 1e-6 < gap < 1e-4  # epsilon's first-order effect, not zero and not order one
+    assert ch04.check_rescaled_gap(float(f"{gap:.2g}")) == "right"  # two figures
+    assert "eps = 0" in ch04.check_rescaled_gap(0.0)
+    batch = ch04._pair_gap(ch04.ImageBatchNorm.create(3))
+    assert "image batch layer" in ch04.check_rescaled_gap(float(f"{batch:.2g}"))
+    assert not ch04.check_rescaled_gap(10 * gap).startswith("close")
