@@ -149,6 +149,40 @@ def test_the_stacked_pair_is_each_run_on_its_own():
     assert not np.array_equal(pair.true_loss, pair.naive_loss)  # the two passes do differ
 
 
+def test_rescaling_a_hidden_unit_below_the_batch_layer_changes_no_output():
+    """The hidden units are scale-invariant (a ReLU and a batch layer follow them): rescaling a
+    unit's weights and bias leaves the outputs unchanged up to epsilon, and the true gradient is
+    at right angles to each unit's weights while the naive one is not."""
+    from normcore.data import load_crowd
+    from normcore.experiments import network
+
+    (x,) = network.standardise_features(load_crowd().features)
+    net = network.build("batch", [0, 1])
+    factor = np.random.default_rng(7).uniform(0.5, 4.0, size=(2, 16))
+    moved = routes.rescaled_hidden(net, factor)
+    np.testing.assert_allclose(routes.unit_norms(moved), factor * routes.unit_norms(net))
+    xs = np.stack([x, x])
+    before = network.forward(net, xs, "training").logits
+    after = network.forward(moved, xs, "training").logits
+    assert np.max(np.abs(after - before)) < 1e-3 * np.max(np.abs(before))
+    first = routes.first_hidden_slopes(seed=0)
+    w = net.hidden.weights[0]
+    # per unit, <gradient, weights> (the bias part is left out: only the weights' gradient is
+    # compared here, and the bias starts at zero, so the weights are the whole unit)
+    along_true = np.abs(np.sum(first.true * w, axis=0)).max()
+    along_naive = np.abs(np.sum(first.naive * w, axis=0)).max()
+    assert along_true < 1e-3 * along_naive
+
+
+def test_equalised_training_keeps_the_norms_equal():
+    pair = routes.naive_versus_true(seeds=(0, 1), epochs=30, equalise=True)
+    np.testing.assert_allclose(pair.naive_norm, pair.true_norm, rtol=1e-9)
+    plain = routes.naive_versus_true(seeds=(0, 1), epochs=30)
+    assert np.all(plain.naive_norm[-1] > plain.true_norm[-1])
+    with pytest.raises(SettingError):
+        routes.naive_versus_true(seeds=(0,), epochs=2, arrangement="layer", equalise=True)
+
+
 def test_first_hidden_slopes_differ_but_are_correlated():
     first = routes.first_hidden_slopes(seed=0)
     assert first.true.shape == first.naive.shape == (2, 16)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..batch import BatchNorm
 from ..data import load_crowd
+from ..dense import Dense
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
 from ..loss import binary_cross_entropy
@@ -266,14 +267,48 @@ def gap_against_step(
 
 @dataclass(frozen=True, eq=False)
 class TrainingPair:
-    """Loss per epoch (epochs, seeds) for the crowd network trained with the true passed-down
-    block and with the naive one, plus the final training accuracy (per seed) of each."""
+    """Loss per epoch (epochs, seeds) for the crowd network trained with the true input gradient
+    at the batch layer and with the naive one, the final training accuracy (per seed) of each,
+    and the norm of the hidden layer's weights and bias, ‖(W, b)‖, before each epoch's step and
+    after the last one (epochs + 1, seeds)."""
 
     seeds: tuple[int, ...]
     true_loss: np.ndarray
     naive_loss: np.ndarray
     true_accuracy: np.ndarray
     naive_accuracy: np.ndarray
+    true_norm: np.ndarray | None = None
+    naive_norm: np.ndarray | None = None
+
+    def ending(self, loss: np.ndarray, last: int = 100) -> np.ndarray:
+        """Where a run ends: its mean loss over the last `last` epochs, per seed (at rate 1 one
+        epoch's loss depends on where a spike fell; the mean over a stretch does not)."""
+        return loss[-last:].mean(axis=0)
+
+    @property
+    def true_lower(self) -> np.ndarray:
+        """Per seed: does the true pass end lower (mean loss of the last 100 epochs)?"""
+        return self.ending(self.true_loss) < self.ending(self.naive_loss)
+
+
+def hidden_norm(net: Any) -> np.ndarray:
+    """‖(W, b)‖ of the crowd network's hidden layer, per stacked network."""
+    w, b = net.hidden.weights, net.hidden.bias
+    return np.sqrt(np.sum(w**2, axis=(-2, -1)) + np.sum(b**2, axis=-1))
+
+
+def unit_norms(net: Any) -> np.ndarray:
+    """The norm of each hidden unit's incoming weights and bias, shape (*stack, units)."""
+    w, b = net.hidden.weights, net.hidden.bias
+    return np.sqrt(np.sum(w**2, axis=-2) + b**2)
+
+
+def rescaled_hidden(net: Any, factor: np.ndarray) -> Any:
+    """The network with each hidden unit's weights and bias multiplied by `factor` (*stack,
+    units). Below a batch layer (and a ReLU, which commutes with a positive factor) this leaves
+    every output unchanged up to epsilon: only the size of the next steps changes."""
+    hidden = Dense(weights=net.hidden.weights * factor[..., None, :], bias=net.hidden.bias * factor)
+    return dataclasses.replace(net, hidden=hidden)
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,14 +347,22 @@ def naive_versus_true(
     epochs: int = 400,
     rate: float = 1.0,
     arrangement: str = "batch",
+    equalise: bool = False,
 ) -> TrainingPair:
     """Train the crowd network (batch layer after the hidden ReLU) on the whole crowd, features in
     standard units, once with the true backward pass and once with the naive one, from the same
-    starting weights per seed. Accuracy is asked while predicting, after the last step.
+    starting weights per seed. Accuracy is asked in evaluation mode, after the last step.
+
+    With `equalise`, after every step each naive run's hidden units are rescaled to the norms of
+    the true run's units (`rescaled_hidden`): the batch layer makes that rescaling invisible to
+    the outputs, so the two runs then differ only in the direction of their steps, not in the
+    weight norm that sets their effective learning rate (chapter 8). Only for 'batch'.
 
     The two passes train side by side in one stacked run of 2 x len(seeds) networks (each seed
     twice, `PartlyNaive` marking the second copy); each network's arithmetic is its own, so each
     run is the one it would be on its own."""
+    if equalise and arrangement != "batch":
+        raise SettingError("equalise: only a batch layer makes each hidden unit scale-invariant")
     crowd = load_crowd()
     (x,) = network.standardise_features(crowd.features)
     count = len(seeds)
@@ -329,14 +372,26 @@ def naive_versus_true(
     net = network.build(arrangement, [*seeds, *seeds])
     naive = np.arange(stack) >= count
     net = dataclasses.replace(net, norm=PartlyNaive(net.norm, naive))
-    net, history = network.train(net, xs, ys, epochs=epochs, rate=rate)
+    losses = np.empty((epochs, stack))
+    norms = np.empty((epochs + 1, stack))
+    for epoch in range(epochs):
+        norms[epoch] = hidden_norm(net)
+        net, losses[epoch], _ = network.train_step(net, xs, ys, rate)
+        if equalise:
+            units = unit_norms(net)
+            factor = np.ones_like(units)
+            factor[count:] = units[:count] / units[count:]
+            net = rescaled_hidden(net, factor)
+    norms[epochs] = hidden_norm(net)
     accuracy = network.accuracy(net, xs, ys)
     return TrainingPair(
         seeds=tuple(seeds),
-        true_loss=history.loss[:, :count],
-        naive_loss=history.loss[:, count:],
+        true_loss=losses[:, :count],
+        naive_loss=losses[:, count:],
         true_accuracy=accuracy[:count],
         naive_accuracy=accuracy[count:],
+        true_norm=norms[:, :count],
+        naive_norm=norms[:, count:],
     )
 
 
@@ -357,6 +412,19 @@ class FirstSlopes:
     def relative_gap(self) -> float:
         """|naive - true| / |true|, over the whole weight block."""
         return float(np.linalg.norm(self.naive - self.true) / np.linalg.norm(self.true))
+
+    @property
+    def length_ratio(self) -> float:
+        """|naive| / |true|: how much longer the naive gradient is."""
+        return float(np.linalg.norm(self.naive) / np.linalg.norm(self.true))
+
+    @property
+    def descent_ratio(self) -> float:
+        """<true, naive> / |true|^2: the first-order fall in the loss of a small step along the
+        naive gradient, as a share of the fall along the true one (above 1: the naive step
+        descends more, to first order)."""
+        a, b = self.true.ravel(), self.naive.ravel()
+        return float(a @ b / (a @ a))
 
 
 def first_hidden_slopes(seed: int = 0, arrangement: str = "batch") -> FirstSlopes:

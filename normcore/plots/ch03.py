@@ -63,16 +63,17 @@ def plot_gap_against_step(sweep: Any) -> Any:
     return fig
 
 
-def plot_training(pair: Any) -> Any:
-    """Loss per epoch with the true and the naive passed-down block, one line per seed."""
+def plot_training(true_loss: Any, naive_loss: Any) -> Any:
+    """Loss per epoch (epochs, seeds) with the true and the naive input gradient at the batch
+    layer, one line per seed (the first darkest)."""
     import matplotlib.pyplot as plt
 
     use_book_style()
     fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.4), sharey=True)
-    epochs = np.arange(1, pair.true_loss.shape[0] + 1)
+    epochs = np.arange(1, true_loss.shape[0] + 1)
     for ax, loss, title, colour in (
-        (axes[0], pair.true_loss, "true backward pass", BOOK_COLOURS[0]),
-        (axes[1], pair.naive_loss, "naive d / s", BOOK_COLOURS[1]),
+        (axes[0], true_loss, "true backward pass", BOOK_COLOURS[0]),
+        (axes[1], naive_loss, "naive d / s", BOOK_COLOURS[1]),
     ):
         for k in range(loss.shape[1]):
             ax.plot(epochs, loss[:, k], color=colour, alpha=0.35 + 0.65 * (k == 0), lw=1.4)
@@ -80,4 +81,28 @@ def plot_training(pair: Any) -> Any:
         ax.set_xlabel("epoch")
     axes[0].set_ylabel("training loss (cross-entropy)")
     fig.suptitle(f"crowd network, batch layer, {loss.shape[1]} seeds (seed 0 darkest)", fontsize=11)
+    return fig
+
+
+def plot_weight_norms(true_norm: Any, naive_norm: Any, half_norm: Any | None = None) -> Any:
+    """The hidden layer's ‖(W, b)‖ per epoch (epochs, seeds): one line per seed for each pass,
+    and optionally the true pass at a smaller rate."""
+    import matplotlib.pyplot as plt
+
+    use_book_style()
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    epochs = np.arange(true_norm.shape[0])
+    lines = [(naive_norm, "naive d / s, rate 1", BOOK_COLOURS[1])]
+    lines.append((true_norm, "true pass, rate 1", BOOK_COLOURS[0]))
+    if half_norm is not None:
+        lines.append((half_norm, "true pass, rate 0.5", BOOK_COLOURS[2]))
+    for norm, label, colour in lines:
+        for k in range(norm.shape[1]):
+            ax.plot(
+                epochs, norm[:, k], color=colour, lw=1.3, alpha=0.8, label=label if k == 0 else None
+            )
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("norm of the hidden weights and bias")
+    ax.set_title("the naive pass inflates the scale-invariant layer's weights")
+    ax.legend(loc="upper left")
     return fig
