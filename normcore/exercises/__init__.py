@@ -45,7 +45,25 @@ def _digits(error: float) -> int:
     return max(0, math.floor(-math.log10(2.0 * error)))
 
 
-def verdict(given: Any, expected: Any | Callable[[], Any], tolerance: float = 5e-4) -> Verdict:
+def relative_error(given: np.ndarray, expected: np.ndarray, relative: bool) -> np.ndarray:
+    """How far `given` is from `expected`, entry by entry: relative to the expected entry's size
+    when `relative` (an answer of 1e-7 is then as far from 1e-8 as 10 is from 1), else relative
+    above one and absolute below it (an entry of 0 is always compared absolutely)."""
+    with np.errstate(all="ignore"):
+        if relative:
+            size = np.abs(expected)
+            return np.where(
+                size > 0, np.abs(given - expected) / np.where(size > 0, size, 1.0), np.abs(given)
+            )
+        return np.abs(given - expected) / np.maximum(1.0, np.abs(expected))
+
+
+def verdict(
+    given: Any,
+    expected: Any | Callable[[], Any],
+    tolerance: float = 5e-4,
+    relative: bool = False,
+) -> Verdict:
     """Compare a reader's answer with the expected one, without revealing the expected one.
 
     Args:
@@ -57,6 +75,9 @@ def verdict(given: Any, expected: Any | Callable[[], Any], tolerance: float = 5e
             that only a checker needs).
         tolerance: how far an entry may be from the expected one, absolute or relative to the
             entry's size, whichever is larger (``0`` for whole-number answers).
+        relative: measure every distance relative to the expected entry's size, however small
+            (`relative_error`): for answers far below one, asked for to a number of significant
+            figures.
 
     Returns:
         ``"right"``; a prompt while `given` is ``None``; ``"close: ..."`` when every entry is
@@ -77,8 +98,7 @@ def verdict(given: Any, expected: Any | Callable[[], Any], tolerance: float = 5e
         return Verdict(f"not yet: expected an answer of shape {e.shape}, got {g.shape}")
     if not np.all(np.isfinite(g)):
         return Verdict("not yet: the answer holds NaN or infinity")
-    with np.errstate(all="ignore"):
-        error = np.abs(g - e) / np.maximum(1.0, np.abs(e))
+    error = relative_error(g, e, relative)
     if np.all(error <= tolerance):
         return Verdict("right")
     worst = float(np.max(error))

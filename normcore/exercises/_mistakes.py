@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from normcore.exercises import Verdict, verdict
+from normcore.exercises import Verdict, relative_error, verdict
 
 
 def judged(
@@ -21,6 +21,7 @@ def judged(
     mistakes: Callable[[], Sequence[tuple[Any, str]]] | Sequence[tuple[Any, str]] = (),
     tolerance: float = 5e-4,
     mistake_tolerance: float | None = None,
+    relative: bool = False,
 ) -> Verdict:
     """`verdict`, with the expected mistakes named.
 
@@ -29,14 +30,16 @@ def judged(
         mistakes: pairs (the answer a mistake gives, the hint that names it), or a function of no
             arguments returning them (called only when an answer is not right).
         mistake_tolerance: how close (relative, or absolute below 1) an answer must be to a
-            mistake's value to be told about it; `tolerance` if None.
+            mistake's value to be told about it; `tolerance` if None. Give it as wide as the
+            rounding the question asks for, so that a mistake rounded as asked is still named.
+        relative: measure both distances relative to the value's size (`relative_error`).
 
     Returns:
         A `Verdict`: "right", the prompt, "not yet: <hint>" for a recognised mistake (checked
         before "close", so a mistake that lands near the answer is still named), or what
         `verdict` says.
     """
-    first = verdict(given, expected, tolerance)
+    first = verdict(given, expected, tolerance, relative)
     if first.right or given is None or first.startswith("waiting"):
         return first
     try:
@@ -48,7 +51,7 @@ def judged(
         m = np.asarray(value, dtype=np.float64)
         if m.shape != g.shape:
             continue
-        error = np.abs(g - m) / np.maximum(1.0, np.abs(m))
+        error = relative_error(g, m, relative)
         if np.all(error <= near):
             return Verdict(f"not yet: {hint}")
     return first

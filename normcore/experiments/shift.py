@@ -229,6 +229,77 @@ def deep_stacks(
     ]
 
 
+def _drawn_stacks(seeds, rows, features, depth, init, bias):
+    """What `deep_stacks` draws: per seed the input, then each layer's weights and bias, from one
+    ``np.random.default_rng(seed)``, stacked along a leading axis (depth first for the layers)."""
+    inputs, weights, biases, rngs = [], [], [], []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        inputs.append(rng.standard_normal((rows, features)))
+        drawn = [uniform_dense(features, features, rng) for _ in range(depth)]
+        weights.append([d.weights for d in drawn])
+        biases.append([d.bias for d in drawn])
+        rngs.append(rng)
+    w = np.stack(weights).swapaxes(0, 1)
+    b = np.stack(biases).swapaxes(0, 1)
+    if init == "he":
+        w = HE_STRETCH * w
+    if not bias or init == "he":
+        b = np.zeros_like(b)
+    return np.stack(inputs), w, b, rngs
+
+
+def stack_gradients(
+    seeds: Sequence[int],
+    *,
+    rows: int = 64,
+    features: int = 16,
+    depth: int = 10,
+    init: str = "default",
+) -> np.ndarray:
+    """The backward half of the deep stack without batch layers: after the forward pass of
+    `deep_stacks`, a standard-normal upstream gradient ∂L/∂h at the top block (drawn from the
+    seed's generator after the layers) goes back through every ReLU and dense layer.
+
+    Returns:
+        The root mean square of ∂L/∂h at every block, shape (depth + 1, seeds): entry 0 is the
+        input, entry `depth` the top (where the upstream gradient was drawn).
+    """
+    if init not in INITS:
+        raise SettingError(f"init: expected one of {INITS}, got {init!r}")
+    h, w, b, rngs = _drawn_stacks(seeds, rows, features, depth, init, True)
+    on = []
+    for k in range(depth):
+        score = h @ w[k] + b[k][:, None, :]
+        on.append(score > 0)
+        h = np.maximum(score, 0.0)
+    g = np.stack([rng.standard_normal((rows, features)) for rng in rngs])
+    found = [np.sqrt(np.mean(g**2, axis=(-2, -1)))]
+    for k in reversed(range(depth)):
+        g = (g * on[k]) @ np.swapaxes(w[k], -1, -2)
+        found.append(np.sqrt(np.mean(g**2, axis=(-2, -1))))
+    return np.array(found[::-1])
+
+
+def stack_scores(
+    seed: int = 3,
+    *,
+    rows: int = 64,
+    features: int = 16,
+    depth: int = 10,
+) -> np.ndarray:
+    """The standardised scores each batch layer of the normalised deep stack hands its ReLU,
+    for one seed: shape (depth, rows, features), the draws of `deep_stack(True, seed=seed)`."""
+    h, w, b, _ = _drawn_stacks([seed], rows, features, depth, "default", True)
+    found = []
+    for k in range(depth):
+        score = Dense(weights=w[k], bias=b[k]).forward(h).output
+        z = BatchNorm.create(features, stack=(1,)).forward(score, TRAINING).output
+        found.append(z[0])
+        h = np.maximum(z, 0.0)
+    return np.array(found)
+
+
 # ------------------------------------------------------------------------ the crowd network
 
 

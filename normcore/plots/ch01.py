@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -148,3 +149,51 @@ def png_bytes(fig, dpi: float = 100.0) -> bytes:
         fig.savefig(buffer, format="png", metadata=dict(PNG_METADATA), dpi=dpi)
     plt.close(fig)
     return buffer.getvalue()
+
+
+def _band(ax, values: np.ndarray, colour: str, marker: str, label: str) -> None:
+    """Median over the seeds (columns) as a line, the 10-90 % band shaded, per layer (rows)."""
+    depth = np.arange(values.shape[0])
+    low, mid, high = np.quantile(values, [0.1, 0.5, 0.9], axis=1)
+    ax.fill_between(depth, low, high, color=colour, alpha=0.2, linewidth=0)
+    ax.plot(depth, mid, marker=marker, color=colour, label=label)
+
+
+def stack_spread_figure(activations: dict, gradients: dict) -> Any:
+    """The untrained deep stacks over many seeds: the standard deviation of each block over the
+    input's (left) and the root mean square of ∂L/∂h at each block over the top's (right),
+    median and 10-90 % band per layer. Each dict maps a label to (depth + 1, seeds) ratios."""
+    use_book_style()
+    fig, (left, right) = _framed(1, 2, (6.8, 3.3), sharex=True)
+    for ax, frame in zip((left, right), STACK_FRAME, strict=True):
+        ax.set_position(frame)
+    marks = ["o", "^", "s"]
+    for k, (label, values) in enumerate(activations.items()):
+        _band(left, values, BOOK_COLOURS[k], marks[k], label)
+    for k, (label, values) in enumerate(gradients.items()):
+        _band(right, values, BOOK_COLOURS[k], marks[k], label)
+    left.set(title="activations: σ over the input's", xlabel="layer (0 = input)", yscale="log")
+    right.set(title="gradient: RMS over the top's", xlabel="layer (0 = input)", yscale="log")
+    left.set_ylabel("ratio (log scale)")
+    left.legend(loc="lower left", fontsize=8)
+    right.legend(loc="lower right", fontsize=8)
+    left.set_xticks(np.arange(0, values.shape[0], 2))
+    return fig
+
+
+def score_shapes_figure(scores: np.ndarray, layers=(1, 5, 10)) -> Any:
+    """Histograms of the standardised scores a batch layer hands its ReLU at a few layers of the
+    deep stack (scores: (depth, rows, features), one seed), each against the standard normal
+    density: the batch layer fixes each column's mean and variance, not the shape."""
+    use_book_style()
+    fig, axes = plt.subplots(1, len(layers), figsize=(6.8, 2.6), sharey=True)
+    grid = np.linspace(-4, 4, 200)
+    normal = np.exp(-(grid**2) / 2) / np.sqrt(2 * np.pi)
+    for ax, layer in zip(axes, layers, strict=True):
+        values = scores[layer - 1].ravel()
+        ax.hist(values, bins=np.linspace(-4, 4, 33), density=True, color=BOOK_COLOURS[0], alpha=0.6)
+        ax.plot(grid, normal, color=BOOK_COLOURS[1], lw=1.5, label="standard normal")
+        ax.set(title=f"layer {layer}", xlabel="standardised score")
+    axes[0].set_ylabel("density")
+    axes[0].legend(loc="upper left", fontsize=7)
+    return fig

@@ -13,11 +13,14 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from normcore.claims import fresh, record
-from normcore.experiments.shift import LEVEL, crowd_shifts, deep_stacks
+from normcore.experiments.shift import LEVEL, crowd_shifts, deep_stacks, stack_gradients
 
 SEEDS = fresh(20)
 SETTING_STACK = "ten dense + ReLU layers, 16 wide, 64 standard-normal rows, fresh seeds 1000-1019"
 SETTING_CROWD = "crowd network, full batch, 400 epochs, rate {rate}, fresh seeds 1000-1019"
+SEEDS_ONLY = ("initial seeds",)
+#: He's mean square is kept in expectation only: its spread needs more than 20 seeds to count
+MANY = fresh(100)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -40,7 +43,14 @@ def test_the_bias_free_factor_is_near_a_sixth(stacks) -> None:
     """'the average factor is within a third of 1/6': fan-in Var(w) = 1/3, the ReLU halves."""
     factors = [float(np.exp(np.mean(np.log(s.factors)))) for s in stacks["bias_free"]]
     k = sum(1 / 9 < f < 2 / 9 for f in factors)
-    record("ch01", "stack_factor_near_sixth", held=k, of=len(SEEDS), setting=SETTING_STACK)
+    record(
+        "ch01",
+        "stack_factor_near_sixth",
+        held=k,
+        of=len(SEEDS),
+        setting=SETTING_STACK,
+        resampled=SEEDS_ONLY,
+    )
     assert k >= 0.9 * len(SEEDS)  # the prose quotes the count; it must be nearly every seed
     assert 1 / 9 < float(np.median(factors)) < 2 / 9
 
@@ -48,14 +58,28 @@ def test_the_bias_free_factor_is_near_a_sixth(stacks) -> None:
 def test_without_biases_the_stack_collapses(stacks) -> None:
     """'the bias-free stack ends below a hundredth of the input's deviation'."""
     k = sum(s.deviation[-1] < 1e-2 * s.deviation[0] for s in stacks["bias_free"])
-    record("ch01", "stack_bias_free_collapses", held=k, of=len(SEEDS), setting=SETTING_STACK)
+    record(
+        "ch01",
+        "stack_bias_free_collapses",
+        held=k,
+        of=len(SEEDS),
+        setting=SETTING_STACK,
+        resampled=SEEDS_ONLY,
+    )
     assert k == len(SEEDS)
 
 
 def test_the_default_stack_shrinks_to_under_a_fifth(stacks) -> None:
     """'the deviation is under a fifth of the input's from layer 3 on'."""
     k = sum(bool(np.all(s.deviation[3:] < 0.2 * s.deviation[0])) for s in stacks["default"])
-    record("ch01", "stack_default_shrinks", held=k, of=len(SEEDS), setting=SETTING_STACK)
+    record(
+        "ch01",
+        "stack_default_shrinks",
+        held=k,
+        of=len(SEEDS),
+        setting=SETTING_STACK,
+        resampled=SEEDS_ONLY,
+    )
     assert k == len(SEEDS)
 
 
@@ -65,7 +89,14 @@ def test_he_ends_above_the_default(stacks) -> None:
         h.deviation[-1] > d.deviation[-1]
         for h, d in zip(stacks["he"], stacks["default"], strict=True)
     )
-    record("ch01", "stack_he_above_default", held=k, of=len(SEEDS), setting=SETTING_STACK)
+    record(
+        "ch01",
+        "stack_he_above_default",
+        held=k,
+        of=len(SEEDS),
+        setting=SETTING_STACK,
+        resampled=SEEDS_ONLY,
+    )
     assert k == len(SEEDS)
 
 
@@ -77,7 +108,14 @@ def test_the_normalised_stack_is_nearly_level(stacks) -> None:
         return bool(figures[1:].max() < LEVEL * figures[1:].min())
 
     k = sum(level(s.deviation) and level(s.mean) for s in stacks["batch"])
-    record("ch01", "stack_batch_level", held=k, of=len(SEEDS), setting=SETTING_STACK)
+    record(
+        "ch01",
+        "stack_batch_level",
+        held=k,
+        of=len(SEEDS),
+        setting=SETTING_STACK,
+        resampled=SEEDS_ONLY,
+    )
     assert k >= 0.9 * len(SEEDS)  # the prose quotes the count; nearly every seed
     # the default stack is not level by that measure: it falls by more on every seed
     assert not any(level(s.deviation) for s in stacks["default"])
@@ -88,7 +126,14 @@ def test_the_normalised_stack_is_not_normal_in_shape(stacks) -> None:
     identity behind it: the block's mean is half the scores' mean absolute value."""
     relu_mean = 1 / np.sqrt(2 * np.pi)
     k = sum(s.mean[1:].mean() < relu_mean for s in stacks["batch"])
-    record("ch01", "stack_batch_mean_below_normal", held=k, of=len(SEEDS), setting=SETTING_STACK)
+    record(
+        "ch01",
+        "stack_batch_mean_below_normal",
+        held=k,
+        of=len(SEEDS),
+        setting=SETTING_STACK,
+        resampled=SEEDS_ONLY,
+    )
     assert k >= 0.9 * len(SEEDS)
     for s in stacks["batch"]:
         np.testing.assert_allclose(s.mean[1:], s.score_magnitude / 2, rtol=1e-12, atol=1e-15)
@@ -100,6 +145,73 @@ def test_the_normalised_stack_is_not_normal_in_shape(stacks) -> None:
     assert null.mean() > relu_mean  # normal shapes sit at (or just above) the figure
     layer_means = np.array([s.mean[1:].mean() for s in stacks["batch"]])
     assert np.median(layer_means) < null.mean() - 3 * null.std() / np.sqrt(10)
+
+
+def test_he_keeps_the_mean_square_in_expectation_only() -> None:
+    """'the tenth layer's mean square averages about the input's, but its median is lower: below
+    the input's on most seeds at width 16'; and the intervention on the width: 'with 256 units a
+    layer the tenth layer's mean square is within a factor of two of the input's'."""
+    narrow = deep_stacks(False, MANY, init="he")
+    ms = np.array([s.mean_square[-1] / s.mean_square[0] for s in narrow])
+    k = int(np.sum(ms < 1))
+    record(
+        "ch01",
+        "stack_he_median_shrinks",
+        held=k,
+        of=len(MANY),
+        setting="He, ten layers 16 wide, the tenth layer's mean square below the input's, "
+        "fresh seeds 1000-1099",
+        resampled=SEEDS_ONLY,
+    )
+    assert k >= 0.6 * len(MANY) and np.median(ms) < 0.7 and 0.7 < ms.mean() < 1.6
+    wide = deep_stacks(False, SEEDS, init="he", features=256)
+    wide_ms = np.array([s.mean_square[-1] / s.mean_square[0] for s in wide])
+    narrow_ms = ms[: len(SEEDS)]
+    kw = int(np.sum((wide_ms > 0.5) & (wide_ms < 2)))
+    record(
+        "ch01",
+        "stack_he_wide_keeps",
+        held=kw,
+        of=len(SEEDS),
+        setting="He, ten layers 256 wide, the tenth layer's mean square within a factor of two of "
+        "the input's, fresh seeds 1000-1019",
+        resampled=SEEDS_ONLY,
+    )
+    assert kw >= 0.8 * len(SEEDS)
+    # the width is the cause: at 16 the same rule holds on far fewer seeds
+    assert int(np.sum((narrow_ms > 0.5) & (narrow_ms < 2))) <= kw - 5
+    assert np.median(wide_ms) > 0.8
+
+
+def test_the_gradient_vanishes_under_the_default_draws() -> None:
+    """'At the input the default stack's gradient is below a thousandth of the top's'; 'He's
+    between a fifth and five times'."""
+    default = stack_gradients(SEEDS)
+    he = stack_gradients(SEEDS, init="he")
+    k = int(np.sum(default[0] < 1e-3 * default[-1]))
+    record(
+        "ch01",
+        "stack_default_gradient_vanishes",
+        held=k,
+        of=len(SEEDS),
+        setting="default draws, ten layers 16 wide, RMS of the gradient at the input under a "
+        "thousandth of the top's, fresh seeds 1000-1019",
+        resampled=SEEDS_ONLY,
+    )
+    assert k == len(SEEDS)
+    assert 0.3 * 6.0**-5 < np.median(default[0] / default[-1]) < 3 * 6.0**-5  # (1/6)^(10/2)
+    ratio = he[0] / he[-1]
+    kh = int(np.sum((ratio > 0.2) & (ratio < 5)))
+    record(
+        "ch01",
+        "stack_he_gradient_kept",
+        held=kh,
+        of=len(SEEDS),
+        setting="He, ten layers 16 wide, RMS of the gradient at the input between a fifth and "
+        "five times the top's, fresh seeds 1000-1019",
+        resampled=SEEDS_ONLY,
+    )
+    assert kh >= 0.8 * len(SEEDS)
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +233,7 @@ def test_at_rate_one_the_means_zigzag(crowd) -> None:
         held=k,
         of=len(SEEDS),
         setting=SETTING_CROWD.format(rate=1),
+        resampled=SEEDS_ONLY,
     )
     assert k == len(SEEDS)
 
@@ -135,6 +248,7 @@ def test_at_a_tenth_the_means_keep_their_direction(crowd) -> None:
         held=k,
         of=len(SEEDS),
         setting=SETTING_CROWD.format(rate=0.1),
+        resampled=SEEDS_ONLY,
     )
     assert k == len(SEEDS)
 
@@ -159,6 +273,7 @@ def test_which_parts_of_the_block_travel_further_under_the_batch_layer(crowd, me
         held=k,
         of=len(SEEDS),
         setting=SETTING_CROWD.format(rate=0.1),
+        resampled=SEEDS_ONLY,
     )
     if measure == "mean":
         assert k == 0
