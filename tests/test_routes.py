@@ -191,18 +191,21 @@ def test_first_hidden_slopes_differ_but_are_correlated():
 
 
 def test_exercise_checks_accept_the_right_answer_and_hide_it():
-    # exercise 1 by hand: x = 2, 4, 9 (mean 5, variance 26/3), d = 1, 0, -1:
-    # sum d = 0, so the mean's route is silent.
+    # exercise 1 by hand: x = 2, 4, 9 (mean 5, variance 26/3), d = 1, 0, 2: sum d = 3, so the
+    # mean's route takes 3 / (3 s) from every row
     x = np.array([2.0, 4.0, 9.0])
     s = np.sqrt(26 / 3 + EPS)
     z = (x - 5) / s
-    d = np.array([1.0, 0.0, -1.0])
-    hand = (3 * d - 0 - z * (d * z).sum()) / (3 * s)
+    d = np.array([1.0, 0.0, 2.0])
+    hand = (3 * d - 3 - z * (d * z).sum()) / (3 * s)
     assert ch03.check_passed_down(hand[:, None]) == "right"
+    assert ch03.check_passed_down(hand[:, None].round(4)) == "right"  # four decimals, as asked
     assert ch03.check_naive_sum(0.0) == "right"  # the naive block d / s sums to 0 here
     wrong = ch03.check_passed_down(np.zeros((3, 1)))
     assert wrong.startswith("not yet") and f"{hand[0]:.3f}" not in wrong
     assert ch03.check_constant_slope(np.zeros((3, 2))) == "right"  # constant d: all routes cancel
+    naive_two = ch03.SLOPE_TWO / np.sqrt(ch03.BLOCK_TWO.var(axis=0) + EPS)
+    assert "naive" in ch03.check_constant_slope(naive_two.round(4))
     assert ch03.check_step_gap("many").startswith("not yet")
     assert ch03.check_step_gap(-1).startswith("not yet")
 
@@ -238,10 +241,78 @@ def test_new_exercise_checks_name_the_mistakes():
     assert ch03.check_backwards_cells(~wrong).startswith("not yet: every cell is the other way")
     assert "whole column" in ch03.check_backwards_cells(np.ones((4, 2), bool))
     assert ch03.check_backwards_cells([1, 2]).startswith("not yet: the answer should be a 4 x 2")
-    x, d = ch03.BLOCK_ONE, ch03.SLOPE_ONE
+    x, d = ch03.BLOCK_ONE, ch03.SLOPE_UNEVEN
     assert ch03.check_unbiased(ch03.unbiased_passed_down(x, d)) == "right"
+    assert ch03.check_unbiased(ch03.unbiased_passed_down(x, d).round(4)) == "right"
     assert "biased layer" in ch03.check_unbiased(routes.compare_blocks(x, d).true)
     assert "1/n" in ch03.check_unbiased(_kept_one_over_n(x, d))
+
+
+def _derivations(x, d, ddof=0):
+    """The wrong derivations of the batch layer's input gradient a reader may write, by name:
+    each leaves out a route, or puts n - 1 where it does not belong."""
+    n = x.shape[0]
+    s = np.sqrt(x.var(axis=0, ddof=ddof) + EPS)
+    z = (x - x.mean(axis=0)) / s
+    return {
+        "naive": d / s,
+        "missing mean": (n * d - z * (d * z).sum(axis=0)) / (n * s),
+        "missing variance": (n * d - d.sum(axis=0)) / (n * s),
+        "n - 1 everywhere": ((n - 1) * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / ((n - 1) * s),
+    }
+
+
+@pytest.mark.parametrize("name", ["naive", "missing mean", "missing variance"])
+def test_the_input_gradient_checker_catches_each_wrong_derivation(name):
+    """D3: under an upstream gradient that sums to zero a missing mean route is invisible; the
+    exercise's gradient does not sum to zero, and each wrong derivation is refused and named,
+    also rounded to the four decimals the question asks for."""
+    x, d = ch03.BLOCK_ONE, ch03.SLOPE_UNEVEN
+    assert d.sum() != 0
+    wrong = _derivations(x, d)[name]
+    for answer in (wrong, wrong.round(4)):
+        reply = ch03.check_passed_down(answer)
+        assert reply.startswith("not yet: ") and reply != "not yet: that is not the answer"
+        word = {"naive": "naive", "missing mean": "mean is missing"}.get(name, "variance")
+        assert word in reply
+    # the old gradient could not tell the missing mean route from the right answer
+    old = _derivations(x, ch03.SLOPE_ONE)["missing mean"]
+    assert np.allclose(old, routes.compare_blocks(x, ch03.SLOPE_ONE).true)
+
+
+@pytest.mark.parametrize("name", ["naive", "missing mean", "n - 1 everywhere"])
+def test_the_unbiased_checker_catches_each_wrong_derivation(name):
+    x, d = ch03.BLOCK_ONE, ch03.SLOPE_UNEVEN
+    wrong = _derivations(x, d, ddof=1)[name]
+    reply = ch03.check_unbiased(wrong.round(4))
+    assert reply.startswith("not yet")
+    if name == "n - 1 everywhere":
+        assert "every route" in reply
+
+
+def test_the_float32_floor_checker():
+    ratio = 2.0**29
+    assert ch03.check_float32_floor(ratio ** (2 / 3)) == "right"
+    assert ch03.check_float32_floor(float(f"{ratio ** (2 / 3):.2g}")) == "right"  # two figures
+    assert "unit roundoff" in ch03.check_float32_floor(ratio)
+    assert "best step" in ch03.check_float32_floor(ratio ** (1 / 3))
+    assert ch03.check_float32_floor(-1).startswith("not yet")
+
+
+@pytest.mark.parametrize("mistake", [0, 1, 2, 3])
+def test_the_rms_backward_checker_names_each_mistake(mistake):
+    def right(x, d, e):
+        r = np.sqrt((x * x).mean(axis=1, keepdims=True) + e)
+        y = x / r
+        return (d - y * (d * y).mean(axis=1, keepdims=True)) / r
+
+    assert ch03.check_rms_backward_function(right) == "right"
+
+    def wrong(x, d, e):
+        return list(ch03._rms_mistakes(x, d, e).values())[mistake]
+
+    reply = ch03.check_rms_backward_function(wrong)
+    assert reply.startswith("not yet") and "usual ways" not in reply
 
 
 def _kept_one_over_n(x, d):

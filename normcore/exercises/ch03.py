@@ -7,12 +7,16 @@ from typing import Any
 import numpy as np
 
 from normcore.exercises import Verdict, verdict
+from normcore.exercises._mistakes import judged
 from normcore.experiments.routes import compare_blocks
 from normcore.worked import four_rows
 
 #: Exercise 1: the block and the arriving slope.
 BLOCK_ONE = np.array([[2.0], [4.0], [9.0]])
 SLOPE_ONE = np.array([[1.0], [0.0], [-1.0]])
+#: Exercises 1 and 6: an upstream gradient that does not sum to zero, so that an answer missing
+#: the route through the mean (the sum(d) term) is told apart from the right one.
+SLOPE_UNEVEN = np.array([[1.0], [0.0], [2.0]])
 
 #: Exercise 2: a block whose arriving slope is the same in every row of a column.
 BLOCK_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
@@ -25,9 +29,38 @@ BLOCK_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
 EPSILON = 1e-5
 
 
+def _route_mistakes(x: np.ndarray, d: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """The naive block and the collected line with one route missing, for (x, d), named."""
+    n = x.shape[0]
+    s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
+    return [
+        (d / s, "that is the naive d / s: it drops the routes through the mean and the variance"),
+        (
+            _collected(x, d, s, 0, n, mean_route=False),
+            "the route through the mean is missing (the sum(d) term)",
+        ),
+        (
+            _collected(x, d, s, 0, n, variance_route=False),
+            "the route through the variance is missing (the z * sum(d z) term)",
+        ),
+        (
+            _collected(x, d, np.sqrt(x.var(axis=0, ddof=1, keepdims=True) + EPSILON), 0, n),
+            "that uses the unbiased variance (n - 1); the forward pass here is biased",
+        ),
+    ]
+
+
 def check_passed_down(answer: Any) -> Verdict:
-    """Exercise 1: the slope passed down to BLOCK_ONE under SLOPE_ONE (a 3 x 1 array)."""
-    return verdict(answer, compare_blocks(BLOCK_ONE, SLOPE_ONE).true)
+    """Exercise 1: the input gradient of BLOCK_ONE under SLOPE_UNEVEN (a 3 x 1 array), four
+    decimals. The naive block and a missing route are named (SLOPE_UNEVEN does not sum to zero,
+    so the route through the mean matters)."""
+    return judged(
+        answer,
+        compare_blocks(BLOCK_ONE, SLOPE_UNEVEN).true,
+        lambda: _route_mistakes(BLOCK_ONE, SLOPE_UNEVEN),
+        tolerance=6e-5,
+        mistake_tolerance=6e-5,
+    )
 
 
 def check_naive_sum(answer: Any) -> Verdict:
@@ -36,13 +69,26 @@ def check_naive_sum(answer: Any) -> Verdict:
 
 
 def check_constant_slope(answer: Any) -> Verdict:
-    """Exercise 2: the passed-down block for BLOCK_TWO under SLOPE_TWO (a 3 x 2 array)."""
-    return verdict(answer, compare_blocks(BLOCK_TWO, SLOPE_TWO).true, tolerance=1e-6)
+    """Exercise 2: the input gradient of BLOCK_TWO under SLOPE_TWO (a 3 x 2 array). With a
+    constant d the naive block and the line without its mean route agree (d / s); both named."""
+    x, d = BLOCK_TWO, SLOPE_TWO
+    s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
+    mistakes = [
+        (
+            d / s,
+            "that is d / s: the naive block, which is also the collected line without the route "
+            "through the mean; a gradient the same in every row lies along 1, which that route "
+            "removes",
+        ),
+    ]
+    return judged(
+        answer, compare_blocks(x, d).true, mistakes, tolerance=1e-6, mistake_tolerance=1e-3
+    )
 
 
 def check_step_gap(answer: Any) -> Verdict:
-    """Exercise 3: the largest gap between the oracle with step 1e-3 and the collected block on
-    the worked four under the counting slope (within 10%)."""
+    """The former exercise 3 (kept for old notebooks): the largest gap between the oracle with
+    step 1e-3 and the collected block on the worked four under the counting slope (10%)."""
     expected = compare_blocks(four_rows(), step=1e-3).true_gap
     if answer is None:
         return verdict(None, expected)
@@ -58,6 +104,49 @@ def check_step_gap(answer: Any) -> Verdict:
     if off < 1.0:
         return Verdict("close: the right order of magnitude, but not within 10% of the gap")
     return Verdict("not yet: that is not the gap this step gives (within 10%)")
+
+
+#: float32's and float64's unit roundoff.
+ROUNDOFF32 = float(np.finfo(np.float32).eps / 2)
+ROUNDOFF64 = float(np.finfo(np.float64).eps / 2)
+
+
+def check_float32_floor(answer: Any) -> Verdict:
+    """Exercise 3: by what factor the oracle's floor (its smallest gap) rises when the objective
+    is computed in float32 instead of float64, by the balance of truncation (h^2) and rounding
+    (u / h): the floor goes as u^(2/3). Within 10 % (a factor on a log scale)."""
+    ratio = ROUNDOFF32 / ROUNDOFF64
+    expected = ratio ** (2 / 3)
+    if answer is None:
+        return verdict(None, expected)
+    try:
+        given = float(answer)
+    except (TypeError, ValueError):
+        return Verdict("not yet: the answer should be a number")
+    if not np.isfinite(given) or given <= 0:
+        return Verdict("not yet: a factor is a positive number")
+    mistakes = [
+        (
+            ratio,
+            "that is how much larger float32's unit roundoff is; the floor is where the two "
+            "errors balance, and it does not rise in proportion to u",
+        ),
+        (
+            ratio ** (1 / 3),
+            "that is how far the best step moves (h ~ u^(1/3)); the question asks "
+            "for the gap at that step",
+        ),
+        (ratio**0.5, "that would balance h against u / h; truncation grows like h^2"),
+    ]
+    for value, hint in mistakes:
+        if abs(np.log10(given / value)) < np.log10(1.1):
+            return Verdict("not yet: " + hint)
+    off = abs(np.log10(given / expected))
+    if off < np.log10(1.1):
+        return Verdict("right")
+    if off < np.log10(3.0):
+        return Verdict("close: the right size, but not within 10%; keep the exponent exact")
+    return Verdict("not yet: that is not the factor (within 10%)")
 
 
 def check_backwards_cells(answer: Any) -> Verdict:
@@ -109,11 +198,12 @@ def _unbiased_objective(x: np.ndarray, d: np.ndarray) -> float:
 
 
 def check_unbiased(answer: Any) -> Verdict:
-    """Exercise 6: the slope passed down to BLOCK_ONE under SLOPE_ONE when the forward pass
-    divides by n - 1 (a 3 x 1 array). The finite difference of that forward pass decides."""
+    """Exercise 6: the input gradient of BLOCK_ONE under SLOPE_UNEVEN when the forward pass
+    divides by n - 1 (a 3 x 1 array). The finite difference of that forward pass decides; the
+    upstream gradient does not sum to zero, so n - 1 on the mean's route is caught too."""
     from normcore.oracle import finite_difference
 
-    expected = finite_difference(lambda b: _unbiased_objective(b, SLOPE_ONE), BLOCK_ONE, 1e-4)
+    expected = finite_difference(lambda b: _unbiased_objective(b, SLOPE_UNEVEN), BLOCK_ONE, 1e-4)
     if answer is None:
         return verdict(None, expected)
     result = verdict(answer, expected, tolerance=1e-4)
@@ -123,13 +213,16 @@ def check_unbiased(answer: Any) -> Verdict:
     n = BLOCK_ONE.shape[0]
     s = np.sqrt(BLOCK_ONE.var(axis=0, ddof=1) + EPSILON)
     z = (BLOCK_ONE - BLOCK_ONE.mean(axis=0)) / s
-    d = SLOPE_ONE
+    d = SLOPE_UNEVEN
     kept_one_over_n = (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
+    every_route = ((n - 1) * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / ((n - 1) * s)
     mistakes = {
+        "you put n - 1 on every route; only the variance's divides by n - 1 (the mean still "
+        "averages over n)": every_route,
         "you kept the biased line's 1/n on the variance route; with n - 1 in the forward pass "
         "ds/dx_k is z_k / (n - 1), so that route is weighted n / (n - 1)": kept_one_over_n,
         "that is the biased layer's block; the forward pass now divides by n - 1, which changes "
-        "s, z and the variance route": compare_blocks(BLOCK_ONE, SLOPE_ONE).true,
+        "s, z and the variance route": compare_blocks(BLOCK_ONE, SLOPE_UNEVEN).true,
         "that is the naive d / s": d / s,
     }
     for said, block in mistakes.items():
@@ -146,7 +239,8 @@ def _standardised_sum(block: np.ndarray, arriving: np.ndarray, epsilon: float) -
 
 
 def check_backward_function(backward: Any) -> Verdict:
-    """Exercise 5, "write it yourself": a function ``backward(x, d, epsilon)`` that returns the
+    """Exercise 7, "write it yourself" (the batch layer's own pass; kept for old notebooks): a
+    function ``backward(x, d, epsilon)`` that returns the
     slope passed down to a (rows, features) block `x` standardised down its columns, given the
     slope `d` arriving at the standardised block. The finite-difference oracle judges it on the
     worked four and on three random blocks; the answer itself is never shown."""
@@ -225,3 +319,73 @@ def _typical_mistakes(x: np.ndarray, d: np.ndarray, epsilon: float) -> dict[str,
         rows: _collected(x, d, s1, 1, m),
         outside: _collected(x, d, x.std(axis=0, keepdims=True) + epsilon, 0, n),
     }
+
+
+def _rms_sum(block: np.ndarray, arriving: np.ndarray, epsilon: float) -> float:
+    """sum(arriving * y), y the block divided by each row's root mean square (epsilon inside)."""
+    r = np.sqrt(np.mean(block * block, axis=1, keepdims=True) + epsilon)
+    return float(np.sum(arriving * block / r))
+
+
+def _rms_mistakes(x: np.ndarray, d: np.ndarray, epsilon: float) -> dict[str, np.ndarray]:
+    """What the usual wrong versions of RMS norm's backward pass return for (x, d), by name."""
+    m = x.shape[1]
+    r = np.sqrt(np.mean(x * x, axis=1, keepdims=True) + epsilon)
+    y = x / r
+    rc = np.sqrt(np.mean(x * x, axis=0, keepdims=True) + epsilon)
+    yc = x / rc
+    centred = x - x.mean(axis=1, keepdims=True)
+    s = np.sqrt(np.mean(centred * centred, axis=1, keepdims=True) + epsilon)
+    z = centred / s
+    return {
+        "that is the naive d / r: the route through the root mean square is missing": d / r,
+        "that is layer norm's pass (with a route through the mean); RMS norm does not centre": (
+            m * d - d.sum(axis=1, keepdims=True) - z * (d * z).sum(axis=1, keepdims=True)
+        )
+        / (m * s),
+        "your statistics run down the columns (axis=0); RMS norm's run along each row": (
+            d - yc * (d * yc).mean(axis=0, keepdims=True)
+        )
+        / rc,
+        "the route's sum needs dividing by the row's length m (r depends on the mean of x^2, not "
+        "the sum)": (d - y * (d * y).sum(axis=1, keepdims=True)) / r,
+    }
+
+
+def check_rms_backward_function(backward: Any) -> Verdict:
+    """Exercise 7, "write it yourself": a function ``backward(x, d, epsilon)`` for RMS norm along
+    each row of a (rows, features) block `x`, y = x / sqrt(mean(x^2 over the row) + epsilon),
+    given the upstream gradient `d` at y; it returns the input gradient. The finite-difference
+    oracle judges it on four blocks; the usual mistakes are named, the answer never shown."""
+    from normcore.oracle import finite_difference
+
+    if backward is None:
+        return verdict(None, 0.0)
+    if not callable(backward):
+        return Verdict("not yet: the answer should be a function backward(x, d, epsilon)")
+    rng = np.random.default_rng(11)
+    blocks = [four_rows()]
+    blocks += [rng.normal(size=shape) * 3.0 + 1.0 for shape in ((3, 4), (5, 2), (2, 6))]
+    worst, scale = 0.0, 0.0
+    for x in blocks:
+        d = rng.normal(size=x.shape)
+        try:
+            given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
+        except Exception as error:  # the reader's code: say what it raised, never crash
+            return Verdict(f"not yet: your function raised {type(error).__name__}: {error}")
+        if given.shape != x.shape:
+            return Verdict(f"not yet: for a block of shape {x.shape} it returned {given.shape}")
+        oracle = finite_difference(lambda b, d=d: _rms_sum(b, d, 1e-5), x, 1e-6)
+        worst = max(worst, float(np.max(np.abs(given - oracle))))
+        scale = max(scale, float(np.max(np.abs(oracle))))
+    if worst < 1e-6 * max(1.0, scale):
+        return Verdict("right")  # it agrees with the oracle on four blocks
+    x, d = blocks[-1], rng.normal(size=blocks[-1].shape)
+    given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
+    for said, wrong in _rms_mistakes(x, d, 1e-5).items():
+        if np.allclose(given, wrong, rtol=1e-7, atol=1e-9):
+            return Verdict("not yet: " + said)
+    return Verdict(
+        "not yet: the oracle disagrees, and not in one of the usual ways (naive d / r, layer "
+        "norm's centring, the wrong axis, a sum where the mean belongs); derive dr/dx_k first"
+    )
