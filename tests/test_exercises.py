@@ -204,6 +204,16 @@ def test_chapter_two_checkers_name_the_expected_mistakes():
     assert "positive" in ch02.check_gap_below_five_thirds(-gap)
     assert "unbiased" in ch02.check_gap_below_five_thirds(5 / 3 - 15 / np.sqrt(108 + 1e-5))
     assert "round" not in ch02.check_gap_below_five_thirds(0.0)
+    # D2: named at the two figures the question asks for, and "close" is relative
+    assert "outside the square root" in ch02.check_gap_below_five_thirds(1.9e-6)
+    assert "unbiased" in ch02.check_gap_below_five_thirds(0.22)
+    assert "5/3" in ch02.check_gap_below_five_thirds(6.2e-8)  # the factor 5/3 forgotten
+    for far in (1e-8, 1e-6, 5e-6):  # ten times off is not "close"
+        assert not ch02.check_gap_below_five_thirds(far).startswith("close")
+    assert ch02.check_steps_keras(459) == "right"  # ln 0.01 / ln 0.99 = 458.2
+    assert "0.9" in ch02.check_steps_keras(44)
+    assert "whole step" in ch02.check_steps_keras(458)
+    assert "share kept" in ch02.check_steps_keras(1)
     kept = 0.9**3
     mean = (1 - kept) * np.array([8.0, 6.0])
     assert "biased" in ch02.check_running_after_three(mean, kept + (1 - kept) * np.array([108, 12]))

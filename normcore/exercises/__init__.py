@@ -47,14 +47,13 @@ def _digits(error: float) -> int:
 
 def relative_error(given: np.ndarray, expected: np.ndarray, relative: bool) -> np.ndarray:
     """How far `given` is from `expected`, entry by entry: relative to the expected entry's size
-    when `relative` (an answer of 1e-7 is then as far from 1e-8 as 10 is from 1), else relative
-    above one and absolute below it (an entry of 0 is always compared absolutely)."""
+    when `relative` (an answer of 1e-7 is then as far from 1e-8 as 10 is from 1; an expected 0
+    is met only by 0), else relative above one and absolute below it."""
     with np.errstate(all="ignore"):
         if relative:
             size = np.abs(expected)
-            return np.where(
-                size > 0, np.abs(given - expected) / np.where(size > 0, size, 1.0), np.abs(given)
-            )
+            scaled = np.abs(given - expected) / np.where(size > 0, size, 1.0)
+            return np.where(size > 0, scaled, np.where(given == expected, 0.0, np.inf))
         return np.abs(given - expected) / np.maximum(1.0, np.abs(expected))
 
 

@@ -46,8 +46,15 @@ def check_gap_below_five_thirds(gap: Any) -> Verdict:
             5 / 3 - offset / np.sqrt(first.var(ddof=1) + EPSILON),
             "that divides the squared offsets by 3 (unbiased); the layer divides by the 4 rows",
         ),
+        (
+            EPSILON / (2 * biased),
+            "that is the divisor's relative change, epsilon / (2 v); the 23 standardises to "
+            "5/3 times (1 minus it), so the gap carries the factor 5/3",
+        ),
     ]
-    return judged(gap, answer, mistakes, tolerance=0.05 * answer, mistake_tolerance=0.05 * answer)
+    # two significant figures: every distance relative, so a rounded mistake is still named and
+    # an answer ten times off is not "close"
+    return judged(gap, answer, mistakes, tolerance=0.05, mistake_tolerance=0.05, relative=True)
 
 
 def check_running_after_three(mean: Any, variance: Any) -> Verdict:
@@ -102,3 +109,33 @@ def check_pytorch_running_variance(value: Any) -> Verdict:
     return pytorch_running_variance(
         value, biased, WORKED.shape[0], tolerance=1e-9, mistake_tolerance=1e-6
     )
+
+
+#: Keras's and Flax's default momentum, the share of the old running statistic kept.
+KERAS_MOMENTUM = 0.99
+
+
+def check_steps_keras(steps: Any) -> Verdict:
+    """Exercise 3: the fewest zero-gradient steps after which the running mean of feature 2,
+    updated with momentum 0.99 (the share kept, as Keras and Flax name it) from its start of 0,
+    is within one per cent of the batch mean (6)."""
+    target = float(WORKED[:, 1].mean())
+    running, count = 0.0, 0
+    while abs(running - target) >= 0.01 * abs(target):
+        running, count = KERAS_MOMENTUM * running + (1 - KERAS_MOMENTUM) * target, count + 1
+    real = float(np.log(0.01) / np.log(KERAS_MOMENTUM))
+    tenth = int(np.ceil(np.log(0.01) / np.log(0.9)))
+    mistakes = [
+        (tenth, "that is the count for momentum 0.9; Keras and Flax keep 0.99 of the old figure"),
+        (
+            count - 1,
+            "after that many steps the mean is still just outside one per cent: take the first "
+            "whole step past the bound",
+        ),
+        (round(real), "steps come whole, and the bound must be passed: round up, not to nearest")
+        if round(real) != count
+        else (-1, ""),
+        (real, "steps come whole: take the first whole step past the bound"),
+        (1, "momentum 0.99 is the share kept, not the share taken from the batch"),
+    ]
+    return judged(steps, count, mistakes, tolerance=0.0, mistake_tolerance=1e-3)

@@ -29,6 +29,7 @@ def test_a_biased_fold_estimates_three_quarters_of_the_variance() -> None:
         held=int(held),
         of=len(SEEDS),
         setting="batches of 4 standard-normal rows, 200 layers, 100 steps, fresh seeds 1000-1019",
+        resampled=("data draws",),
     )
     assert held == len(SEEDS)
 
