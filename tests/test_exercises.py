@@ -222,3 +222,22 @@ def test_chapter_two_checkers_name_the_expected_mistakes():
     assert "whole" in ch02.check_steps_to_one_percent(np.log(0.01) / np.log(0.9))
     assert "biased" in ch02.check_pytorch_running_variance(1.8)
     assert "share taken" in ch02.check_pytorch_running_variance(0.1 + 0.9 * 12)
+
+
+def test_chapter_four_new_checkers_name_the_expected_mistakes():
+    """Exercises 3, 4 and 6 of chapter 4, which replaced ones the page answered."""
+    from normcore.exercises import ch04
+
+    assert ch04.check_layer_counts([6, 20, 20]) == "right"
+    assert "(3, 4, 5)" in ch04.check_layer_counts([2, 60, 60])
+    assert "one entry per normed position" in ch04.check_layer_counts([6, 20, 1])
+    assert ch04.check_group_counts([75, 32]) == "right"
+    assert "per image" in ch04.check_group_counts([75, 4])
+    assert "across the batch" in ch04.check_group_counts([600, 4])
+    gap = ch04._pair_gap(ch04.InstanceNorm.create(3))
+    assert 1e-6 < gap < 1e-4  # epsilon's first-order effect, not zero and not order one
+    assert ch04.check_rescaled_gap(float(f"{gap:.2g}")) == "right"  # two figures
+    assert "epsilon = 0" in ch04.check_rescaled_gap(0.0)
+    batch = ch04._pair_gap(ch04.ImageBatchNorm.create(3))
+    assert "image batch layer" in ch04.check_rescaled_gap(float(f"{batch:.2g}"))
+    assert not ch04.check_rescaled_gap(10 * gap).startswith("close")

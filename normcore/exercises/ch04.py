@@ -195,3 +195,82 @@ def check_one_image(answer: Any) -> Verdict:
         "not yet: count the values behind one channel's statistic in each layer, for "
         "a batch holding a single image"
     )
+
+
+def check_layer_counts(answer: Any) -> Verdict:
+    """Exercise 3: an input (2, 3, 4, 5) layer-normed with normalized_shape=(4, 5): [how many
+    means it computes, how many values each reads, how many entries its scale has]."""
+    from normcore.experiments import axes
+
+    if answer is None:
+        return verdict(None, [0, 0, 0])
+    case = axes.trailing_shape((2, 3, 4, 5), (4, 5))
+    means = int(np.prod(case.statistics_shape))
+    reads = 4 * 5
+    expected = [means, reads, 4 * 5]
+    from normcore.exercises._mistakes import judged
+
+    mistakes = [
+        ([2, 60, 60], "that is normalized_shape=(3, 4, 5); here only the last two axes are normed"),
+        ([6, 20, 1], "the scale has the shape of normalized_shape, one entry per normed position"),
+        ([20, 6, 20], "the statistics run over the normed axes: one per leading position (2 x 3)"),
+        ([6, 20, 6], "the scale is one per normed position (4 x 5), not one per statistic"),
+        ([5, 24, 5], "normalized_shape names trailing axes: (4, 5), not the first of them"),
+    ]
+    return judged(answer, expected, mistakes, tolerance=0.0, mistake_tolerance=0.0)
+
+
+def check_group_counts(answer: Any) -> Verdict:
+    """Exercise 4: images (8, 12, 5, 5) through group norm with 4 groups: [how many numbers one
+    statistic reads, how many means the layer computes]."""
+    from normcore.exercises._mistakes import judged
+
+    if answer is None:
+        return verdict(None, [0, 0])
+    layer = GroupNorm.create(12, groups=4)
+    images = np.random.default_rng(0).normal(size=(8, 12, 5, 5))
+    cache = layer.forward(images, "training").cache
+    expected = [int(cache.count), int(np.prod(cache.mean.shape))]
+    mistakes = [
+        ([75, 4], "the statistics are per image too: every image has its own 4 groups"),
+        ([600, 4], "a group's statistics do not reach across the batch: one image's group only"),
+        ([25, 96], "that is instance norm (a statistic per channel); a group holds 3 channels"),
+        ([300, 8], "one statistic reads one group of 3 channels, not all 12"),
+    ]
+    return judged(answer, expected, mistakes, tolerance=0.0, mistake_tolerance=0.0)
+
+
+def rescaled_pair() -> np.ndarray:
+    """Exercise 6: two images (2, 3, 8, 8), the second the first times 10 plus 5."""
+    first = np.random.default_rng(6).normal(size=(1, 3, 8, 8))
+    return np.concatenate([first, 10.0 * first + 5.0])
+
+
+def _pair_gap(layer: Any) -> float:
+    out = layer.forward(rescaled_pair(), "training").output
+    return float(np.max(np.abs(out[0] - out[1])))
+
+
+def check_rescaled_gap(answer: Any) -> Verdict:
+    """Exercise 6: the largest difference between the two images' instance-norm outputs, to
+    two significant figures (relative)."""
+    from normcore.exercises._mistakes import judged
+
+    return judged(
+        answer,
+        lambda: _pair_gap(InstanceNorm.create(3)),
+        lambda: [
+            (
+                0.0,
+                "exactly zero would need epsilon = 0: the first image's divisor is "
+                "sqrt(v + eps), the second's sqrt(100 v + eps), and eps weighs differently",
+            ),
+            (
+                _pair_gap(ImageBatchNorm.create(3)),
+                "that is the image batch layer, whose statistics mix the two images",
+            ),
+        ],
+        tolerance=0.05,
+        mistake_tolerance=0.05,
+        relative=True,
+    )
