@@ -28,14 +28,13 @@ def row(*names: str, spec: str) -> str:
     return "[" + ", ".join(g(n, spec) for n in names) + "]"
 
 
-BACKWARD = """import numpy as np
+RMS_BACKWARD = """import numpy as np
 
 
 def backward(x, d, epsilon):
-    n = x.shape[0]
-    s = np.sqrt(x.var(axis=0) + epsilon)
-    z = (x - x.mean(axis=0)) / s
-    return (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
+    r = np.sqrt((x * x).mean(axis=1, keepdims=True) + epsilon)
+    y = x / r
+    return (d - y * (d * y).mean(axis=1, keepdims=True)) / r
 
 
 answer = backward"""
@@ -44,7 +43,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
     "01-moving-target": {
         "check_bias_free_ratio": {"fill": "answer = 10", "shown": ["Exactly ten"]},
         "check_floor_deviation": {"fill": f"answer = {g('ch01_ex2', '.4f')}", "shown": []},
-        "check_first_epoch_variance": {"fill": f"answer = {g('ch01_ex3', '.4f')}", "shown": []},
+        "check_wide_block_mean": {"fill": f"answer = {g('ch01_ex3_wide', '.3f')}", "shown": []},
     },
     "02-worked-column": {
         "check_gap_below_five_thirds": {
@@ -56,7 +55,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
             f"variance = {row('ch02_ex2_v1', 'ch02_ex2_v2', spec='.3f')}",
             "shown": [],
         },
-        "check_steps_to_one_percent": {"fill": f"answer = {g('ch02_ex3_steps')}", "shown": []},
+        "check_steps_keras": {"fill": f"answer = {g('ch02_ex3_steps')}", "shown": []},
         "check_pytorch_running_variance": {
             "fill": f"answer = {g('ch02_ex4', '.1f')}",
             "shown": [],
@@ -72,7 +71,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
             "fill": "answer = [[0, 0], [0, 0], [0, 0]]",
             "shown": ["Zero everywhere."],
         },
-        "check_step_gap": {"fill": f"answer = {g('ch3_ex3_gap', '.1e')}", "shown": []},
+        "check_float32_floor": {"fill": f"answer = {g('ch3_ex3_factor', '.1e')}", "shown": []},
         "check_backwards_cells": {
             "fill": "answer = [[True, True], [False, True], [False, False], [True, False]]",
             "shown": ["reversed cells are rows 1 and 4 of the first column and rows 1 and 2 of"],
@@ -81,12 +80,12 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
             "fill": f"answer = {column('ch3_ex6_a', 'ch3_ex6_b', 'ch3_ex6_c', spec='.4f')}",
             "shown": [],
         },
-        "check_backward_function": {
-            "fill": BACKWARD,
+        "check_rms_backward_function": {
+            "fill": RMS_BACKWARD,
             "shown": [
-                "s = np.sqrt(x.var(axis=0) + epsilon)",
-                "z = (x - x.mean(axis=0)) / s",
-                "return (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)",
+                "r = np.sqrt((x * x).mean(axis=1, keepdims=True) + epsilon)",
+                "y = x / r",
+                "return (d - y * (d * y).mean(axis=1, keepdims=True)) / r",
             ],
         },
     },
@@ -99,13 +98,13 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
             "fill": f"answer = {row('ch4_ex2_a', 'ch4_ex2_b', 'ch4_ex2_c', spec='.8f')}",
             "shown": [],
         },
-        "check_statistics_shape": {"fill": "answer = (2,)", "shown": ["a shape of (2,)"]},
-        "check_group_count": {"fill": "answer = 75", "shown": ["= 75$ numbers"]},
+        "check_layer_counts": {"fill": "answer = [6, 20, 20]", "shown": ["2 \\times 3 = 6$ means"]},
+        "check_group_counts": {"fill": "answer = [75, 32]", "shown": ["8 \\times 4 = 32$ means"]},
         "check_transformer_axes": {
             "fill": "answer = [[4096, 512], [512, 4096]]",
             "shown": ["= 4096$ statistics, each over the 512 features", "512 statistics"],
         },
-        "check_one_image": {"fill": "answer = 0", "shown": ["Zero (to rounding)."]},
+        "check_rescaled_gap": {"fill": f"answer = {g('ch4_ex6_gap', '.1e')}", "shown": []},
     },
     "05-weight-norm": {
         "check_magnitude_slope": {"fill": f"answer = {g('wn_ex1_g', '.2f')}", "shown": []},
