@@ -107,7 +107,12 @@ def check_post_ln_ratio(answer: Any) -> Verdict:
             "not yet: that is block 1's slope over block 6's; the question asks "
             "block 6 over block 1"
         )
-    return verdict(answer, expected)
+    # asked to two decimals: any answer within half a unit of the second decimal is right
+    return verdict(answer, expected, tolerance=POST_LN_DECIMALS_TOLERANCE / max(1.0, expected))
+
+
+#: Exercise 2 asks for two decimals
+POST_LN_DECIMALS_TOLERANCE = 0.005
 
 
 def check_qk_bound(answer: Any) -> Verdict:

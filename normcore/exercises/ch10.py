@@ -60,6 +60,13 @@ def check_shapes(batch_mean: Any, group_mean: Any, scale: Any) -> Verdict:
     wrong = [k for k in right if given[k] != right[k]]
     if not wrong:
         return Verdict("right")
+    squeezed = {k: tuple(n for n in v if n != 1) for k, v in given.items()}
+    if all(squeezed[k] == right[k] for k in right):
+        return Verdict(
+            "not yet: right but for the size-1 axes a reduction with keepdims=True keeps "
+            "(normcore's cache holds the group mean as (32, 2, 1, 1, 1)); give each shape with "
+            "them dropped, as PyTorch stores running_mean"
+        )
     hints = []
     if given["batch mean"] in ((IMAGES, CHANNELS), (IMAGES,)):
         hints.append(
@@ -129,9 +136,12 @@ def check_small_batch(suffers: Any, pooled: Any) -> Verdict:
             "the pair never enters its statistics"
         )
     try:
-        count = int(pooled)
+        value = float(pooled)
     except (TypeError, ValueError):
         return Verdict("not yet: the count should be a whole number")
+    if not np.isfinite(value) or value != round(value):
+        return Verdict("not yet: the count should be a whole number")
+    count = int(value)
     if count == PAIR:
         return Verdict(
             "not yet: that is a dense layer's count (one value per row); here every "

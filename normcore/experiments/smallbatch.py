@@ -35,6 +35,9 @@ from . import deepnet, digits_rates
 SIZES = (2, 4, 8, 16, 32, 64)
 #: epochs of the group-size runs
 EPOCHS = 1
+#: the sweep trained to convergence (claims suite and `converged_sweep`): ten epochs, 220 steps
+CONVERGED_EPOCHS = 10
+CONVERGED_SIZES = (2, 4, 64)
 #: the learning rates of the chapter's group-size runs: the batch network's, and the layer
 #: network's (the claims suite's settings name the same rates)
 GROUP_RATE = 0.3
@@ -151,12 +154,14 @@ def group_sizes(
     seeds: Sequence[int] = digits_rates.SEEDS,
     sizes: Sequence[int] = SIZES,
     layer_rate: float | None = None,
+    epochs: int = EPOCHS,
 ) -> GroupSizes:
     """`by_group_size`, keeping the trained networks and scoring them also with recomputed
     ("precise") statistics. The sizes train side by side in one stack (`deepnet.join`): the
     dense layers run once for every B, each B's ghost batch layers on its own networks. With
     `layer_rate`, the layer network of `layer_run` trains beside them at that rate (the same run
-    as `layer_run`'s, to the last bit) and its accuracy is `GroupSizes.layer`."""
+    as `layer_run`'s, to the last bit) and its accuracy is `GroupSizes.layer`. `epochs` (default
+    EPOCHS, the chapter's one) sets the length: CONVERGED_EPOCHS for the sweep at convergence."""
     _check_sizes(sizes, seeds)
     x, _, x_held, y_held = data
     start = deepnet.build("batch", list(seeds))
@@ -165,7 +170,7 @@ def group_sizes(
     if layer_rate is not None:
         parts.append(deepnet.build("layer", list(seeds)))
         rates = np.concatenate([rates, np.full(len(seeds), float(layer_rate))])
-    run = deepnet.train(deepnet.join(parts), data, rates, epochs=EPOCHS, batch=digits_rates.BATCH)
+    run = deepnet.train(deepnet.join(parts), data, rates, epochs=epochs, batch=digits_rates.BATCH)
     nets = tuple(unghost(net) for net in deepnet.split(run.net)[: len(sizes)])
     accuracy = run.accuracy[-1]
     return GroupSizes(
@@ -328,3 +333,93 @@ def shifted_task(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int =
         frozen=deepnet.accuracy(frozen, x_held, y_held),
         recomputed=deepnet.accuracy(recomputed(training, x[labelled]), x_held, y_held),
     )
+
+
+# -- two rows: the backward pass -----------------------------------------------------------------
+def pair_jacobian(half_distance: np.ndarray, epsilon: float = 1e-5) -> np.ndarray:
+    """∂y₁/∂x₁ of a batch layer (scale 1) on a two-row batch, one feature, whose rows sit
+    `half_distance` u on either side of their mean: the outputs are ±u/√(u² + ε), so
+
+        ∂y₁/∂x₁ = −∂y₁/∂x₂ = ε / (2 (u² + ε)^{3/2}),
+
+    zero but for the ε term when u ≫ √ε, and 1/(2√ε) at a tie (u = 0)."""
+    u = np.asarray(half_distance, dtype=np.float64)
+    return epsilon / (2 * (u**2 + epsilon) ** 1.5)
+
+
+def pair_input_gradient(half_distance: float, upstream: tuple[float, float], epsilon: float = 1e-5):
+    """The input gradient ∂L/∂x (2,) that normcore's `BatchNorm` hands back for the two rows
+    (−u, +u) of one feature, training mode, upstream gradient `upstream` (2,)."""
+    x = np.array([[-half_distance], [half_distance]], dtype=np.float64)
+    layer = BatchNorm.create(1, epsilon=epsilon)
+    r = layer.forward(x, "training")
+    return layer.backward(r, np.array(upstream, dtype=np.float64)[:, None]).passed_down[:, 0]
+
+
+@dataclass(frozen=True, eq=False)
+class HiddenGradients:
+    """One training step's gradients of the hidden dense weights of the deep digits batch
+    network at its start, the step's 64 rows read by the batch layers in groups of B:
+    `median` (len(sizes), S) the median |∂L/∂W| over every hidden weight, `largest` likewise the
+    largest, `nearest` (len(sizes), S) the smallest half-distance |x₁ − x₂|/2 of any pair of rows
+    at any batch layer, in units of √ε (B = 2 only; NaN elsewhere)."""
+
+    sizes: tuple[int, ...]
+    median: np.ndarray
+    largest: np.ndarray
+    nearest: np.ndarray
+
+
+def hidden_gradients(
+    data: tuple[np.ndarray, ...],
+    seeds: Sequence[int] = digits_rates.SEEDS,
+    sizes: Sequence[int] = (2, 4, 64),
+    rows: int = digits_rates.BATCH,
+) -> HiddenGradients:
+    """The gradients of `HiddenGradients` on the first `rows` training rows."""
+    _check_sizes(sizes, seeds)
+    x, y = data[0][:rows], data[1][:rows]
+    start = deepnet.build("batch", list(seeds))
+    median, largest, nearest = [], [], []
+    for b in sizes:
+        net = ghost(start, int(b))
+        responses, _ = deepnet.forward(net, x, "training")
+        _, grads = deepnet.gradients(net, x, y)
+        dense = {id(d) for d in net.dense}
+        w = np.concatenate(
+            [g.slopes["weights"].reshape(net.size, -1) for g in grads if id(g.layer) in dense],
+            axis=1,
+        )
+        median.append(np.median(np.abs(w), axis=1))
+        largest.append(np.max(np.abs(w), axis=1))
+        if b == 2:
+            # a pair's biased variance is u², u its half-distance
+            u = [
+                np.sqrt(r.cache.variance).reshape(net.size, -1)
+                for r in responses
+                if isinstance(r.layer, BatchNorm)
+            ]
+            nearest.append(np.min(np.concatenate(u, axis=1), axis=1) / np.sqrt(1e-5))
+        else:
+            nearest.append(np.full(net.size, np.nan))
+    return HiddenGradients(
+        tuple(int(b) for b in sizes), np.array(median), np.array(largest), np.array(nearest)
+    )
+
+
+def converged_sweep(
+    data: tuple[np.ndarray, ...], seeds: Sequence[int] = digits_rates.SEEDS
+) -> dict[str, np.ndarray]:
+    """The small-batch sweep trained to convergence, the figures chapter 9 prints from it
+    (each (S,)): ``b{B}`` the batch network's held-out accuracy after CONVERGED_EPOCHS epochs at
+    GROUP_RATE with statistics over groups of B rows (B in CONVERGED_SIZES), ``b{B}_recomputed``
+    with its statistics recomputed on the training rows, ``layer`` the layer network at
+    LAYER_RATE. About a minute on one core."""
+    run = group_sizes(
+        data, GROUP_RATE, seeds, CONVERGED_SIZES, layer_rate=LAYER_RATE, epochs=CONVERGED_EPOCHS
+    )
+    out = {"layer": run.layer}
+    for k, b in enumerate(run.sizes):
+        out[f"b{b}"] = run.running[k]
+        out[f"b{b}_recomputed"] = run.recomputed[k]
+    return out

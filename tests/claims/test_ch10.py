@@ -1,10 +1,11 @@
-"""The convnet chapter's conclusions, re-run on 20 fresh seeds (network starts) and a fresh row
-order, in the chapter's own setting (the digits, 8 channels, rate 0.3, 8 steps of 64 images), and
-the small-batch sweep (2 to 64 images a device) also after three epochs, a training length the
-chapter cannot afford.
+"""The convnet chapter's conclusions at convergence, on 20 fresh seeds (network starts).
 
-Recorded under "ch10" (the chapter's number is settled when the book is merged; the prose reads
-the figures with `normcore.claims.held("ch10", ...)`).
+One call of `resconv.converged` trains everything, the chapter's two seeds stacked beside the
+fresh ones: the two-layer convnet for `resconv.SMALL_EPOCHS` epochs with and without batch norm,
+the residual network for `resconv.EPOCHS` epochs in each version of `resconv.RUNS`, and the
+fine-tunes of the warmed two-layer network. The fresh seeds' frequencies are recorded under
+"ch10"; the chapter seeds' figures are stored for the chapter (`precomputed.check`, read by the
+chapter with `precomputed.load("ch10_converged")`). A few minutes on one core.
 """
 
 from __future__ import annotations
@@ -14,189 +15,259 @@ import pytest
 
 from normcore.claims import fresh, record
 from normcore.experiments import convnet as cn
+from normcore.experiments import precomputed
+from normcore.experiments import resconv as rc
 
 CHAPTER = "ch10"
 SEEDS = fresh(20)
-ORDER = SEEDS[0]
-SETTING = (
-    f"{cn.CHANNELS}-channel convnet on the digits, rate {cn.RATE:g}, {cn.STEPS} steps of "
-    f"{cn.BATCH} images, fresh seeds {SEEDS[0]}-{SEEDS[-1]}, row order {ORDER}"
+N = len(SEEDS)
+SHOWN = len(rc.SEEDS)
+SEEDS_WORDS = f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}"
+SMALL = (
+    f"two-layer convnet on the digits, rate {rc.RATE:g}, {rc.SMALL_EPOCHS} epochs of "
+    f"{cn.BATCH}-image steps, {SEEDS_WORDS}"
 )
+RESIDUAL = (
+    f"residual convnet of {rc.BLOCKS} blocks on the digits, rate {rc.RATE:g}, {rc.EPOCHS} "
+    f"epochs of {cn.BATCH}-image steps, {SEEDS_WORDS}"
+)
+TUNE = (
+    f"the two-layer batch convnet after {rc.SMALL_EPOCHS} epochs, then {cn.TUNE_STEPS} steps "
+    f"of {cn.TUNE_BATCH} images at rate {cn.TUNE_RATE:g}, {SEEDS_WORDS}"
+)
+#: "stopped improving": held-out accuracy moved by at most this over the last three epochs
+SETTLED = 0.01
+#: no normaliser's two-layer convnet "saturates" when it reaches this at convergence
+SATURATED = 0.97
+SEEDS_ONLY = ("initial seeds",)
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict:
-    data = cn.digits_images()
-    out: dict = {"data": data}
-    for version in cn.VERSIONS:
-        out[version] = cn.train(cn.build(version, SEEDS), data, order_seed=ORDER)
-    for b in cn.SIZES[:-1]:
-        out[b] = cn.train(cn.build("batch", SEEDS, per_device=b), data, order_seed=ORDER)
-    out[cn.SIZES[-1]] = out["batch"]
-    return out
+def conv() -> dict:
+    out = rc.converged(rc.SEEDS + SEEDS)
+    precomputed.check(
+        "ch10_converged",
+        {k: v[..., :SHOWN] for k, v in out.items()},
+        made_by="normcore.experiments.resconv.converged",
+        setting=f"the chapter's seeds {rc.SEEDS}; " + RESIDUAL.split(", fresh")[0],
+    )
+    return {k: v[..., SHOWN:] for k, v in out.items()}
 
 
-@pytest.fixture(scope="module")
-def long_runs(runs: dict) -> dict:
-    """Batch norm at 2 and 64 images a device and group norm, trained for cn.LONG_EPOCHS epochs."""
-    data = runs["data"]
-    steps = cn.LONG_EPOCHS * (len(data[1]) // cn.BATCH)
-    out: dict = {"steps": steps}
-    out["group"] = cn.train(cn.build("group", SEEDS), data, steps=steps, order_seed=ORDER)
-    for b in (2, cn.BATCH):
-        net = cn.build("batch", SEEDS, per_device=b)
-        out[b] = cn.train(net, data, steps=steps, order_seed=ORDER)
-    return out
+def count(mask: np.ndarray) -> int:
+    return int(np.sum(mask))
 
 
-def beats(runs: dict, a: str, b: str) -> int:
-    return int(np.sum(runs[a].accuracy > runs[b].accuracy))
-
-
-def test_every_normaliser_against_none(runs: dict) -> None:
-    n = len(SEEDS)
-    k = {v: beats(runs, v, "none") for v in ("batch", "layer", "instance", "group", "ws-group")}
-    for version, held in k.items():
-        record(CHAPTER, f"{version.replace('-', '_')}_beats_none", held, n, SETTING)
-    # the prose: every normaliser beats no normaliser on most seeds
-    assert all(held >= 15 for held in k.values())
-
-
-def test_batch_beats_group(runs: dict) -> None:
-    held = record(CHAPTER, "batch_beats_group", beats(runs, "batch", "group"), len(SEEDS), SETTING)
-    assert held.held > held.of // 2  # "more often than not"
-
-
-def test_weight_standardisation_lifts_group_norm(runs: dict) -> None:
-    held = record(CHAPTER, "ws_beats_group", beats(runs, "ws-group", "group"), len(SEEDS), SETTING)
-    assert held.held > held.of // 2  # "more often than not"
-
-
-def test_small_per_device_batches_cost_little(runs: dict) -> None:
-    """At 2 images a device, the batch layer's accuracy against its accuracy at 64 (the whole step
-    on one device): within cn.NEAR on most seeds, below it on some (the count is stated), and the
-    mean over the seeds within cn.NEAR of the 64-image mean at every size of the sweep."""
-    top = runs[cn.BATCH].accuracy
-    gap = runs[2].accuracy - top
-    n = len(SEEDS)
-    within = record(CHAPTER, "two_within_two_points", int(np.sum(gap >= -cn.NEAR)), n, SETTING)
-    below = record(CHAPTER, "two_below_largest", int(np.sum(gap < 0)), n, SETTING)
-    assert within.held >= 15  # "on most seeds"
-    assert not below.every  # "below it on some seeds", not a fall on every one
-    means = np.array([runs[b].accuracy.mean() for b in cn.SIZES])
-    close = int(np.sum(np.abs(means - top.mean()) < cn.NEAR))
-    sizes = record(CHAPTER, "mean_near_at_every_size", close, len(cn.SIZES), SETTING)
-    assert sizes.every
-
-
-def test_small_batches_after_longer_training(long_runs: dict) -> None:
-    """After three epochs: batch norm at 2 images a device within cn.NEAR of 64 images on every seed
-    or nearly, below it about as often as not; group norm below batch norm at 2 images on
-    most seeds."""
-    setting = f"{SETTING}; trained {long_runs['steps']} steps ({cn.LONG_EPOCHS} epochs) instead"
-    top = long_runs[cn.BATCH].accuracy
-    n = len(SEEDS)
-    gap = long_runs[2].accuracy - top
-    within = record(CHAPTER, "long_two_within_two_points", int(np.sum(gap >= -cn.NEAR)), n, setting)
-    below = record(CHAPTER, "long_two_below_largest", int(np.sum(gap < 0)), n, setting)
-    group = record(
+def test_the_two_layer_network_saturates(conv: dict) -> None:
+    near = record(
         CHAPTER,
-        "long_group_below_two",
-        int(np.sum(long_runs["group"].accuracy < long_runs[2].accuracy)),
-        n,
-        setting,
+        "small_batch_near_none",
+        count(np.abs(conv["small_batch"] - conv["small_none"]) <= cn.NEAR),
+        N,
+        SMALL,
+        resampled=SEEDS_ONLY,
     )
-    assert within.held >= n - 2  # "on every seed or nearly"
-    assert abs(below.held - n / 2) <= n / 5  # "about as often as not"
-    assert group.held > n // 2  # "group norm below batch norm at 2 images more often than not"
-    # longer training raised every seed's accuracy: the short runs are not converged
-    assert np.all(top > 0.9)
-
-
-def test_group_norm_is_the_same_run_for_every_batch_size(runs: dict) -> None:
-    """Group norm reads no other image: its training does not depend on the per-device batch."""
-    data = runs["data"]
-    short = cn.train(cn.build("group", SEEDS[:2]), data, steps=3, order_seed=ORDER)
-    again = cn.train(cn.build("group", SEEDS[:2]), data, steps=3, order_seed=ORDER)
-    np.testing.assert_array_equal(short.loss, again.loss)
-
-
-def test_the_statistics_spread_more_as_the_batch_shrinks(runs: dict) -> None:
-    x = runs["data"][0][: cn.SAMPLE]
-    net = runs["batch"].net
-    spread = np.array([cn.variance_ratios(net, x, b).std(axis=0).mean(axis=-1) for b in cn.SIZES])
-    shrink = np.array([cn.variance_ratios(net, x, b).mean(axis=0).mean(axis=-1) for b in cn.SIZES])
-    # per seed: the spread falls and the mean ratio rises toward 1 with every doubling
-    falls = np.all(np.diff(spread, axis=0) < 0, axis=0)
-    rises = np.all(np.diff(shrink, axis=0) > 0, axis=0) & np.all(shrink < 1, axis=0)
-    held = record(
-        CHAPTER, "spread_shrinks_with_batch", int(np.sum(falls & rises)), len(SEEDS), SETTING
+    high = record(
+        CHAPTER,
+        "small_none_saturates",
+        count(conv["small_none"] >= SATURATED),
+        N,
+        SMALL,
+        resampled=SEEDS_ONLY,
     )
-    assert held.every
+    short = record(
+        CHAPTER,
+        "small_short_below_converged",
+        count(conv["small_batch_short"] < conv["small_batch"] - cn.NEAR),
+        N,
+        SMALL + f"; against {cn.STEPS} steps",
+        resampled=(*SEEDS_ONLY, "training length"),
+    )
+    assert near.held >= 0.75 * N  # "within two points on most seeds"
+    assert high.held >= 0.75 * N  # "without a normaliser it reaches 0.97 on most seeds"
+    assert short.every  # "the first steps are far from the end"
 
 
-def test_precise_statistics(runs: dict) -> None:
-    """Recomputed statistics against the running figures at 2 images a device: at least as good
-    more often than not, and worse by cn.NEAR or more on at most a quarter of the seeds (not never:
-    a chapter seed moved by 3 lost more)."""
-    data = runs["data"]
-    net = runs[2].net
-    precise = cn.precise(net, data[0][: cn.SAMPLE])
-    change = cn.accuracy(precise, data[2], data[3]) - runs[2].accuracy
-    n = len(SEEDS)
-    held = record(CHAPTER, "precise_at_least_running", int(np.sum(change >= 0)), n, SETTING)
+def test_the_residual_network_needs_its_normaliser(conv: dict) -> None:
+    beats = record(
+        CHAPTER,
+        "res_batch_beats_none",
+        count(conv["res_batch"] > conv["res_none"]),
+        N,
+        RESIDUAL,
+        resampled=SEEDS_ONLY,
+    )
+    diverged = record(
+        CHAPTER,
+        "res_none_diverged",
+        count(conv["res_none_diverged"] > 0),
+        N,
+        RESIDUAL,
+        resampled=SEEDS_ONLY,
+    )
+    batch_diverged = count(conv["res_batch_diverged"] > 0)
+    settled = record(
+        CHAPTER,
+        "res_batch_settled",
+        count(np.abs(conv["res_batch"] - conv["res_batch_earlier"]) <= SETTLED),
+        N,
+        RESIDUAL + ", three epochs before the end against the end",
+        resampled=(*SEEDS_ONLY, "training length"),
+    )
+    assert batch_diverged == 0
+    assert diverged.held >= 2  # "some unnormalised runs diverge at this rate"
+    assert beats.held >= 0.75 * N
+    assert settled.held >= 0.75 * N  # "the batch runs had stopped improving"
+
+
+def test_shrinking_the_branch_by_hand_stands_in_for_the_normaliser(conv: dict) -> None:
+    """The intervention: no normaliser, every branch's last convolution zeroed at the start."""
+    near = record(
+        CHAPTER,
+        "res_skip_near_batch",
+        count(np.abs(conv["res_skip"] - conv["res_batch"]) <= cn.NEAR),
+        N,
+        RESIDUAL,
+        resampled=SEEDS_ONLY,
+    )
+    beats = record(
+        CHAPTER,
+        "res_skip_beats_none",
+        count(conv["res_skip"] > conv["res_none"]),
+        N,
+        RESIDUAL,
+        resampled=SEEDS_ONLY,
+    )
+    assert count(conv["res_skip_diverged"] > 0) == 0
+    assert near.held >= 0.75 * N and beats.held >= 0.75 * N
+
+
+def test_batch_norm_shrinks_the_branch_at_the_start(conv: dict) -> None:
+    shrinks = record(
+        CHAPTER,
+        "branch_batch_below_none",
+        count(conv["branch_batch"][-1] < conv["branch_none"][-1]),
+        N,
+        RESIDUAL.split(", rate")[0] + f" at initialisation, {SEEDS_WORDS}",
+        resampled=SEEDS_ONLY,
+    )
+    assert shrinks.held >= 0.9 * N
+
+
+def test_small_batches_recomputed_statistics_and_folding(conv: dict) -> None:
+    near = record(
+        CHAPTER,
+        "res_two_near_64",
+        count(np.abs(conv["res_batch_2"] - conv["res_batch"]) <= cn.NEAR),
+        N,
+        RESIDUAL + ", 2 images a device against 64",
+        resampled=SEEDS_ONLY,
+    )
+    gain2 = conv["res_batch_2_precise"] - conv["res_batch_2"]
+    gain64 = conv["res_batch_precise"] - conv["res_batch"]
     small = record(
-        CHAPTER, "precise_costs_under_two_points", int(np.sum(change > -cn.NEAR)), n, SETTING
+        CHAPTER,
+        "res_precise_within_point",
+        count((np.abs(gain2) <= cn.NEAR / 2) & (np.abs(gain64) <= cn.NEAR / 2)),
+        N,
+        RESIDUAL + f", statistics recomputed on {cn.SAMPLE} training images",
+        resampled=SEEDS_ONLY,
     )
-    assert held.held > held.of // 2
-    assert small.held >= 3 * small.of // 4
+    assert near.held >= 0.75 * N
+    assert small.held >= 0.75 * N  # "recomputing moves either by less than a point"
+    assert np.all(conv["res_batch_fold"] < 1e-12) and np.all(conv["res_batch_2_fold"] < 1e-12)
 
 
-def test_folding_is_exact_up_to_rounding(runs: dict) -> None:
-    data = runs["data"]
-    gaps = cn.fold_gap(runs[2].net, data[2])
+def test_weight_standardisation_at_convergence(conv: dict) -> None:
+    near = record(
+        CHAPTER,
+        "res_ws_near_batch",
+        count(np.abs(conv["res_ws"] - conv["res_batch"]) <= cn.NEAR),
+        N,
+        RESIDUAL + ", group norm after weight-standardised convolutions",
+        resampled=SEEDS_ONLY,
+    )
+    assert near.held >= 0.75 * N
+
+
+def test_fine_tuning_with_the_adabn_control(conv: dict) -> None:
+    c = conv
+    undone = record(
+        CHAPTER,
+        "adabn_undoes_fainter",
+        count(c["tune_fainter_adabn"] > c["tune_fainter_before"]),
+        N,
+        TUNE + ", digits at half their contrast",
+        resampled=SEEDS_ONLY,
+    )
+    beats = record(
+        CHAPTER,
+        "adabn_beats_fine_tunes_fainter",
+        count(
+            (c["tune_fainter_adabn"] > c["tune_fainter_train"])
+            & (c["tune_fainter_adabn"] > c["tune_fainter_eval"])
+        ),
+        N,
+        TUNE + ", digits at half their contrast",
+        resampled=SEEDS_ONLY,
+    )
+    cannot = record(
+        CHAPTER,
+        "adabn_cannot_undo_inverted",
+        count(c["tune_inverted_adabn"] < 0.2),
+        N,
+        TUNE + ", digits inverted",
+        resampled=SEEDS_ONLY,
+    )
+    learns = record(
+        CHAPTER,
+        "fine_tune_learns_inverted",
+        count(np.minimum(c["tune_inverted_train"], c["tune_inverted_eval"]) > 0.2),
+        N,
+        TUNE + ", digits inverted",
+        resampled=SEEDS_ONLY,
+    )
+    train_beats_eval = record(
+        CHAPTER,
+        "inverted_train_beats_eval",
+        count(c["tune_inverted_train"] > c["tune_inverted_eval"]),
+        N,
+        TUNE + ", digits inverted",
+        resampled=SEEDS_ONLY,
+    )
+    damage = record(
+        CHAPTER,
+        "fine_tune_damages_unshifted",
+        count(
+            (c["tune_none_train"] < c["tune_none_before"])
+            & (c["tune_none_eval"] < c["tune_none_before"])
+        ),
+        N,
+        TUNE + ", the original digits (no shift)",
+        resampled=SEEDS_ONLY,
+    )
+    assert undone.held >= 0.9 * N and beats.held >= 0.75 * N
+    assert cannot.every and learns.held >= 0.75 * N
+    assert damage.held >= 0.75 * N
+    assert 0 <= train_beats_eval.held <= N  # the count is quoted, no direction claimed
+
+
+def test_the_statistics_noise_shrinks_with_the_batch() -> None:
+    """At the weights of the chapter's 8-step batch network: as B doubles from 2 to 64, the
+    spread of a device's variance ratio shrinks and their mean rises toward 1, seed by seed."""
+    data = cn.digits_images()
+    net = cn.train(cn.build("batch", SEEDS), data, order_seed=SEEDS[0]).net
+    ratios = cn.variance_ratios_by_size(net, data[0][: cn.SAMPLE], cn.SIZES)
+    spread = np.array([ratios[b].std(axis=0).mean(axis=-1) for b in cn.SIZES])  # (sizes, S)
+    mean = np.array([ratios[b].mean(axis=(0, 2)) for b in cn.SIZES])
+    ok = np.all(np.diff(spread, axis=0) < 0, axis=0) & np.all(np.diff(mean, axis=0) > 0, axis=0)
+    ok &= np.all(mean < 1, axis=0)
     held = record(
         CHAPTER,
-        "fold_below_1e_12",
-        int(np.sum(gaps < 1e-12)),
-        len(SEEDS),
-        f"{SETTING}; 2 images a device, every held-out image",
+        "spread_shrinks_with_batch",
+        count(ok),
+        N,
+        f"the two-layer batch convnet after {cn.STEPS} steps, {SEEDS_WORDS}, row order {SEEDS[0]}",
+        resampled=(*SEEDS_ONLY, "row orders"),
     )
     assert held.every
-
-
-def test_fine_tuning_on_fainter_digits(runs: dict) -> None:
-    """Fine-tuning the trained batch network on fainter digits in pairs: with the batch layers
-    training (statistics of each pair) against frozen (running figures), on the fainter
-    held-out images."""
-    x, y, x_held, y_held = runs["data"]
-    net = runs["batch"].net
-    faint, faint_held = cn.fainter(x), cn.fainter(x_held)
-    before = cn.accuracy(net, faint_held, y_held)
-    after = {
-        purpose: cn.accuracy(cn.fine_tune(net, faint, y, purpose, seed=ORDER), faint_held, y_held)
-        for purpose in ("training", "predicting")
-    }
-    setting = (
-        f"{SETTING}; then {cn.TUNE_STEPS} steps of {cn.TUNE_BATCH} images at rate "
-        f"{cn.TUNE_RATE:g} on the digits at {cn.FAINT:g} of their contrast"
-    )
-    n = len(SEEDS)
-    wins = record(
-        CHAPTER,
-        "tuned_training_beats_frozen",
-        int(np.sum(after["training"] > after["predicting"])),
-        n,
-        setting,
-    )
-    helps = {
-        purpose: record(
-            CHAPTER, f"tuning_{purpose}_helps", int(np.sum(after[purpose] > before)), n, setting
-        )
-        for purpose in after
-    }
-    assert wins.every  # "on every one of the fresh seeds"
-    # training-mode fine-tuning improved on the untuned network on nearly every seed, frozen on
-    # fewer
-    assert helps["training"].held >= n - 2
-    assert helps["predicting"].held < helps["training"].held
