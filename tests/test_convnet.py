@@ -196,6 +196,12 @@ def test_exercise_checkers_accept_the_answer_and_name_the_mistakes() -> None:
     assert "dense layer" in ex.check_small_batch("batch", 2)
     assert "8 x 8" in ex.check_small_batch("batch", 128)
     assert "every channel" in ex.check_small_batch("batch", 256)
+    # a count that is not whole is refused, not truncated by int() (32.99 is not 32)
+    assert "whole number" in ex.check_small_batch("batch", 32.99)
+    assert ex.check_small_batch("batch", 32.0).right
+    # the keepdims shapes are named as such, not called a wrong group mean
+    keep = ex.check_shapes((1, 8, 1, 1), (32, 2, 1, 1, 1), (8,))
+    assert not keep.right and "keepdims" in keep
 
 
 def test_fine_tuning_frozen_keeps_the_running_figures(data) -> None:

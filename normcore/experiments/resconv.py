@@ -54,7 +54,7 @@ BATCH = cn.BATCH
 RATES = (0.03, 0.1, 0.3)
 #: the training budget: EPOCHS passes over the 1,438 training images (22 steps of 64 each, 176 in
 #: all); the batch versions stop improving within it (`converged` scores three epochs earlier too)
-EPOCHS = 6
+EPOCHS = 10
 #: a training loss above this (ten times chance, 10 * ln 10) marks a run diverged
 DIVERGED = 10 * np.log(10)
 SEEDS = (0, 1)

@@ -11,8 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from normcore.claims import fresh, record
-from normcore.experiments import digits_rates, prepost, smallbatch
+from normcore.claims import fresh
+from normcore.claims import record as _record
+from normcore.experiments import digits_rates, precomputed, prepost, smallbatch
+
+SEEDS_ONLY = ("initial seeds",)
+
+
+def record(*args, resampled=SEEDS_ONLY, **kwargs):
+    """`normcore.claims.record`, naming what was resampled (the network starts, and with them any
+    tokens, targets or read-outs drawn from the same seeds)."""
+    return _record(*args, resampled=resampled, **kwargs)
+
 
 SEEDS = fresh(20)
 SEED_WORDS = f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}"
@@ -50,6 +60,7 @@ def test_small_batches(data, sizes) -> None:
         setting + f", the layer network at rate {smallbatch.LAYER_RATE:g}",
     )
     assert from8.held >= 0.9 * from8.of and below8.held >= 0.9 * below8.of
+    # margins: 16 or 17 of 20 under different arithmetic; the prose's "most" needs >= 14
     assert re4.held >= 0.7 * re4.of  # "part of the fall is not training at all"
     assert lay.held >= 0.9 * lay.of  # "the crossing"
 
@@ -131,6 +142,7 @@ def test_fine_tuning_on_a_shifted_task(data, sizes) -> None:
         len(SEEDS),
         setting,
     )
+    # margin: 19 or 20 of 20 under different arithmetic; the prose's "most" needs >= 15
     assert beats.held >= 0.75 * beats.of
     assert learns.held >= 0.75 * learns.of
     assert below.held >= 0.9 * below.of  # "below the frozen network on k of n"
@@ -275,3 +287,90 @@ def test_qk_norm_when_training_grows_the_weights() -> None:
     assert grows.held >= 0.75 * n  # "the largest logit grows more than threefold"
     assert learns.held >= 0.75 * n  # "learned ... the loss more than halved"
     assert longer.held >= 0.75 * n  # "the weights lengthen less"
+
+
+def test_small_batches_at_convergence(data) -> None:
+    """The sweep trained for ten epochs (`smallbatch.converged_sweep`), the chapter's seeds
+    stacked beside the fresh ones (their figures stored for the chapter)."""
+    shown = len(digits_rates.SEEDS)
+    out = smallbatch.converged_sweep(data, digits_rates.SEEDS + SEEDS)
+    precomputed.check(
+        "ch09_sweep",
+        {k: v[:shown] for k, v in out.items()},
+        made_by="normcore.experiments.smallbatch.converged_sweep",
+        setting=f"the chapter's seeds {digits_rates.SEEDS}",
+    )
+    f = {k: v[shown:] for k, v in out.items()}
+    n = len(SEEDS)
+    sizes = ", ".join(map(str, smallbatch.CONVERGED_SIZES))
+    setting = (
+        f"{smallbatch.CONVERGED_EPOCHS} epochs at rate {smallbatch.GROUP_RATE:g}, B = {sizes}, "
+        f"the layer network at rate {smallbatch.LAYER_RATE:g}, {SEED_WORDS}"
+    )
+    crossing = record(
+        "ch09",
+        "converged_crossing",
+        int(np.sum((f["layer"] < f["b64"]) & (f["layer"] > f["b2"]))),
+        n,
+        setting,
+    )
+    fails = record(
+        "ch09", "converged_two_fails", int(np.sum(f["b2"] < digits_rates.TRAINS)), n, setting
+    )
+    four = record(
+        "ch09", "converged_four_behind", int(np.sum(f["b4"] < f["b64"] - 0.1)), n, setting
+    )
+    assert crossing.held >= 0.75 * n  # "the crossing, on most seeds"
+    assert fails.every and four.held >= 0.9 * n
+
+
+def test_two_rows_pass_back_almost_nothing(data) -> None:
+    """One 64-row step of the deep digits batch network at its start, statistics over groups of
+    B rows: at B = 2 the hidden weights' gradients nearly vanish (the pair's outputs are ±1 up to
+    ε), and the largest ones come from near-ties, within a few √ε."""
+    h = smallbatch.hidden_gradients(data, seeds=SEEDS, sizes=(2, 4, 64))
+    n = len(SEEDS)
+    setting = f"one 64-row step at initialisation, B = 2, 4, 64, {SEED_WORDS}"
+    vanish = record(
+        "ch09",
+        "pair_gradients_vanish",
+        int(np.sum(h.median[0] < h.median[2] / 10)),
+        n,
+        setting,
+    )
+    near = record("ch09", "pair_near_tie_within_one", int(np.sum(h.nearest[0] < 1)), n, setting)
+    four = record(
+        "ch09", "four_rows_pass_back", int(np.sum(h.median[1] > h.median[2] / 10)), n, setting
+    )
+    assert vanish.every and four.held >= 0.9 * n
+    assert near.held >= 0.75 * n  # "some pair sits within √ε of a tie on most seeds"
+    # the formula, structurally: normcore's backward pass on a pair equals ε / (2 (u² + ε)^1.5)
+    for u in (0.0, 1e-3, 0.1, 1.0):
+        g = smallbatch.pair_input_gradient(u, (1.0, 0.0))
+        np.testing.assert_allclose(g[0], smallbatch.pair_jacobian(u), rtol=1e-6)
+
+
+DEEP = (4, 128, 512)
+
+
+def test_dynamic_tanh_at_depth() -> None:
+    """Pre-DyT at 128 and 512 blocks: the last block's gradient falls with depth after all, once
+    the stream is large enough for the tanh to saturate."""
+    n = len(SEEDS)
+    runs = prepost.depth_profiles("pre-DyT", DEEP, SEEDS)
+    g = np.array([p.norm[:, -1] for p in runs])
+    rel = g / g[0]
+    setting = f"pre-DyT, {DEEP[0]}, {DEEP[1]} and {DEEP[2]} blocks at initialisation, {SEED_WORDS}"
+    falls128 = record("ch09", "dyt_falls_128", int(np.sum(rel[1] < 1)), n, setting)
+    falls512 = record("ch09", "dyt_falls_512", int(np.sum(rel[2] < 1)), n, setting)
+    precomputed.check(
+        "ch09_depth",
+        {
+            "dyt_rel_128": np.exp(np.log(rel[1]).mean()),
+            "dyt_rel_512": np.exp(np.log(rel[2]).mean()),
+            "dyt_stream_512": (runs[2].stream[:, -1] / DEEP[2]).mean(),
+        },
+        made_by="tests/claims/test_ch09.py::test_dynamic_tanh_at_depth",
+        setting=setting,
+    )
+    assert falls512.every and falls128.held >= 0.6 * n
