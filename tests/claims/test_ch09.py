@@ -342,7 +342,7 @@ def test_two_rows_pass_back_almost_nothing(data) -> None:
     four = record(
         "ch09", "four_rows_pass_back", int(np.sum(h.median[1] > h.median[2] / 10)), n, setting
     )
-    assert vanish.every and four.held >= 0.9 * n
+    assert vanish.held >= 0.9 * n and four.held >= 0.9 * n  # "on k of n": 19 of 20 here
     assert near.held >= 0.75 * n  # "some pair sits within √ε of a tie on most seeds"
     # the formula, structurally: normcore's backward pass on a pair equals ε / (2 (u² + ε)^1.5)
     for u in (0.0, 1e-3, 0.1, 1.0):
