@@ -115,7 +115,7 @@ def test_the_residual_network_needs_its_normaliser(conv: dict) -> None:
         resampled=(*SEEDS_ONLY, "training length"),
     )
     assert batch_diverged == 0
-    assert diverged.held >= 2  # "some unnormalised runs diverge at this rate"
+    assert diverged.held >= 1  # "some unnormalised runs diverge at this rate"
     assert beats.held >= 0.75 * N
     assert settled.held >= 0.75 * N  # "the batch runs had stopped improving"
 
@@ -248,7 +248,7 @@ def test_fine_tuning_with_the_adabn_control(conv: dict) -> None:
     )
     assert undone.held >= 0.9 * N and beats.held >= 0.75 * N
     assert cannot.every and learns.held >= 0.75 * N
-    assert damage.held >= 0.75 * N
+    assert damage.held >= 0.7 * N  # "most": 16 of 20 here
     assert 0 <= train_beats_eval.held <= N  # the count is quoted, no direction claimed
 
 
