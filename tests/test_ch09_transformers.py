@@ -125,3 +125,12 @@ def test_trained_toy_facts() -> None:
     assert np.all(normed.loss[-1] < normed.loss[0])
     with pytest.raises(SettingError):
         attention.trained(True, steps=0)
+
+
+def test_bf16_emulation_rounds_as_torch_does() -> None:
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).normal(scale=30, size=10_000).astype(np.float32)
+    x[:3] = [1.00390625, 1.01171875, -3.0078125]  # ties, rounded to even
+    mine = rmscost.to_bf16(x)
+    theirs = torch.from_numpy(x).to(torch.bfloat16).float().numpy()
+    np.testing.assert_array_equal(mine, theirs)

@@ -80,3 +80,38 @@ def saving(
         rms = _best(rms_pass, x, d, repeats)
         out[t] = 1.0 - rms / layer
     return out
+
+
+# -- why frameworks upcast RMS norm under bf16 ---------------------------------------------------
+def to_bf16(x: np.ndarray) -> np.ndarray:
+    """`x` rounded to bfloat16 (8 significant bits, float32's exponent), round to nearest even,
+    returned as float32: the top 16 bits of each float32."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def bf16_mean_square(x: np.ndarray) -> float:
+    """The mean square of the vector `x` with every value, product and running sum kept in
+    bfloat16, the squares added one by one (the naive accumulation a kernel without an upcast
+    would make)."""
+    v = to_bf16(np.asarray(x, dtype=np.float32))
+    squares = to_bf16(v * v)
+    total = np.float32(0.0)
+    for s in squares:
+        total = to_bf16(np.float32(total + s))
+    return float(to_bf16(np.float32(total / np.float32(len(v)))))
+
+
+#: the token width of the bf16 emulation (a width of current language models)
+BF16_FEATURES = 4096
+
+
+def upcast_error(features: int = BF16_FEATURES, seed: int = 0) -> tuple[float, float]:
+    """(relative error of the bf16 mean square, relative error with the values upcast to float32
+    before squaring and summing), for one token of `features` standard normal values drawn from
+    ``default_rng(seed)`` and rounded to bf16 (the activations as a bf16 model holds them)."""
+    x = to_bf16(np.random.default_rng(seed).normal(size=features).astype(np.float32))
+    exact = float(np.mean(x.astype(np.float64) ** 2))
+    upcast = float(np.mean(x.astype(np.float32) ** 2, dtype=np.float32))
+    return abs(bf16_mean_square(x) - exact) / exact, abs(upcast - exact) / exact

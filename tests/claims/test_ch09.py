@@ -374,3 +374,18 @@ def test_dynamic_tanh_at_depth() -> None:
         setting=setting,
     )
     assert falls512.every and falls128.held >= 0.6 * n
+
+
+def test_bf16_mean_square_needs_the_upcast() -> None:
+    from normcore.experiments import rmscost
+
+    errors = np.array([rmscost.upcast_error(rmscost.BF16_FEATURES, seed=s) for s in SEEDS])
+    off = record(
+        "ch09",
+        "bf16_mean_square_off",
+        int(np.sum(errors[:, 0] > 0.1)),
+        len(SEEDS),
+        f"one token of {rmscost.BF16_FEATURES} standard normal features, {SEED_WORDS}",
+        resampled=("data draws",),
+    )
+    assert off.every and np.all(errors[:, 1] < 1e-6)
