@@ -159,3 +159,50 @@ def trained(
         if step < steps:
             wq, wk = wq - rate * dwq, wk - rate * dwk
     return Training(qk_norm=qk_norm, largest=largest, loss=loss, length=length)
+
+
+@dataclass(frozen=True, eq=False)
+class ScaledTraining:
+    """`trained` with QK-norm and a learned scalar g per seed on the logits,
+    z = g · LN(q) · LN(k) / sqrt(d), g starting at 1 (QK-norm as current models use it, with a
+    learned scale; Henry et al. 2020 learn one scalar): `run` as `Training`, `scale` (steps + 1,
+    S) the scale g before each update."""
+
+    run: Training
+    scale: np.ndarray
+
+
+def trained_with_scale(
+    steps: int = TRAIN_STEPS, rate: float = TRAIN_RATE, seeds=SEEDS
+) -> ScaledTraining:
+    """Plain gradient descent on Wq, Wk and the scale g, the task of `trained`."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise SettingError(f"steps: expected a whole number >= 1, got {steps!r}")
+    x, wq, wk = _draw(seeds)
+    s, t, d = x.shape
+    y = np.zeros((s, t, t))
+    y[np.arange(s)[:, None], np.arange(t)[None, :], targets(seeds)] = 1.0
+    g = np.ones(s)
+    norm = LayerNorm.create(d, stack=(s,))
+    largest, loss, length, scale = (np.empty((steps + 1, s)) for _ in range(4))
+    for step in range(steps + 1):
+        rq, rk = norm.forward(x @ wq, "training"), norm.forward(x @ wk, "training")
+        q, k = rq.output, rk.output
+        z0 = q @ np.swapaxes(k, -1, -2) / np.sqrt(d)
+        z = g[:, None, None] * z0
+        p = np.exp(z - z.max(axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        largest[step] = np.abs(z).max(axis=(1, 2))
+        loss[step] = -(y * np.log(np.maximum(p, 1e-300))).sum(axis=(1, 2)) / t
+        length[step] = np.sqrt((wq**2).sum(axis=(1, 2)) * (wk**2).sum(axis=(1, 2)))
+        scale[step] = g
+        if step == steps:
+            break
+        dz = (p - y) / t
+        dg = (dz * z0).sum(axis=(1, 2))
+        dz0 = dz * g[:, None, None]
+        dq = norm.backward(rq, dz0 @ k / np.sqrt(d)).passed_down
+        dk = norm.backward(rk, np.swapaxes(dz0, -1, -2) @ q / np.sqrt(d)).passed_down
+        xt = np.swapaxes(x, -1, -2)
+        wq, wk, g = wq - rate * (xt @ dq), wk - rate * (xt @ dk), g - rate * dg
+    return ScaledTraining(Training(True, largest, loss, length), scale)

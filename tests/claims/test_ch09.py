@@ -389,3 +389,30 @@ def test_bf16_mean_square_needs_the_upcast() -> None:
         resampled=("data draws",),
     )
     assert off.every and np.all(errors[:, 1] < 1e-6)
+
+
+def test_qk_norm_with_a_learned_scale() -> None:
+    from normcore.experiments import attention
+
+    n = len(SEEDS)
+    scaled = attention.trained_with_scale(seeds=SEEDS)
+    normed = attention.trained(True, seeds=SEEDS)
+    setting = (
+        f"{attention.TRAIN_STEPS} steps at rate {attention.TRAIN_RATE:g}, a learned scale on "
+        f"the QK-normed logits, {attention.TOKENS} tokens of width {attention.WIDTH}, {SEED_WORDS}"
+    )
+    passes = record(
+        "ch09",
+        "qk_scale_passes_bound",
+        int(np.sum(scaled.run.largest[-1] > np.sqrt(attention.WIDTH))),
+        n,
+        setting,
+    )
+    lower = record(
+        "ch09",
+        "qk_scale_below_normed",
+        int(np.sum(scaled.run.loss[-1] < normed.loss[-1])),
+        n,
+        setting,
+    )
+    assert passes.held >= 0.9 * n and lower.held >= 0.9 * n
