@@ -456,9 +456,8 @@ def test_pinned_training_keeps_the_lengths_and_the_function():
     """`train_many(..., pinned=True)`: every unit ends at its starting length; pinning a trained
     network changes what it computes (both modes) by epsilon's share only; a plain network
     cannot be pinned."""
-    from normcore.mode import EVAL, TRAIN
-
     from normcore.errors import SettingError
+    from normcore.mode import EVAL, TRAIN
 
     seed = R.RUN_SEEDS[0]
     start = R.unit_lengths(R.build(seed, True))
