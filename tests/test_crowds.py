@@ -12,6 +12,8 @@ from normcore.errors import SettingError
 from normcore.experiments import comparison, crowds
 from normcore.experiments.crowds import _logistic_fit
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 EPOCHS = 20  # short runs: the agreement asserted here does not depend on the length
 
 

@@ -10,6 +10,8 @@ import pytest
 from normcore.errors import SettingError
 from normcore.experiments import deepnet, digits_rates, lastbits
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 @pytest.fixture(scope="module")
 def data():

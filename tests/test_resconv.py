@@ -12,6 +12,8 @@ from normcore.experiments import convnet as cn
 from normcore.experiments import resconv as rc
 from normcore.experiments.deepnet import softmax_cross_entropy
 
+pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
+
 
 @pytest.fixture(scope="module")
 def data():

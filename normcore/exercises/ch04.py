@@ -262,7 +262,7 @@ def check_rescaled_gap(answer: Any) -> Verdict:
         lambda: [
             (
                 0.0,
-                "exactly zero would need epsilon = 0: the first image's divisor is "
+                "exactly zero would need eps = 0: the first image's divisor is "
                 "sqrt(v + eps), the second's sqrt(100 v + eps), and eps weighs differently",
             ),
             (

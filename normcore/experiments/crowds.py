@@ -92,7 +92,7 @@ def _blocks(
     crowd_seeds: Sequence[int], seeds: Sequence[int], folds: int
 ) -> tuple[comparison.FoldBlocks, np.ndarray, np.ndarray]:
     """Stacked blocks, run r = (crowd index * seeds + seed index) * folds + fold, and the mean and
-    deviation each run standardises with, shape (runs, 1, 2)."""
+    standard deviation each run standardises with, shape (runs, 1, 2)."""
     xt, yt, xh, yh, means, devs, run_seeds = [], [], [], [], [], [], []
     for c in crowd_seeds:
         x, y = crowd(c)

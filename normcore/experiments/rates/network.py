@@ -190,8 +190,8 @@ def accuracy(p: np.ndarray, y: np.ndarray) -> float:
 def dead_units(net: Any, x: np.ndarray | None = None, mode: str = EVAL) -> int:
     """Hidden units that are zero on every training row.
 
-    Asked in evaluation mode (`mode` PREDICTING, the default: the running statistics), or in
-    training mode (TRAINING): then each consecutive mini-batch of BATCH rows is standardised by
+    Asked in evaluation mode (`mode=EVAL`, the default: the running statistics), or in
+    training mode (`mode=TRAIN`): then each consecutive mini-batch of BATCH rows is standardised by
     its own statistics, as training sees it, and a unit is dead if it is zero on every row of
     every mini-batch (a last, shorter mini-batch is asked as it comes)."""
     x = subscribers().x_train if x is None else x
