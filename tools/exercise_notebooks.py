@@ -7,9 +7,10 @@ From each chapter's stored run (``book/NN-name.ipynb``) this writes ``NN-name-ex
   the chapter's number and title: the notebook travels alone);
 * the exercise's own code cells (the answer cell starts at ``None`` and calls its checker);
 * the chapter's visible code cells those cells need, found by name: every name an exercise cell,
-  or a name in backticks in its question, reads is taken from the last visible cell before it
-  that binds it, and so on for that cell's own names; the chapter's import-only cells come too,
-  and where a question sends the reader to the widget, the cells that show a widget;
+  or a name in backticks in its question or its worked solution, reads is taken from the last
+  visible cell before it that binds it, and so on for that cell's own names; the chapter's
+  import-only cells come too, and where a question sends the reader to a widget or a slider,
+  the cells that show a widget;
 * nothing else: no solution, no hidden (``remove-cell``) cell, no output, no execution count.
 
 So running it top to bottom works and every checker prompts for an answer
@@ -197,7 +198,9 @@ def needed_cells(nb, chosen: list[Exercise]) -> list[int]:
         keep |= set(exercise.cells)
         todo += [(i, names(nb.cells[i].source)[0], True) for i in exercise.cells]
         todo.append((exercise.question_cell, mentioned(exercise.question), False))
-        if "widget" in exercise.question:
+        # what the worked solution writes in code, too: the student needs it to get there
+        todo.append((exercise.question_cell, mentioned(exercise.solution), False))
+        if re.search(r"\bwidget|\bslider", exercise.question, re.IGNORECASE):
             for i in visible[: visible.index(exercise.cells[0])] if exercise.cells else visible:
                 outputs = nb.cells[i].get("outputs", [])
                 if any(WIDGET_VIEW in o.get("data", {}) for o in outputs):
@@ -247,15 +250,44 @@ def intro(stem: str, title: str) -> str:
         "its exercises alone. Run the cells from the top: the code cells between the questions "
         "are the chapter's own, the ones the exercises use. Each answer cell starts at `None`: "
         "put your answer in its place and run the cell, and the checker says whether it is "
-        "right, close or not yet, without printing the answer. The worked solutions are folded "
-        "under each exercise on the chapter's page, and collected in the book's solutions "
-        "booklet. This notebook needs `normcore` installed (`pip install -e .` in the book's "
-        "repository)."
+        "right, close or not yet, without printing the answer. "
+        + where_solutions()
+        + " This notebook needs `normcore` installed: "
+        + install_markdown()
+        + f" {teaching.licence_note()}"
     )
 
 
-def exercise_notebook(ipynb: Path):
-    """The exercise notebook of one chapter, or None if the chapter asks no exercise."""
+def where_solutions() -> str:
+    """Where the worked solutions are, true of the edition the notebook is built for."""
+    if teaching.edition() == "student":
+        return "Your teacher has the worked solutions; this edition of the book holds none."
+    return (
+        "In the book's reader's edition the worked solutions are folded under each exercise "
+        "on the chapter's page, and collected in the solutions booklet."
+    )
+
+
+def install_markdown() -> str:
+    """How to install normcore (the wheel of a release, the configured repository, or where
+    to get the release): the same three cases as the site's download line."""
+    wheel = teaching.wheel_name()
+    if (teaching.DIST / wheel).is_file():
+        return f"`pip install {wheel}`, the wheel in the book's site (`dist/`)."
+    repo = teaching.repository()
+    if repo:
+        return f'`pip install "git+{repo}"` (the book\'s repository, {repo}).'
+    released = teaching.wheel_name(teaching.release_version())
+    return (
+        f"`pip install {released}` with the wheel from the book's release archive (`dist/`), "
+        "or `pip install -e .` in a copy of the book's files."
+    )
+
+
+def exercise_notebook(ipynb: Path, key: bool = False):
+    """The exercise notebook of one chapter, or None if the chapter asks no exercise. With
+    `key`, the answer key for the instructor bundle: each question followed by its worked
+    solution (roles written out from the stored run)."""
     nb = nbformat.read(ipynb, as_version=4)
     chosen = exercises(nb)
     if not chosen:
@@ -268,7 +300,14 @@ def exercise_notebook(ipynb: Path):
         raise ExerciseError(f"{ipynb.name}: {error}") from None
     questions = {e.cells[0] if e.cells else None: e for e in chosen}
     loose = [e for e in chosen if not e.cells]  # questions without a cell of their own
-    cells = [nbformat.v4.new_markdown_cell(intro(ipynb.stem, _chapter_title(nb)))]
+    opening = intro(ipynb.stem, _chapter_title(nb))
+    if key:
+        opening = (
+            f"# Answer key: {_chapter_title(nb)}\n\nFor teachers (the instructor bundle): the "
+            "exercise notebook below with each exercise's worked solution after its question. "
+            "Keep it from students.\n\n" + opening.split("\n\n", 1)[1]
+        )
+    cells = [nbformat.v4.new_markdown_cell(opening)]
     section_shown = None
     placed: set[int] = set()
 
@@ -279,6 +318,11 @@ def exercise_notebook(ipynb: Path):
                 render(exercise.question, glued, figs, ipynb.parent, where)
             )
         )
+        if key:
+            worked = render(exercise.solution, glued, figs, ipynb.parent, where + " solution")
+            cells.append(
+                nbformat.v4.new_markdown_cell(f"**Worked solution (answer key).** {worked}")
+            )
         placed.add(exercise.number)
 
     for index in keep:
@@ -321,7 +365,8 @@ def exercise_notebook(ipynb: Path):
     out.metadata["normcore"] = {
         "chapter": ipynb.stem,
         "version": teaching.version(),
-        "kind": "exercises",
+        "edition": teaching.edition(),
+        "kind": "answer key" if key else "exercises",
     }
     nbformat.validate(out)
     return out
@@ -334,6 +379,24 @@ def _section_of(nb, index: int) -> str:
             for heading in re.finditer(r"^##\s+(.+)$", cell.source, re.MULTILINE):
                 section = heading.group(1).strip()
     return section
+
+
+def answer_key(stem: str) -> str:
+    """The file name of a chapter's answer key (instructor bundle)."""
+    return f"{stem}-answer-key.ipynb"
+
+
+def build_keys(notebooks: list[Path], into: Path) -> list[Path]:
+    """Write each chapter's answer key into `into`."""
+    into.mkdir(parents=True, exist_ok=True)
+    written = []
+    for ipynb in notebooks:
+        nb = exercise_notebook(ipynb, key=True)
+        if nb is not None:
+            target = into / answer_key(ipynb.stem)
+            target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+            written.append(target)
+    return written
 
 
 def build(notebooks: list[Path], into: Path, keep_edits: bool = False) -> list[Path]:
