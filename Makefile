@@ -10,7 +10,8 @@ LOCK   := constraints.txt
 .DELETE_ON_ERROR:
 
 .PHONY: install lock book site lab check test suite test-arith lint notebooks clean pdf \
-	claims claims-record fresh-seeds visible-cells ci release
+	claims claims-record fresh-seeds visible-cells ci release student instructor serve wheel \
+	release-check
 
 # With REPORTS set (.ci/run sets REPORTS=_build/ci), every pytest run writes a JUnit XML report
 # there, which tools/ci_report.py sums up at the end of CI.
@@ -37,7 +38,7 @@ lock:
 	$(LOCK_VENV)/bin/python -m pip install --quiet -e ".[test]"
 	{ echo "# Exact versions of every dependency of normcore[test] (make install uses this file)."; \
 	  echo "# Made by \`make lock\` with $$($(LOCK_VENV)/bin/python --version); do not edit by hand."; \
-	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable --exclude normcore; } > $(LOCK)
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable --exclude normcore-book; } > $(LOCK)
 	rm -rf $(LOCK_VENV)
 
 # Build the static site. It RENDERS each chapter's stored run (book/NN-name.ipynb, made by
@@ -47,11 +48,22 @@ lock:
 SITE_INPUTS := _config.yml _toc.yml $(wildcard book/*.md book/*.ipynb book/*.bib) \
 	tools/make_pdf.py tools/chromium.py tools/check_pairing.py pyproject.toml \
 	tools/teaching.py tools/figure_pack.py tools/exercise_notebooks.py tools/solutions_booklet.py \
+	tools/teaching_guide.py book/figures.yml book/teaching.yml \
 	$(shell find book/_vendor book/_site book/_ext -type f -not -path '*/__pycache__/*' 2>/dev/null)
 
 # Then, from the same stored runs, what the chapter pages link for teachers (tools/teaching.py
 # names them): the figure pack (SVG redrawn from the chapters' own cells in one process, held to
-# the stored PNGs byte for byte), the exercise notebooks, and the solutions booklet (page and PDF).
+# the stored PNGs byte for byte; with PDF and 2x PNG for slides), the exercise notebooks, the
+# solutions booklet (page and PDF) and the teaching guide.
+# Editions (tools/teaching.py): `make book` builds the reader's edition (every worked solution
+# folded under its exercise, for self-study) into _build/html; `make student` (or
+# `make book EDITION=student`) the student edition into _build/student/_build/html: pages,
+# chapter notebooks and PDF without any solution, exercise notebooks that point to none, no
+# booklet, checked by tools/check_edition.py; `make instructor` the instructor bundle.
+EDITION ?= reader
+ifeq ($(EDITION),student)
+book: student
+else
 book: $(STAMP)
 	$(BIN)/python tools/check_pairing.py
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
@@ -59,15 +71,53 @@ book: $(STAMP)
 	$(BIN)/python tools/exercise_notebooks.py
 	$(BIN)/python tools/make_pdf.py --if-possible
 	$(BIN)/python tools/solutions_booklet.py
+	$(BIN)/python tools/teaching_guide.py
+endif
 
-# A release (tools/release.py): the site, the PDF, the figure pack, the exercise notebooks and the
-# solutions booklet of this version (pyproject.toml) in _build/release/normcore-VERSION/, with
-# CITATION.cff, CHANGELOG.md and SHA256SUMS; refused if a piece is missing or the versions differ.
+STUDENT := env NORMCORE_EDITION=student
+student: $(STAMP)
+	$(BIN)/python tools/check_pairing.py
+	$(STUDENT) $(BIN)/jupyter-book build . --all -W -n --keep-going --path-output _build/student
+	$(STUDENT) $(BIN)/python tools/figure_pack.py
+	$(STUDENT) $(BIN)/python tools/exercise_notebooks.py
+	$(STUDENT) $(BIN)/python tools/make_pdf.py --if-possible
+	$(STUDENT) $(BIN)/python tools/teaching_guide.py
+	$(STUDENT) $(BIN)/python tools/check_edition.py
+
+# The instructor bundle (tools/instructor.py), from the reader's build: the solutions booklet
+# and its PDF, the answer keys (each exercise notebook with its worked solutions), the teaching
+# guide, a starter slide deck per chapter (PDF) and the figure pack, with the LICENSE, in
+# _build/instructor/normcore-instructor-VERSION.zip.
+instructor: _build/html/index.html
+	$(BIN)/python tools/slides.py
+	$(BIN)/python tools/instructor.py
+
+# The reader's site over http (http://127.0.0.1:$(PORT)/): opened from disk (file://) every page
+# works too, widgets included; this is for a browser that refuses file:// pages.
+PORT ?= 8000
+serve:
+	$(BIN)/python tools/static_server.py --port $(PORT) $(if $(filter student,$(EDITION)),_build/student/_build/html,_build/html)
+
+# A release (tools/release.py): refused before anything is built while CHANGELOG.md's
+# Unreleased section holds entries, the versions differ, or HEAD is not the tag v<version>
+# (nothing is bumped for you). Then the wheel and the sdist (the package as students install
+# it, `pip install normcore_book-VERSION-py3-none-any.whl`), the book (which links the wheel),
+# the student edition and the instructor bundle, gathered into
+# _build/release/normcore-VERSION.zip with CITATION.cff, CHANGELOG.md, LICENSE and SHA256SUMS.
 # It builds from a clean _build, so that no page an older build left (a chapter's former name)
 # ships.
-release: $(STAMP)
+release-check:
+	$(BIN)/python tools/release.py --check
+
+wheel:
+	$(BIN)/python tools/release.py --wheel
+
+release: $(STAMP) release-check
 	$(MAKE) clean
+	$(MAKE) wheel
 	$(MAKE) book
+	$(MAKE) student
+	$(MAKE) instructor
 	$(BIN)/python tools/release.py
 
 # The whole book as one PDF (_build/pdf/normcore.pdf, copied into the site, which links it):

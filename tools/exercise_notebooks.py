@@ -247,10 +247,37 @@ def intro(stem: str, title: str) -> str:
         "its exercises alone. Run the cells from the top: the code cells between the questions "
         "are the chapter's own, the ones the exercises use. Each answer cell starts at `None`: "
         "put your answer in its place and run the cell, and the checker says whether it is "
-        "right, close or not yet, without printing the answer. The worked solutions are folded "
-        "under each exercise on the chapter's page, and collected in the book's solutions "
-        "booklet. This notebook needs `normcore` installed (`pip install -e .` in the book's "
-        "repository)."
+        "right, close or not yet, without printing the answer. "
+        + where_solutions()
+        + " This notebook needs `normcore` installed: "
+        + install_markdown()
+        + f" {teaching.licence_note()}"
+    )
+
+
+def where_solutions() -> str:
+    """Where the worked solutions are, true of the edition the notebook is built for."""
+    if teaching.edition() == "student":
+        return "Your teacher has the worked solutions; this edition of the book holds none."
+    return (
+        "In the book's reader's edition the worked solutions are folded under each exercise "
+        "on the chapter's page, and collected in the solutions booklet."
+    )
+
+
+def install_markdown() -> str:
+    """How to install normcore (the wheel of a release, the configured repository, or where
+    to get the release): the same three cases as the site's download line."""
+    wheel = teaching.wheel_name()
+    if (teaching.DIST / wheel).is_file():
+        return f"`pip install {wheel}`, the wheel in the book's site (`dist/`)."
+    repo = teaching.repository()
+    if repo:
+        return f'`pip install "git+{repo}"` (the book\'s repository, {repo}).'
+    released = teaching.wheel_name(teaching.release_version())
+    return (
+        f"`pip install {released}` with the wheel from the book's release archive (`dist/`), "
+        "or `pip install -e .` in a copy of the book's files."
     )
 
 
@@ -321,6 +348,7 @@ def exercise_notebook(ipynb: Path):
     out.metadata["normcore"] = {
         "chapter": ipynb.stem,
         "version": teaching.version(),
+        "edition": teaching.edition(),
         "kind": "exercises",
     }
     nbformat.validate(out)

@@ -32,10 +32,10 @@ from static_server import serve  # beside this file
 
 ROOT = Path(__file__).resolve().parent.parent
 
-BUILD = ROOT / "_build"
+BUILD = teaching.BUILD  # the edition's (NORMCORE_EDITION): _build, or _build/student/_build
 SINGLE = BUILD / "singlehtml"
 PDF = BUILD / "pdf" / "normcore.pdf"
-SITE_COPY = BUILD / "html" / "normcore.pdf"
+SITE_COPY = teaching.SITE / "normcore.pdf"
 TIMEOUT_MS = 120_000
 
 # Ready to print: MathJax has started and typeset (widget labels included), every image has
@@ -61,10 +61,13 @@ READY = """() => {
   return typeset && images && rendered;
 }"""
 
-# every page's footer: the book's version (pyproject.toml) and the page number
+# every page's footer: the version of the text (its commit unless a tagged release), the
+# edition, the licence and the page number
+EDITION_NAME = {"reader": "reader's edition", "student": "student edition"}
 FOOTER = (
     '<div style="font-size:8px;width:100%;text-align:center;color:#555;">'
-    f"normcore {teaching.version()} · "
+    f"normcore {teaching.version()}, {EDITION_NAME[teaching.edition()]} · "
+    f"text and figures {teaching.TEXT_LICENCE}, code {teaching.CODE_LICENCE} · "
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
 
@@ -87,8 +90,10 @@ def book_title() -> str:
 
 def build_single_page() -> None:
     jupyter_book = Path(sys.executable).parent / "jupyter-book"
+    where = [] if teaching.edition() == "reader" else ["--path-output", str(BUILD.parent)]
     subprocess.run(
-        [str(jupyter_book), "build", ".", "--builder", "singlehtml", "-W", "-n", "--keep-going"],
+        [str(jupyter_book), "build", ".", "--builder", "singlehtml", "-W", "-n", "--keep-going"]
+        + where,
         cwd=ROOT,
         check=True,
     )
@@ -127,7 +132,8 @@ def print_pdf(url: str, target: Path) -> list[str]:
                     f"still waiting for {waiting}; it reported {problems}"
                 ) from None
             # the theme's print-only heading above the contents names the first page; the
-            # book's title belongs there; and every exercise's worked solution is opened
+            # book's title belongs there; and every exercise's worked solution is opened (the
+            # reader's edition: the student edition's pages have none)
             page.evaluate(
                 """title => {
               const heading = document.querySelector('#jb-print-docs-body h1');

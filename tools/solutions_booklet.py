@@ -1,7 +1,7 @@
 """The solutions booklet: every exercise's worked solution, as one HTML page and one PDF.
 
-The book folds each worked solution under its exercise; the book's PDF prints them opened. A
-teacher who hands out the book without the answers needs them apart: this collects, from each
+The reader's edition folds each worked solution under its exercise; its PDF prints them opened.
+A teacher who hands out the student edition (no solutions) needs them apart: this collects, from each
 chapter's stored run (``book/NN-name.ipynb``), every exercise's question and folded solution,
 with the prose's roles written out from that run (as ``tools/lab_book.py`` does: the glued
 figures at the digits the page shows), and the chapter's captioned figures the exercises use
@@ -152,9 +152,11 @@ def booklet(notebooks: list[Path], page: Path) -> tuple[str, int, int]:
 <main>
 <h1>normcore: worked solutions</h1>
 <p class="nc-version">normcore {version}. The worked solution of every exercise in the book
-({count} exercises), for teachers: the book and its PDF can be handed out without them. The
-figures are the ones the book's run computed; each chapter's page folds the same solutions under
-its exercises. <a href="index.html">The book</a>.</p>
+({count} exercises), for teachers. The figures are the ones the book's run computed. The book's
+reader's edition folds the same solutions under each exercise and prints them in its PDF; its
+student edition (<code>make student</code>) holds none, in its pages, notebooks or PDF, and is the
+one to hand out. This booklet is in the instructor bundle (<code>make instructor</code>).
+<a href="index.html">The book</a>.</p>
 <nav aria-label="Chapters"><ol>
 {chr(10).join(contents)}
 </ol></nav>

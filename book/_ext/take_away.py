@@ -23,7 +23,10 @@ Registered in _config.yml (``sphinx.local_extensions``). It does four small thin
    where the chapter has them; the back matter's pages link the solutions booklet
    (``tools/solutions_booklet.py``). ``make book`` writes those files after the pages; the names
    come from ``tools/teaching.py``. Every page's footer, and the PDF's, shows the book's version
-   (pyproject.toml).
+   (tools/teaching.py: a development build names its commit), its edition and the licences.
+6. **Install line (html builder).** The download line ends with how to install the package:
+   the wheel in the site's ``dist/`` (``make release`` builds it), else the repository that
+   ``_config.yml`` configures, else where to get the release.
 """
 
 from __future__ import annotations
@@ -122,19 +125,75 @@ def add_download_line(app: Sphinx, doctree: nodes.document, docname: str) -> Non
         )
         html += (
             f' · <a class="nc-figures-download" href="{figures}" download>its figures</a> '
-            f'(SVG and PNG, with captions; <a class="nc-figures-all" href="{whole}" download>'
+            f'(SVG, PDF and PNG, with captions; <a class="nc-figures-all" href="{whole}" download>'
             "every chapter's</a>)"
         )
     if can_print():
         html += f' · <a class="nc-pdf-download" href="{pdf}">the whole book as one PDF</a>'
+    html += ". " + install_html(here)
     html += "</p>"
     section = title.parent
     section.insert(section.index(title) + 1, nodes.raw("", html, format="html"))
 
 
+def install_html(here: str) -> str:
+    """How to install normcore, for the download line: the wheel the site holds (a release), or
+    the repository configured in _config.yml, or, with neither, where to get the release."""
+    wheel = teaching.DIST / teaching.wheel_name()
+    repo = teaching.repository()
+    name = teaching.DISTRIBUTION
+    if wheel.is_file():
+        href = posixpath.relpath(posixpath.join(teaching.DIST_DIR, wheel.name), here or ".")
+        text = (
+            f'Install the package: <a class="nc-wheel-download" href="{href}" download>'
+            f"{wheel.name}</a>, then <code>pip install {wheel.name}</code> (it installs "
+            f"<code>{name}</code>, imported as <code>normcore</code>)"
+        )
+    elif repo:
+        text = (
+            "Install the package: <code>pip install &quot;git+"
+            f'{repo}&quot;</code> (the book\'s repository, <a class="nc-repository" '
+            f'href="{repo}">{repo}</a>; imported as <code>normcore</code>)'
+        )
+    else:
+        text = (
+            "Install the package from the book's release archive (its <code>dist/</code> holds "
+            f"the wheel: <code>pip install {teaching.wheel_name(teaching.release_version())}"
+            "</code>), or with <code>pip install -e .</code> in a copy of the book's files; "
+            "ask whoever gave you this book for either"
+        )
+    return f'<span class="nc-install">{text}.</span>'
+
+
+def booklet_sentence(page: str, pdf: str, guide: str) -> str:
+    """The back matter's line about the worked solutions, true of the edition it is built in."""
+    if teaching.edition() == "student":
+        return (
+            '<p class="nc-booklet nc-screen-only">This is the <strong>student edition</strong>: '
+            "no worked solution is in its pages, its chapter notebooks or its PDF, and its "
+            "exercise notebooks point to none. Teachers have them in the instructor bundle "
+            "(<code>make instructor</code>), with the solutions booklet and the answer keys.</p>"
+        )
+    html = (
+        '<p class="nc-booklet nc-screen-only">This is the <strong>reader\'s edition</strong>, '
+        "for self-study: each chapter folds the worked solutions under its exercises, and its "
+        "PDF prints them. For teachers: "
+        f'<a class="nc-booklet-page" href="{page}">the worked solutions of every exercise</a>, '
+        "on one page"
+    )
+    if can_print():
+        html += f' and <a class="nc-booklet-pdf" href="{pdf}">as a PDF</a>'
+    html += (
+        f', and <a class="nc-guide" href="{guide}">the teaching guide</a>. To hand the book out '
+        "without the answers, build the student edition (<code>make student</code>): its pages, "
+        "notebooks and PDF hold none.</p>"
+    )
+    return html
+
+
 def add_booklet_line(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """doctree-resolved (html builder only): on the back matter's pages (the documents without
-    a chapter number), a line linking the solutions booklet, which lives outside the book."""
+    a chapter number), a line about where the worked solutions are, in this edition."""
     if app.builder.name != "html" or paired_notebook(app, docname) is not None:
         return
     if docname in (app.config.root_doc, "genindex", "search"):
@@ -145,30 +204,71 @@ def add_booklet_line(app: Sphinx, doctree: nodes.document, docname: str) -> None
     here = posixpath.dirname(docname)
     page = posixpath.relpath(teaching.BOOKLET_HTML, here or ".")
     pdf = posixpath.relpath(teaching.BOOKLET_PDF, here or ".")
-    html = (
-        '<p class="nc-booklet nc-screen-only">For teachers: <a class="nc-booklet-page" '
-        f'href="{page}">the worked solutions of every exercise</a>, on one page'
-    )
-    if can_print():
-        html += f' and <a class="nc-booklet-pdf" href="{pdf}">as a PDF</a>'
-    html += " (kept out of the book and its PDF, so the book can be handed out without them).</p>"
+    guide = posixpath.relpath(teaching.GUIDE_HTML, here or ".")
+    html = booklet_sentence(page, pdf, guide)
     section = title.parent
     section.insert(section.index(title) + 1, nodes.raw("", html, format="html"))
 
 
+def footer_html() -> str:
+    """Every page's footer: the version of the text (with its commit unless a tagged release),
+    the edition, the licences and the attribution line."""
+    edition = "student edition" if teaching.edition() == "student" else "reader's edition"
+    return (
+        f'<p class="nc-version">normcore {teaching.version()}, {edition}.</p>'
+        f'<p class="nc-licence">Text and figures © {teaching.COPYRIGHT}, licensed under '
+        f'<a rel="license" href="{teaching.TEXT_LICENCE_URL}">{teaching.TEXT_LICENCE}</a>; '
+        f"code under the {teaching.CODE_LICENCE} licence (LICENSE). To reuse: "
+        f'<span class="nc-attribution">{teaching.attribution()}</span></p>'
+    )
+
+
 def show_version(app: Sphinx, config: Any) -> None:
-    """config-inited: the version from pyproject.toml, as Sphinx's release and in every page's
-    footer."""
+    """config-inited: the version as Sphinx's release, and in every page's footer with the
+    licence (tools/teaching.py: development builds name their commit)."""
     version = teaching.version()
     config.version = config.release = version
+    config.copyright = teaching.COPYRIGHT
     options = dict(config.html_theme_options or {})
     footer = options.get("extra_footer") or ""
-    options["extra_footer"] = f'<p class="nc-version">normcore {version}</p>{footer}'
+    options["extra_footer"] = footer_html() + footer
     config.html_theme_options = options
 
 
+def notebook_header(stem: str) -> str:
+    """The first cell of a downloaded chapter notebook: which text and edition it is."""
+    edition = teaching.edition()
+    where = (
+        "This student edition holds no worked solution."
+        if edition == "student"
+        else "This reader's edition folds each worked solution under its exercise."
+    )
+    return (
+        f"*normcore: normalisation layers, computed*, version {teaching.version()}, chapter "
+        f"notebook `{stem}.ipynb`. {where} {teaching.licence_note()}"
+    )
+
+
+def take_away_notebook(notebook: Path):
+    """The notebook a reader downloads: the stored run, with a header naming its version and
+    edition, and in the student edition without its solutions."""
+    nb = nbformat.read(notebook, as_version=4)
+    if teaching.edition() == "student":
+        teaching.strip_solutions(nb)
+    header = nbformat.v4.new_markdown_cell(notebook_header(notebook.stem))
+    header["id"] = "normcore-edition"
+    nb.cells.insert(0, header)
+    nb.metadata["normcore"] = {
+        "chapter": notebook.stem,
+        "version": teaching.version(),
+        "edition": teaching.edition(),
+    }
+    return nb
+
+
 def copy_notebooks(app: Sphinx, exception: Exception | None) -> None:
-    """build-finished (html builder): each chapter's notebook beside its page."""
+    """build-finished (html builder): each chapter's notebook beside its page (the edition's),
+    and the release's wheel and sdist into the site's dist/ where make release built them."""
     if exception is not None or app.builder.name != "html":
         return
     for docname in sorted(app.env.found_docs):
@@ -176,7 +276,12 @@ def copy_notebooks(app: Sphinx, exception: Exception | None) -> None:
         if notebook is not None:
             target = Path(app.outdir) / posixpath.dirname(docname) / notebook.name
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(notebook, target)
+            nbformat.write(take_away_notebook(notebook), target)
+    for name in (teaching.wheel_name(), teaching.sdist_name()):
+        built = teaching.DIST / name
+        if built.is_file():
+            (Path(app.outdir) / teaching.DIST_DIR).mkdir(exist_ok=True)
+            shutil.copyfile(built, Path(app.outdir) / teaching.DIST_DIR / name)
 
 
 def merge_widget_state(app: Sphinx, pagename: str, *args: Any) -> None:
