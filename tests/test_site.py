@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+import teaching  # tools/ (pyproject: pythonpath)
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -411,13 +412,17 @@ def test_some_page_has_a_widget():
 
 @pytest.mark.parametrize("page", widget_pages(), ids=lambda p: p.relative_to(SITE).as_posix())
 def test_widgets_are_mounted_by_the_sites_own_loader(page):
-    """A widget page loads the site's own loader (an ES module from _static/), and no widget
-    manager, require.js or anything of anywidget's: each view's module is in the saved state."""
+    """A widget page holds the site's own loader (book/_site/widgets.js) inline, as an ES module
+    (a module's file is refused over file://: the page must work opened from disk), and loads no
+    widget manager, require.js or anything of anywidget's: each view's module is in the saved
+    state."""
     tags = scripts(page)
-    loader = [s for s in tags if s.get("src", "").split("?")[0].endswith("_static/widgets.js")]
-    assert len(loader) == 1, f"{page.relative_to(SITE)} loads the widget loader {len(loader)} times"
-    assert loader[0].get("type") == "module", "the loader is an ES module (it imports the views)"
-    assert local_target(page, loader[0]["src"]).is_file(), loader[0]["src"]
+    inline = re.findall(r"<script([^>]*)>(.*?)</script>", page.read_text(encoding="utf-8"), re.S)
+    loader = [attrs for attrs, body in inline if "normcore widgets:" in body]
+    assert len(loader) == 1, f"{page.relative_to(SITE)} holds the widget loader {len(loader)} times"
+    assert 'type="module"' in loader[0], "the loader is an ES module (it imports the views)"
+    assert "src=" not in loader[0]
+    assert not [s for s in tags if s.get("src", "").split("?")[0].endswith("widgets.js")]
     heavy = [
         s["src"]
         for s in tags
@@ -431,6 +436,7 @@ def test_no_page_without_widgets_loads_the_loader():
         if page in widget_pages():
             continue
         assert not any("widgets.js" in s.get("src", "") for s in scripts(page)), page
+        assert "normcore widgets:" not in page.read_text(encoding="utf-8"), page
 
 
 def test_theme_icons_are_drawn_by_a_small_script():
@@ -592,10 +598,16 @@ def downloaded(doc: str) -> dict:
     ]
     assert len(hrefs) == 1, f"{doc}: expected one notebook download link, got {hrefs}"
     target = local_target(page, hrefs[0])
-    assert target.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
-        f"{doc}: the download is not the stored book/{doc}.ipynb"
-    )
-    return json.loads(target.read_text(encoding="utf-8"))
+    got = json.loads(target.read_text(encoding="utf-8"))
+    stored = json.loads((ROOT / f"{doc}.ipynb").read_text(encoding="utf-8"))
+    header = got["cells"][0]
+    # the reader's edition: the stored run, cell for cell, under a header naming its text
+    assert header["id"] == "normcore-edition", f"{doc}: no header cell naming the version"
+    assert teaching.version() in "".join(header["source"]), f"{doc}: header without the version"
+    assert got["metadata"]["normcore"]["version"] == teaching.version()
+    assert got["cells"][1:] == stored["cells"], f"{doc}: the download is not the stored run"
+    got["cells"] = got["cells"][1:]
+    return got
 
 
 def _plain_quotes(text: str) -> str:

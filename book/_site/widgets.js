@@ -11,6 +11,10 @@
  * saved state, as anywidget's own front end does. A static page has no kernel: `save_changes`
  * keeps the change in the page, and nothing is sent anywhere.
  *
+ * The build writes this file's text into each widget page as an inline module script
+ * (book/_ext/editions.py): chromium refuses a module script's file over file://, not an inline
+ * one, so the pages work opened from disk too.
+ *
  * JupyterLab never loads this file: there the real widget manager runs the same modules.
  */
 
@@ -113,8 +117,24 @@ async function mount(script, models) {
   el.dataset.mounted = "true";
 }
 
+/** What a view that could not mount says in its place: opened from disk, the one command that
+ * serves the site (a browser may refuse what chromium allows). */
+function refused(script, error) {
+  const el = script.previousElementSibling;
+  if (el && el.classList.contains("nc-widget-view") && !el.dataset.mounted) {
+    el.classList.add("nc-widget-refused");
+    el.textContent = location.protocol === "file:"
+      ? "This widget did not start in a page opened from disk in this browser. Serve the site " +
+        "instead: run `make serve` in the book's folder and open http://127.0.0.1:8000/."
+      : `This widget did not start (${error.message}).`;
+  }
+}
+
 const models = savedModels();
 await Promise.all(Array.from(document.querySelectorAll(`script[type="${VIEW}"]`), (script) =>
-  mount(script, models).catch((error) => console.error(`normcore widgets: ${error.message}`))));
+  mount(script, models).catch((error) => {
+    refused(script, error);
+    console.error(`normcore widgets: ${error.message}`);
+  })));
 document.documentElement.dataset.widgets = "mounted";
 performance.mark("nc-widgets-mounted");   // the browser tests report it beside the load event
