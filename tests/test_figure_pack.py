@@ -1,8 +1,14 @@
-"""The figure pack (tools/figure_pack.py): every figure as SVG and PNG, with its caption and alt.
+"""The figure pack (tools/figure_pack.py): every figure as SVG, PDF and PNG (1x, 2x), slide-grade.
 
 * Built for one chapter in a temporary folder, twice: the zips are the same bytes; each figure's
-  PNG is the stored output itself, its SVG parses as SVG, carries no date and draws text as
-  paths; the index gives the number, caption and alt text the chapter's run holds.
+  PNG is the stored output itself; its SVG parses as SVG, carries no date, keeps its text as
+  text in a named font and has a <title> (number and short title) and a <desc> (the alt text);
+  its PDF is a PDF; its @2x PNG is twice the page PNG's width; every legend is 9 pt or more in
+  the slide files; the file names carry the figure number; every zip holds the LICENSE and a
+  README with the licence and the attribution line; the index gives the number, short title,
+  caption and alt text.
+* book/figures.yml: a short title and an alt text for every figure of every chapter, and no
+  alt text that is the caption again.
 * On the built site (``make book``): the whole-book zip holds every captioned figure of every
   chapter, and each index entry's alt text is the alt text of that figure's image on its page.
 """
@@ -71,17 +77,57 @@ def test_each_figure_is_the_stored_png_and_a_clean_svg(two_builds):
             root = ET.fromstring(svg)
             assert root.tag == SVG and float(root.get("width").removesuffix("pt")) > 100
             assert b"<dc:date>" not in svg, "the SVG carries a date"
-            assert b"<text" not in svg, "text not drawn as paths"
-            assert entry["svg"].endswith(
-                f"{teaching.chapter_tag(CHAPTER.stem)}-{entry['label']}.svg"
-            )
+            assert b"<text" in svg and b"font-family: 'DejaVu Sans'" in svg, "text as paths"
+            title = root.find("{http://www.w3.org/2000/svg}title")
+            desc = root.find("{http://www.w3.org/2000/svg}desc")
+            assert title is not None and title.text == f"{number}: {entry['title']}"
+            assert desc is not None and desc.text == entry["alt"] != entry["caption"]
+            digits = number.split(" ", 1)[1]
+            for kind in ("png", "svg", "pdf", "png2x"):
+                assert Path(entry[kind]).name.startswith(f"fig{digits}-"), entry[kind]
+            assert archive.read(entry["pdf"]).startswith(b"%PDF-")
+            page_png, big = archive.read(entry["png"]), archive.read(entry["png2x"])
+            width = int.from_bytes(page_png[16:20], "big")
+            assert int.from_bytes(big[16:20], "big") >= 2 * width - 4
+        names = archive.namelist()
+        assert "LICENSE" in names and archive.read("LICENSE") == (ROOT / "LICENSE").read_bytes()
+        readme = archive.read("README.txt").decode()
+        assert "CC BY 4.0" in readme and teaching.attribution() in readme
+
+
+def test_slide_legends_are_raised_to_nine_points():
+    """A legend drawn at 7 pt (as Figs 4.2 and 7.3 are on the page): the slide copy's is 9 pt."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], label="a line")
+    ax.legend(fontsize=7)
+    figure_pack.legends_at_least(fig)
+    assert [t.get_fontsize() for t in ax.get_legend().get_texts()] == [9.0]
+    plt.close(fig)
+
+
+def test_every_figure_has_a_short_title_and_alt_text_that_is_not_its_caption():
+    notes = teaching.figure_notes()
+    for ipynb in teaching.chapters():
+        nb = nbformat.read(ipynb, as_version=4)
+        for label, (_, number, caption) in lab_book.figures(nb, ipynb.stem).items():
+            note = notes.get(ipynb.stem, {}).get(label)
+            assert note, f"book/figures.yml has no entry for {ipynb.stem} {label} ({number})"
+            assert note.get("title") and len(note["title"].split()) <= 12, (number, note)
+            alt = " ".join(note.get("alt", "").split())
+            assert len(alt.split()) >= 15, f"{number}: alt text too short to describe it"
+            assert alt[:60] not in " ".join(caption.split()), f"{number}: alt is the caption"
 
 
 def test_a_redrawn_figure_that_differs_is_refused(monkeypatch, tmp_path):
     real = figure_pack.redraw
 
     def nudged(*args, **kwargs):
-        return {k: (png + b"\0", svg) for k, (png, svg) in real(*args, **kwargs).items()}
+        return {k: {**v, "png": v["png"] + b"\0"} for k, v in real(*args, **kwargs).items()}
 
     monkeypatch.setattr(figure_pack, "redraw", nudged)
     with pytest.raises(figure_pack.PackError, match="not the stored one"):
@@ -144,7 +190,7 @@ def test_without_the_reference_a_differing_figure_is_reported_not_refused(
     real = figure_pack.redraw
 
     def nudged(*args, **kwargs):
-        return {k: (png + b"\0", svg) for k, (png, svg) in real(*args, **kwargs).items()}
+        return {k: {**v, "png": v["png"] + b"\0"} for k, v in real(*args, **kwargs).items()}
 
     monkeypatch.setattr(figure_pack, "redraw", nudged)
     monkeypatch.delenv("MPLBACKEND", raising=False)

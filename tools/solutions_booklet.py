@@ -1,10 +1,10 @@
 """The solutions booklet: every exercise's worked solution, as one HTML page and one PDF.
 
 The reader's edition folds each worked solution under its exercise; its PDF prints them opened.
-A teacher who hands out the student edition (no solutions) needs them apart: this collects, from each
-chapter's stored run (``book/NN-name.ipynb``), every exercise's question and folded solution,
-with the prose's roles written out from that run (as ``tools/lab_book.py`` does: the glued
-figures at the digits the page shows), and the chapter's captioned figures the exercises use
+A teacher who hands out the student edition (no solutions) needs them apart: this collects,
+from each chapter's stored run (``book/NN-name.ipynb``), every exercise's question and folded
+solution, with the prose's roles written out from that run (as ``tools/lab_book.py`` does: the
+glued figures at the digits the page shows), and the chapter's captioned figures the exercises use
 (the figures drawn by the chapter cells the exercise notebook keeps, and any figure a question
 or solution cites), as their stored PNGs. Nothing runs.
 

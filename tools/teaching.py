@@ -318,3 +318,18 @@ QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "
 def squeeze(text: str) -> str:
     """Text as compared for solutions: quotes and dashes plain, whitespace squeezed."""
     return " ".join(text.translate(QUOTES).split())
+
+
+FIGURE_NOTES = BOOK / "figures.yml"
+
+
+@functools.cache
+def figure_notes() -> dict[str, dict[str, dict[str, str]]]:
+    """book/figures.yml: for each chapter (its file stem) and figure label, a short ``title``
+    and the ``alt`` text (what the figure shows, for a reader who cannot see it). The site's
+    images (book/_ext/accessible.py), the figure pack and the slides read it."""
+    import yaml
+
+    if not FIGURE_NOTES.is_file():
+        return {}
+    return yaml.safe_load(FIGURE_NOTES.read_text(encoding="utf-8")) or {}

@@ -1,11 +1,13 @@
 """Sphinx extension: two accessibility repairs the built pages need.
 
-1. Every image in a figure gets its caption as alt text.
+1. Every image in a figure gets alt text that says what it shows.
 
 myst-nb writes a code cell's plot as an image named by a hash of its bytes, with that name as
-its alt text, which tells a screen-reader user nothing. A chapter's figure cell already carries
-a caption that says what the plot shows (``mystnb: figure: caption:``); this copies it onto the
-image, unless the cell gave its own alt text (``mystnb: image: alt:``). An image outside any
+its alt text, which tells a screen-reader user nothing. ``book/figures.yml`` holds, per chapter
+and figure label, an ``alt`` that describes what the figure shows (the caption says what it
+means; a screen reader reads both, so the alt must not repeat it): that goes onto the image. A
+figure without an entry keeps the cell's own alt text (``mystnb: image: alt:``), else gets its
+caption. An entry's ``note`` is a sentence added after the figure's caption. An image outside any
 figure keeps what it has; tests/test_site.py fails the build's site if any image is left with a
 file name, or nothing, as its alt text.
 
@@ -30,13 +32,24 @@ def _needs_alt(image: nodes.image) -> bool:
 
 
 def add_alt_from_caption(app, doctree) -> None:
+    import teaching  # tools/teaching.py (tools/ is on the build's path: _config.yml)
+
+    stem = app.env.docname.rsplit("/", 1)[-1]
+    notes = teaching.figure_notes().get(stem, {})
     for figure in doctree.findall(nodes.figure):
         captions = list(figure.findall(nodes.caption))
         if not captions:
             continue
+        labels = [*figure.get("names", []), *figure.get("ids", [])]
+        added = next((notes[k]["note"] for k in labels if notes.get(k, {}).get("note")), None)
+        if added:  # a sentence the caption lacks (book/figures.yml), after it
+            captions[0] += nodes.Text(" " + " ".join(str(added).split()))
         text = " ".join(captions[0].astext().split())
+        described = next((notes[k]["alt"] for k in labels if notes.get(k, {}).get("alt")), None)
         for image in figure.findall(nodes.image):
-            if _needs_alt(image):
+            if described:
+                image["alt"] = " ".join(str(described).split())
+            elif _needs_alt(image):
                 image["alt"] = text
 
 
