@@ -281,8 +281,10 @@ def install_markdown() -> str:
     )
 
 
-def exercise_notebook(ipynb: Path):
-    """The exercise notebook of one chapter, or None if the chapter asks no exercise."""
+def exercise_notebook(ipynb: Path, key: bool = False):
+    """The exercise notebook of one chapter, or None if the chapter asks no exercise. With
+    `key`, the answer key for the instructor bundle: each question followed by its worked
+    solution (roles written out from the stored run)."""
     nb = nbformat.read(ipynb, as_version=4)
     chosen = exercises(nb)
     if not chosen:
@@ -295,7 +297,14 @@ def exercise_notebook(ipynb: Path):
         raise ExerciseError(f"{ipynb.name}: {error}") from None
     questions = {e.cells[0] if e.cells else None: e for e in chosen}
     loose = [e for e in chosen if not e.cells]  # questions without a cell of their own
-    cells = [nbformat.v4.new_markdown_cell(intro(ipynb.stem, _chapter_title(nb)))]
+    opening = intro(ipynb.stem, _chapter_title(nb))
+    if key:
+        opening = (
+            f"# Answer key: {_chapter_title(nb)}\n\nFor teachers (the instructor bundle): the "
+            "exercise notebook below with each exercise's worked solution after its question. "
+            "Keep it from students.\n\n" + opening.split("\n\n", 1)[1]
+        )
+    cells = [nbformat.v4.new_markdown_cell(opening)]
     section_shown = None
     placed: set[int] = set()
 
@@ -306,6 +315,13 @@ def exercise_notebook(ipynb: Path):
                 render(exercise.question, glued, figs, ipynb.parent, where)
             )
         )
+        if key:
+            worked = render(exercise.solution, glued, figs, ipynb.parent, where + " solution")
+            cells.append(
+                nbformat.v4.new_markdown_cell(
+                    f"> **Worked solution (answer key).** {worked}".replace("\n", "\n> ")
+                )
+            )
         placed.add(exercise.number)
 
     for index in keep:
@@ -349,7 +365,7 @@ def exercise_notebook(ipynb: Path):
         "chapter": ipynb.stem,
         "version": teaching.version(),
         "edition": teaching.edition(),
-        "kind": "exercises",
+        "kind": "answer key" if key else "exercises",
     }
     nbformat.validate(out)
     return out
@@ -362,6 +378,24 @@ def _section_of(nb, index: int) -> str:
             for heading in re.finditer(r"^##\s+(.+)$", cell.source, re.MULTILINE):
                 section = heading.group(1).strip()
     return section
+
+
+def answer_key(stem: str) -> str:
+    """The file name of a chapter's answer key (instructor bundle)."""
+    return f"{stem}-answer-key.ipynb"
+
+
+def build_keys(notebooks: list[Path], into: Path) -> list[Path]:
+    """Write each chapter's answer key into `into`."""
+    into.mkdir(parents=True, exist_ok=True)
+    written = []
+    for ipynb in notebooks:
+        nb = exercise_notebook(ipynb, key=True)
+        if nb is not None:
+            target = into / answer_key(ipynb.stem)
+            target.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+            written.append(target)
+    return written
 
 
 def build(notebooks: list[Path], into: Path, keep_edits: bool = False) -> list[Path]:
