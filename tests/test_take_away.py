@@ -26,6 +26,7 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import pytest
+import teaching  # tools/ (pyproject: pythonpath)
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "_build" / "html"
@@ -125,9 +126,12 @@ def test_chapter_page_links_its_own_notebook(doc: str):
     assert len(found) == 1, f"{page.name}: expected one notebook download link, got {found}"
     target = site_target(page, found[0])
     assert target.is_file(), f"{page.name} links {found[0]}, which is not in the site"
-    assert target.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
-        f"{target} is not the chapter's stored notebook {doc}.ipynb"
-    )
+    # the stored run, cell for cell, under a header cell naming the text's version and edition
+    got = json.loads(target.read_text(encoding="utf-8"))
+    stored = json.loads((ROOT / f"{doc}.ipynb").read_text(encoding="utf-8"))
+    assert got["cells"][0]["id"] == "normcore-edition", f"{target}: no header cell"
+    assert teaching.version() in "".join(got["cells"][0]["source"])
+    assert got["cells"][1:] == stored["cells"], f"{target} is not the stored run {doc}.ipynb"
 
 
 def test_pages_without_a_notebook_offer_none():

@@ -21,8 +21,8 @@ Editions (``NORMCORE_EDITION``, set by the Makefile's targets):
   build: the booklet, its PDF, the answer keys, the teaching guide and the slides.
 
 The version: ``pyproject.toml``'s where the commit is the tag ``v<version>`` (a release);
-any other build names its commit, ``<next minor>.dev0+g<commit>`` (``.dirty`` with uncommitted
-changes), so that two different texts never carry one number.
+any other build names its commit, ``<next minor>.dev0+g<commit>``, so that two different texts
+never carry one number (a build with uncommitted changes names the commit they sit on).
 """
 
 from __future__ import annotations
@@ -132,7 +132,9 @@ def version(root: Path = ROOT) -> str:
     dirty = bool(status)
     if f"v{base}" in tags and not dirty:
         return base
-    return development_version(base, commit, dirty)
+    # uncommitted changes are not named (a build and the tests run beside it must agree on one
+    # version); a tagged commit with them is not the release
+    return development_version(base, commit)
 
 
 def is_release(root: Path = ROOT) -> bool:
