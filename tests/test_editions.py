@@ -35,6 +35,7 @@ def test_strip_solutions_takes_out_every_solution_and_nothing_else(ipynb: Path):
     assert teaching.strip_solutions(nb) == dropdowns
     text = teaching.squeeze(" ".join(c.source for c in nb.cells if c.cell_type == "markdown"))
     assert teaching.SOLUTION_START not in text
+    assert not teaching.FOLDED.search(text), "a sentence still says the solutions are folded"
     outside = set(check_edition.passages()[ipynb.stem])
     assert not [p for p in passages if p in outside and p in text]
     assert [c.source for c in nb.cells if c.cell_type == "code"] == code_before

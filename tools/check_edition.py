@@ -101,6 +101,8 @@ def leaks(site: Path) -> list[str]:
         if (site / name).exists():
             problems.append(f"{name}: the solutions booklet is in the edition")
     for where, text in texts.items():
+        if teaching.FOLDED.search(text):
+            problems.append(f"{where}: says a solution is folded there")
         for chapter, found in wanted.items():
             for passage in found:
                 if passage in text:

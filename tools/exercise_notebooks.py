@@ -7,9 +7,10 @@ From each chapter's stored run (``book/NN-name.ipynb``) this writes ``NN-name-ex
   the chapter's number and title: the notebook travels alone);
 * the exercise's own code cells (the answer cell starts at ``None`` and calls its checker);
 * the chapter's visible code cells those cells need, found by name: every name an exercise cell,
-  or a name in backticks in its question, reads is taken from the last visible cell before it
-  that binds it, and so on for that cell's own names; the chapter's import-only cells come too,
-  and where a question sends the reader to the widget, the cells that show a widget;
+  or a name in backticks in its question or its worked solution, reads is taken from the last
+  visible cell before it that binds it, and so on for that cell's own names; the chapter's
+  import-only cells come too, and where a question sends the reader to a widget or a slider,
+  the cells that show a widget;
 * nothing else: no solution, no hidden (``remove-cell``) cell, no output, no execution count.
 
 So running it top to bottom works and every checker prompts for an answer
@@ -197,7 +198,9 @@ def needed_cells(nb, chosen: list[Exercise]) -> list[int]:
         keep |= set(exercise.cells)
         todo += [(i, names(nb.cells[i].source)[0], True) for i in exercise.cells]
         todo.append((exercise.question_cell, mentioned(exercise.question), False))
-        if "widget" in exercise.question:
+        # what the worked solution writes in code, too: the student needs it to get there
+        todo.append((exercise.question_cell, mentioned(exercise.solution), False))
+        if re.search(r"\bwidget|\bslider", exercise.question, re.IGNORECASE):
             for i in visible[: visible.index(exercise.cells[0])] if exercise.cells else visible:
                 outputs = nb.cells[i].get("outputs", [])
                 if any(WIDGET_VIEW in o.get("data", {}) for o in outputs):

@@ -261,6 +261,17 @@ def _split_solutions(text: str) -> tuple[str, list[str]]:
     return "".join(kept), removed
 
 
+#: The chapters' sentences about where the solutions are, and what the student edition says
+#: instead (each must be true of the edition it appears in).
+STUDENT_SENTENCES = (
+    (
+        re.compile(r"A worked solution sits folded under each(?: one)?\."),
+        "This student edition leaves the worked solutions out: your teacher has them.",
+    ),
+)
+FOLDED = re.compile(r"solutions? (?:sits|sit|is|are) folded", re.IGNORECASE)
+
+
 def _glue_name(output) -> str | None:
     return ((output.get("metadata") or {}).get("scrapbook") or {}).get("name")
 
@@ -268,7 +279,8 @@ def _glue_name(output) -> str | None:
 def strip_solutions(nb) -> int:
     """Take every worked solution out of a chapter's notebook, in place; the number removed.
 
-    Removed: each markdown cell's ``:::{dropdown} Solution`` blocks; each glued value that only
+    Removed: each markdown cell's ``:::{dropdown} Solution`` blocks (and the sentence saying
+    they sit folded under the exercises, said of this edition instead); each glued value that only
     those blocks cite (its stored output: the code cells stay, so the notebook still runs).
     What the rest of the page cites stays, so the page renders as before without the blocks."""
     removed_text: list[str] = []
@@ -276,6 +288,9 @@ def strip_solutions(nb) -> int:
         if cell.cell_type == "markdown" and SOLUTION_START in cell.source:
             cell.source, gone = _split_solutions(cell.source)
             removed_text += gone
+        if cell.cell_type == "markdown":
+            for pattern, instead in STUDENT_SENTENCES:
+                cell.source = pattern.sub(instead, cell.source)
     if not removed_text:
         return 0
     cited_kept = {
