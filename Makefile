@@ -66,6 +66,7 @@ book: student
 else
 book: $(STAMP)
 	$(BIN)/python tools/check_pairing.py
+	$(BIN)/python tools/release.py --wheel
 	$(BIN)/jupyter-book build . --all -W -n --keep-going
 	$(BIN)/python tools/figure_pack.py
 	$(BIN)/python tools/exercise_notebooks.py
@@ -77,6 +78,7 @@ endif
 STUDENT := env NORMCORE_EDITION=student
 student: $(STAMP)
 	$(BIN)/python tools/check_pairing.py
+	$(BIN)/python tools/release.py --wheel
 	$(STUDENT) $(BIN)/jupyter-book build . --all -W -n --keep-going --path-output _build/student
 	$(STUDENT) $(BIN)/python tools/figure_pack.py
 	$(STUDENT) $(BIN)/python tools/exercise_notebooks.py
@@ -100,8 +102,9 @@ serve:
 
 # A release (tools/release.py): refused before anything is built while CHANGELOG.md's
 # Unreleased section holds entries, the versions differ, or HEAD is not the tag v<version>
-# (nothing is bumped for you). Then the wheel and the sdist (the package as students install
-# it, `pip install normcore_book-VERSION-py3-none-any.whl`), the book (which links the wheel),
+# (nothing is bumped for you). Then the book (`make book` first builds the wheel and the sdist,
+# the package as students install it, `pip install normcore_book-VERSION-py3-none-any.whl`, at
+# the text's version, and the site links the wheel with that line),
 # the student edition and the instructor bundle, gathered into
 # _build/release/normcore-VERSION.zip with CITATION.cff, CHANGELOG.md, LICENSE and SHA256SUMS.
 # It builds from a clean _build, so that no page an older build left (a chapter's former name)
@@ -114,7 +117,6 @@ wheel:
 
 release: $(STAMP) release-check
 	$(MAKE) clean
-	$(MAKE) wheel
 	$(MAKE) book
 	$(MAKE) student
 	$(MAKE) instructor

@@ -321,9 +321,7 @@ def exercise_notebook(ipynb: Path, key: bool = False):
         if key:
             worked = render(exercise.solution, glued, figs, ipynb.parent, where + " solution")
             cells.append(
-                nbformat.v4.new_markdown_cell(
-                    f"> **Worked solution (answer key).** {worked}".replace("\n", "\n> ")
-                )
+                nbformat.v4.new_markdown_cell(f"**Worked solution (answer key).** {worked}")
             )
         placed.add(exercise.number)
 

@@ -88,7 +88,7 @@ def deck(ipynb: Path, guide: dict) -> str:
     version = teaching.version()
     foot = (
         f'<div class="foot">normcore {html.escape(version)} · {html.escape(label)} · '
-        f"{html.escape(teaching.attribution())}</div>"
+        f"{teaching.attribution_html()}</div>"
     )
     slides = [
         f'<section class="slide"><h1>{html.escape(title)}</h1>'
@@ -117,6 +117,7 @@ def deck(ipynb: Path, guide: dict) -> str:
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>normcore {html.escape(version)}: {html.escape(label)} slides</title>
+<link rel="icon" href="../_static/favicon.svg" type="image/svg+xml">
 <style>{STYLE}</style>
 <script>window.MathJax = {{tex: {{inlineMath: [["\\\\(", "\\\\)"]],
   displayMath: [["\\\\[", "\\\\]"]]}}}};</script>

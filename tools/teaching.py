@@ -164,6 +164,14 @@ def attribution() -> str:
     )
 
 
+def attribution_html() -> str:
+    """The attribution line as HTML, its addresses as links (a page names no bare address)."""
+    import html
+
+    text = html.escape(attribution())
+    return re.sub(r"(https?://[^\s,)]+?)(?=[\s,)]|\.?$)", r'<a href="\1">\1</a>', text)
+
+
 def licence_note() -> str:
     """The licence line for every page's footer and every download's README."""
     return f"Text and figures © {COPYRIGHT}, {TEXT_LICENCE}; code {CODE_LICENCE} (see LICENSE)."
@@ -265,11 +273,11 @@ def _split_solutions(text: str) -> tuple[str, list[str]]:
 #: instead (each must be true of the edition it appears in).
 STUDENT_SENTENCES = (
     (
-        re.compile(r"A worked solution sits folded under each(?: one)?\."),
+        re.compile(r"A\s+worked\s+solution\s+sits\s+folded\s+under\s+each(?:\s+one)?\."),
         "This student edition leaves the worked solutions out: your teacher has them.",
     ),
 )
-FOLDED = re.compile(r"solutions? (?:sits|sit|is|are) folded", re.IGNORECASE)
+FOLDED = re.compile(r"solutions?\s+(?:sits|sit|is|are)\s+folded", re.IGNORECASE)
 
 
 def _glue_name(output) -> str | None:

@@ -310,7 +310,7 @@ reading of a result), marked by hand against the booklet.</p>
 
 <h2 id="reuse">Reusing the text and figures</h2>
 <p>{html.escape(teaching.licence_note())} Attribution line:
-<i>{html.escape(teaching.attribution())}</i> Every figure is in the figure pack as SVG and PDF
+<i>{teaching.attribution_html()}</i> Every figure is in the figure pack as SVG and PDF
 (text as text) and as a 220-dpi PNG, with a short title and alt text.</p>
 </main>
 </body>

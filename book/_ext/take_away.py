@@ -219,7 +219,7 @@ def footer_html() -> str:
         f'<p class="nc-licence">Text and figures © {teaching.COPYRIGHT}, licensed under '
         f'<a rel="license" href="{teaching.TEXT_LICENCE_URL}">{teaching.TEXT_LICENCE}</a>; '
         f"code under the {teaching.CODE_LICENCE} licence (LICENSE). To reuse: "
-        f'<span class="nc-attribution">{teaching.attribution()}</span></p>'
+        f'<span class="nc-attribution">{teaching.attribution_html()}</span></p>'
     )
 
 
