@@ -51,7 +51,8 @@ figure { margin: 0; text-align: center; }
 figure img { max-width: 100%; max-height: 4.9in; }
 figcaption { font-size: 12pt; color: #444; text-align: left; margin-top: 0.1in; }
 .foot { position: absolute; left: 0.8in; right: 0.8in; bottom: 0.22in; font-size: 9pt;
-  color: #777; }
+  color: #555; }
+.foot a { color: #1f4f80; }
 """
 
 

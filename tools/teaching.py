@@ -143,10 +143,11 @@ def is_release(root: Path = ROOT) -> bool:
 
 
 def config() -> dict:
-    """_config.yml, read."""
+    """_config.yml, read (empty in a copy of the book without it: lab/ on Binder, say)."""
     import yaml
 
-    return yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    path = ROOT / "_config.yml"
+    return yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def repository() -> str:

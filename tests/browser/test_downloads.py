@@ -47,7 +47,8 @@ def test_click_downloads_the_executed_notebook(
     with_outputs = [c for c in code if c.outputs]
     assert code and with_outputs, f"{saved.name}: no code cell has an output (not executed?)"
     assert all(c.execution_count for c in code), f"{saved.name}: a code cell never ran"
-    assert saved.read_bytes() == (ROOT / f"{doc}.ipynb").read_bytes(), (
-        f"{saved.name} is not the chapter's stored notebook"
-    )
+    # the stored run, cell for cell, under a header cell naming the text's version and edition
+    stored = nbformat.read(ROOT / f"{doc}.ipynb", as_version=4)
+    assert nb.cells[0]["id"] == "normcore-edition", f"{saved.name}: no header cell"
+    assert nb.cells[1:] == stored.cells, f"{saved.name} is not the chapter's stored notebook"
     assert (pdf_status, pdf_head) == (200, b"%PDF-"), f"{doc}: the PDF link gave {pdf_status}"
