@@ -206,7 +206,7 @@ def gather(
     if not sorted((site / teaching.EXERCISES_DIR).glob("*-exercises.ipynb")):
         missing.append(f"exercise notebooks ({site / teaching.EXERCISES_DIR})")
     if not (site / teaching.DIST_DIR / teaching.wheel_name(version)).is_file():
-        missing.append(f"the wheel in the site ({site / teaching.DIST_DIR}; build it first)")
+        missing.append(f"wheel in the site ({site / teaching.DIST_DIR}: make book builds it)")
     if missing:
         raise ReleaseError(
             "the build left no " + "; no ".join(missing) + " (run make release; the PDFs need "

@@ -33,6 +33,7 @@ PDF_DIR = teaching.INSTRUCTOR / "slides"
 TREE = teaching.BUILD / "figures"  # the figure pack's unzipped tree
 DISPLAY = re.compile(r"\$\$(.+?)\$\$|```\{math\}\n(.+?)```", re.S)
 MAX_EQUATIONS = 6
+PER_SLIDE = 3  # equations a slide holds
 
 STYLE = """
 @page { size: 13.333in 7.5in; margin: 0; }
@@ -46,10 +47,11 @@ h1 { font-size: 40pt; margin: 1.6in 0 0.2in; color: #1f5f99; }
 h2 { font-size: 28pt; margin: 0 0 0.25in; color: #1f5f99; }
 p, li { font-size: 20pt; line-height: 1.35; }
 .sub { font-size: 18pt; color: #555; }
-.eq { font-size: 22pt; margin: 0.12in 0; }
+.eq { font-size: 20pt; margin: 0.1in 0; }
 figure { margin: 0; text-align: center; }
-figure img { max-width: 100%; max-height: 4.9in; }
-figcaption { font-size: 12pt; color: #444; text-align: left; margin-top: 0.1in; }
+figure img { max-width: 100%; max-height: 4.3in; }
+figcaption { font-size: 11pt; color: #444; text-align: left; margin-top: 0.08in;
+  max-height: 0.9in; overflow: hidden; }
 .foot { position: absolute; left: 0.8in; right: 0.8in; bottom: 0.22in; font-size: 9pt;
   color: #555; }
 .foot a { color: #1f4f80; }
@@ -104,8 +106,10 @@ def deck(ipynb: Path, guide: dict) -> str:
             f"{foot}</section>"
         )
     eqs = equations(nb)
-    if eqs:
-        body = "".join(f'<div class="eq">\\[{html.escape(t)}\\]</div>' for t in eqs)
+    for start in range(0, len(eqs), PER_SLIDE):
+        body = "".join(
+            f'<div class="eq">\\[{html.escape(t)}\\]</div>' for t in eqs[start : start + PER_SLIDE]
+        )
         slides.append(f'<section class="slide"><h2>Key equations</h2>{body}{foot}</section>')
     for _, fig, png in figure_pack.stored_figures(ipynb):
         uri, _which = figure_image(fig, png)
