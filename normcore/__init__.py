@@ -10,15 +10,17 @@ Every array a layer keeps or hands back is read-only: each value type (every lay
 `Gradient`, `Statistics`, `Standardised`, `Loss`) seals its arrays in its own constructor, and a
 new layer shares the read-only arrays a step did not change. Read-only protects against
 accidents (a stray ``+=``, a block written while a response still holds it), not against intent:
-an array's ``.base`` can still be made writable on purpose. No call depends on the caller's
-numpy error state. Bad input gets a typed error (`NormcoreError` and its subclasses) before any
-arithmetic, including a block too large to answer (more than an eighth of this machine's memory).
+an array's ``.base`` can still be made writable on purpose. Bad input gets a typed error
+(`NormcoreError` and its subclasses) before any arithmetic, including an input too large to
+answer (more than an eighth of this machine's memory); every call computes under numpy's raise
+state of its own, whatever the caller's, so an overflow in the arithmetic is refused as a
+`MagnitudeError` naming the call.
 """
 
 from ._checks import as_block
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
-from .conv import Conv2d, StandardisedConv2d, fold_into_conv
+from .conv import Conv2d, StandardisedConv2d
 from .dense import Dense, WeightNormDense
 from .errors import (
     DtypeError,
@@ -37,15 +39,15 @@ from .errors import (
     ShapeError,
     ZeroDirectionError,
 )
-from .fold import fold_batch_norm
+from .fold import fold_batch_norm, fold_into_conv
 from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy
 from .mode import EVAL, TRAIN, Mode
 from .oracle import OracleCheck, check_grad, finite_difference
-from .responses import Gradient, Response, Statistics
+from .responses import Gradient, Response, Standardised, Statistics
 from .sequential import Sequential
-from .standardise import Standardised, naive_backward, standardise, standardise_backward
+from .standardise import naive_backward, standardise, standardise_backward
 from .worked import FOUR_ROWS, four_rows
 
 __all__ = [

@@ -1,27 +1,35 @@
-"""Batch normalisation: statistics down the rows, one figure per feature."""
+"""Batch normalisation: statistics down the rows, one per feature.
+
+The arithmetic every normaliser runs (the input checks, `normcore.standardise`, ``z * scale +
+shift`` and the backward pass) is `normcore.normaliser.Normaliser`'s; this module says where
+batch norm's statistics run, what it keeps (the running statistics) and how `step` updates
+them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from ._checks import (
+    as_block,
     as_parameter,
     check_momentum,
+    check_nchw,
     check_rank,
     check_size,
     own_error_state,
-    sealed,
+    seal,
+    smallest,
+    successor,
     whole_number,
     whole_numbers,
 )
-from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
-from .mode import EVAL, TRAIN
-from .responses import Gradient, Statistics, check_statistics
-from .standardise import Standardised
+from .mode import TRAIN
+from .normaliser import Given, Normaliser
+from .responses import Gradient, Standardised, Statistics, check_statistics, moved_parameters
 
 Tracks = Literal["variance", "divisor"]
 
@@ -45,9 +53,10 @@ class BatchNorm(Normaliser):
       *biased* variance. A forward pass never changes the layer: a training pass made for a look,
       never followed by a step, leaves prediction where it was.
     - Running statistics by name: ``running_mean``, ``running_var`` (the running variance) and
-      ``running_divisor`` (the deviation predicting divides by, sqrt(running_var +
-      epsilon), worked out by the constructor from the running variance: a value handed in with
-      it is worked out again, as `dataclasses.replace` hands in the old layer's).
+      ``running_divisor`` (the divisor evaluation mode uses, sqrt(running_var +
+      epsilon), worked out by the constructor from the running variance: a value handed in must
+      be that one, or None; so ``dataclasses.replace`` of the running variance or epsilon takes
+      ``running_divisor=None`` too, and a mismatched divisor is refused, never replaced).
     - With ``tracks='divisor'`` the running statistics are the mean and the deviation
       sqrt(variance + epsilon) instead (chapter 7's network): the layer holds
       ``running_divisor`` (starting at 1), folds the batch's deviation into it, and predicting
@@ -98,7 +107,7 @@ class BatchNorm(Normaliser):
         for field, start in (("running_mean", 0.0), (spread, 1.0)):
             value = getattr(self, field)
             if value is None:
-                value = sealed(np.full(self.scale.shape, start))
+                value = seal(np.full(self.scale.shape, start))
             else:
                 value = as_parameter(value, field)
             if value.shape != self.scale.shape:
@@ -106,15 +115,24 @@ class BatchNorm(Normaliser):
                     f"{field}: expected the scale's shape {self.scale.shape}, got {value.shape}"
                 )
             object.__setattr__(self, field, value)
-        smallest = float(np.minimum.reduce(getattr(self, spread), axis=None, initial=np.inf))
-        if self.tracks == "variance" and smallest < 0:
+        least = smallest(getattr(self, spread))
+        if self.tracks == "variance" and least < 0:
             raise SettingError("running_var: expected values >= 0")
-        if self.tracks == "divisor" and smallest <= 0:
+        if self.tracks == "divisor" and least <= 0:
             raise SettingError("running_divisor: expected values > 0")
-        if self.tracks == "variance":
+        if self.tracks == "variance":  # the divisor derives from the running variance
             with np.errstate(all="ignore"):  # finite: both are finite and >= 0
-                divisor = self._divisor(self.running_var)
-            object.__setattr__(self, "running_divisor", divisor)
+                divisor = np.sqrt(self.running_var + self.eps)
+            given = self.running_divisor
+            if given is not None and not np.array_equal(
+                as_block(given, "running_divisor"), divisor
+            ):
+                raise SettingError(
+                    "running_divisor: expected None or sqrt(running_var + epsilon) with "
+                    "tracks='variance' (the layer works the divisor out from the running "
+                    "variance), got other values"
+                )
+            object.__setattr__(self, "running_divisor", seal(divisor))
 
     @classmethod
     def create(
@@ -151,37 +169,27 @@ class BatchNorm(Normaliser):
         'running_divisor' with ``tracks='divisor'``."""
         return "running_var" if self.tracks == "variance" else "running_divisor"
 
-    def _divisor(self, variance: np.ndarray) -> np.ndarray:
-        """sqrt(variance + epsilon), read-only: the deviation predicting divides by. Called under
-        numpy's error state of a public call (`step`) or the constructor's."""
-        return sealed(np.sqrt(variance + self.eps))
-
     # -- where the statistics run --------------------------------------------------------------
-    def _prepare(self, x: np.ndarray) -> None:
+    def _prepare(self, x: np.ndarray, mode: str) -> None:
         stack = self.scale.shape[:-1]
         check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, features)")
         if x.shape[: len(stack)] != stack or x.shape[-1] != self.features:
             raise ShapeError(f"x: expected shape {(*stack, 'rows', self.features)}, got {x.shape}")
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[..., None, :]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (*self.scale.shape[:-1], 1, self.features)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
-        return (x.ndim - 2,)
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
+        return (view.ndim - 2,)
 
     def _given(self, x: np.ndarray) -> Given:
-        """The running mean and deviation lined up with `x` (worked out once per rank and
-        dtype: the layer cannot change)."""
-        known = self._cache("_lined_up")
-        key = ("given", x.ndim, x.dtype)
-        if key not in known:
-            mean = self._in_view(self.running_mean, x, "running_mean")
-            known[key] = mean, self._in_view(self.running_divisor, x, "running divisor")
-        return known[key]
+        """The running mean and divisor lined up with `x`, in its float type."""
+        mean, divisor = self.running_mean, self.running_divisor
+        return self._in_type(x, "running_mean", mean, "running divisor", divisor)
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
-        # mean, variance, deviation, by position (keywords cost nearly a ufunc's time more)
+        assert st.mean is not None and st.variance is not None  # batch norm centres
         return Statistics(
             st.mean.reshape(shape), st.variance.reshape(shape), st.divisor.reshape(shape)
         )
@@ -193,31 +201,28 @@ class BatchNorm(Normaliser):
 
         Args:
             gradient: what this layer's `backward` answered (its `statistics` are the batch's).
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes: ``running = momentum * running + (1 - momentum) *
             batch`` for the mean and the (biased) variance (and the running divisor worked
             out from it), or the deviation when ``tracks='divisor'``. This layer is unchanged.
         """
-        rate, grads, grad_reach = self._checked_gradient(gradient, rate)
-        moved, reach = self._moved(grads, rate, grad_reach)
+        moved = moved_parameters(self, gradient, rate)
         stats = gradient.statistics
         if stats is not None:
-            if grad_reach is None:  # a hand-made gradient could carry anything
+            if not gradient.made_by_backward:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
-            # each a weighted average of two finite figures (keep in [0, 1)): finite too
-            moved["running_mean"] = sealed(keep * self.running_mean + (1 - keep) * stats.mean)
+            moved["running_mean"] = keep * self.running_mean + (1 - keep) * stats.mean
             if self.tracks == "variance":
-                variance = sealed(keep * self.running_var + (1 - keep) * stats.variance)
+                variance = keep * self.running_var + (1 - keep) * stats.variance
                 moved["running_var"] = variance
-                moved["running_divisor"] = self._divisor(variance)
+                moved["running_divisor"] = np.sqrt(variance + self.eps)
             else:
-                moved["running_divisor"] = sealed(
-                    keep * self.running_divisor + (1 - keep) * stats.divisor
-                )
-        return self._successor(moved, reach)
+                moved["running_divisor"] = keep * self.running_divisor + (1 - keep) * stats.divisor
+        return successor(self, moved)
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,7 +249,7 @@ class GhostBatchNorm(BatchNorm):
     """
 
     #: required: left out (None), the constructor refuses it (SettingError)
-    group_rows: int | None = None
+    group_rows: Any = None
 
     name = "ghost batch"
 
@@ -269,42 +274,42 @@ class GhostBatchNorm(BatchNorm):
         """A fresh layer reading its training statistics over groups of `group_rows` rows: scale
         1, shift 0, running mean 0, running variance 1, each of shape (*stack, features)."""
         group_rows = whole_number(group_rows, "group_rows", SettingError)
-        fresh = BatchNorm.create(
-            features, stack=stack, eps=eps, momentum=momentum, affine=affine, tracks=tracks
+        shape = check_size(
+            (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
         )
-        return cls(**{f.name: getattr(fresh, f.name) for f in fields(fresh)}, group_rows=group_rows)
+        return cls(
+            scale=np.ones(shape),
+            shift=np.zeros(shape),
+            eps=eps,
+            affine=affine,
+            momentum=momentum,
+            tracks=tracks,
+            group_rows=group_rows,
+        )
 
-    def _check_rows(self, x: np.ndarray, mode: str) -> None:
-        """Refuse (ShapeError) a training block whose row count is not a multiple of
-        `group_rows`; in evaluation mode, any number of rows is read (by the running statistics)."""
+    def _prepare(self, x: np.ndarray, mode: str) -> None:
+        """`BatchNorm`'s shapes; in training mode, a row count that is a multiple of
+        `group_rows` (ShapeError otherwise). Evaluation mode reads any number of rows (by the
+        running statistics)."""
+        super()._prepare(x, mode)
         if mode == TRAIN and x.shape[-2] % self.group_rows:
             raise ShapeError(
                 f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
                 f"got {x.shape[-2]}"
             )
 
-    def _values_per_check(
-        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], mode: str
-    ) -> int:
-        """In evaluation mode, the magnitude limit counts every row, as `BatchNorm`'s does."""
-        if mode == EVAL:
-            return x.shape[-2]
-        return super()._values_per_check(x, view, axes, mode)
-
-    def _view(self, x: np.ndarray) -> np.ndarray:
-        """(..., groups, group_rows, features); one group of every row when the rows do not divide
-        (predicting only: the running statistics read no group)."""
+    def _view(self, x: np.ndarray, mode: str) -> np.ndarray:
+        """In training mode (..., groups, group_rows, features); in evaluation mode the input as
+        it is (the running statistics read no group)."""
+        if mode != TRAIN:
+            return x
         rows = x.shape[-2]
-        size = self.group_rows if rows % self.group_rows == 0 else rows
-        return x.reshape(*x.shape[:-2], rows // size, size, x.shape[-1])
-
-    def _lined(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        e = p[..., None, None, :]
-        return e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape)
+        return x.reshape(*x.shape[:-2], rows // self.group_rows, self.group_rows, x.shape[-1])
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
         groups = st.z.ndim - 3  # the axis that runs over the groups
+        assert st.mean is not None and st.variance is not None  # batch norm centres
 
         def average(a: np.ndarray) -> np.ndarray:
             return np.mean(a, axis=groups).reshape(shape)
@@ -322,15 +327,13 @@ class ImageBatchNorm(BatchNorm):
 
     name = "image batch"
 
-    def _prepare(self, x: np.ndarray) -> None:
-        check_rank(x, 4, "x", "(images, channels, height, width)")
-        if self.scale.ndim != 1 or x.shape[1] != self.features:
-            raise ShapeError(
-                f"x: expected shape (images, {self.features}, height, width), got {x.shape}"
-            )
+    def _prepare(self, x: np.ndarray, mode: str) -> None:
+        if self.scale.ndim != 1:
+            raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
+        check_nchw(x, self.features)
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[:, None, None]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (1, self.features, 1, 1)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
         return (0, 2, 3)

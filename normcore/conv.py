@@ -1,4 +1,5 @@
-"""The two-dimensional convolution, its weight-standardised form, and folding a batch layer into it.
+"""The two-dimensional convolution and its weight-standardised form (folding a batch layer into
+one is `normcore.fold.fold_into_conv`).
 
 A convolution slides a small kernel over every position of an image and, at each position, takes
 the dense layer's product of the pixels under the kernel with the kernel's weights. Written that
@@ -11,7 +12,7 @@ step that adds each patch's gradient back onto the pixels it came from.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,30 +22,31 @@ from ._checks import (
     as_block,
     as_parameter,
     check_epsilon,
-    check_finite_result,
     check_not_empty,
     check_rank,
     check_size,
     check_values,
     fits,
     own_error_state,
-    sealed,
+    seal,
+    successor,
     whole_number,
     whole_numbers,
 )
-from .batch import BatchNorm
-from .dense import moved_parameters
-from .errors import FoldError, ForeignResponseError, SettingError, ShapeError
+from .dense import he_uniform
+from .errors import ForeignResponseError, SettingError, ShapeError
 from .mode import EVAL, check_mode
 from .responses import (
     Gradient,
     Response,
+    answered,
     check_grad_output,
     check_response,
+    moved_parameters,
 )
 from .standardise import standardise, standardise_backward
 
-__all__ = ["Conv2d", "StandardisedConv2d", "fold_into_conv", "output_size", "patches"]
+__all__ = ["Conv2d", "StandardisedConv2d", "output_size", "patches"]
 
 
 def output_size(size: int, kernel: int, stride: int, padding: int) -> int:
@@ -121,12 +123,6 @@ class _Patches(Remade):
     shape: tuple[int, ...]
 
 
-def _setting(value: Any, name: str, smallest: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < smallest:
-        raise SettingError(f"{name}: expected a whole number >= {smallest}, got {value!r}")
-    return int(value)
-
-
 @dataclass(frozen=True, eq=False)
 class Conv2d(Remade):
     """A two-dimensional convolution (strictly, a cross-correlation, as in every framework):
@@ -168,8 +164,8 @@ class Conv2d(Remade):
         b = as_parameter(np.zeros(wanted) if self.bias is None else self.bias, "bias")
         if b.shape != wanted:
             raise ShapeError(f"bias: expected shape {wanted}, got {b.shape}")
-        object.__setattr__(self, "stride", _setting(self.stride, "stride", 1))
-        object.__setattr__(self, "padding", _setting(self.padding, "padding", 0))
+        object.__setattr__(self, "stride", whole_number(self.stride, "stride", SettingError))
+        object.__setattr__(self, "padding", whole_number(self.padding, "padding", SettingError, 0))
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "bias", b)
 
@@ -196,10 +192,8 @@ class Conv2d(Remade):
             whole_number(kernel, "kernel"),
         )
         check_size(shape, "weights")
-        if not isinstance(rng, np.random.Generator):
-            raise SettingError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
-        limit = np.sqrt(6.0 / (shape[-3] * shape[-2] * shape[-1]))
-        return cls(weights=rng.uniform(-limit, limit, size=shape), stride=stride, padding=padding)
+        weights = he_uniform(rng, shape, shape[-3] * shape[-2] * shape[-1])
+        return cls(weights=weights, stride=stride, padding=padding)
 
     @property
     def effective_weights(self) -> np.ndarray:
@@ -270,14 +264,13 @@ class Conv2d(Remade):
         columns = patches(x, self.kernel, self.stride, self.padding)
         b = fits(self.bias[..., :, None], x.dtype, "bias")
         out = self._matrix(x.dtype) @ columns + b  # (*stack, out_channels, images * oh * ow)
-        check_finite_result(out, f"{type(self).__name__}.forward")
         *lead, n, o, oh, ow = self.output_shape(x.shape)
         out = np.moveaxis(out.reshape(*lead, o, oh, ow, n), -1, -4)  # to (.., n, o, oh, ow)
         return Response(
             output=np.ascontiguousarray(out),
             layer=self,
             mode=mode,
-            cache=_Patches(columns=sealed(columns), shape=x.shape),
+            cache=_Patches(columns=seal(columns), shape=x.shape),
         )
 
     @own_error_state
@@ -301,7 +294,6 @@ class Conv2d(Remade):
                 "response.cache: expected the patches this convolution's forward pass cut"
             )
         d = check_grad_output(response, grad_output)
-        what = f"{type(self).__name__}.backward"
         columns = fits(cache.columns, d.dtype, "patches")
         lead = d.shape[:-4]
         grad_output_rows = np.moveaxis(d, -4, -1).reshape(
@@ -311,14 +303,13 @@ class Conv2d(Remade):
         d_columns = np.swapaxes(matrix, -1, -2) @ grad_output_rows
         passed = _unpatch(d_columns, cache.shape, self.kernel, self.stride, self.padding)
         kernel_grad = (grad_output_rows @ np.swapaxes(columns, -1, -2)).reshape(self.weights.shape)
-        grads = {
-            **self._grads(check_finite_result(kernel_grad, what)),
-            "bias": check_finite_result(grad_output_rows.sum(axis=-1), what),
-        }
-        return Gradient(
-            grad_input=sealed(check_finite_result(passed, what)),
-            layer=self,
-            grads={k: sealed(np.ascontiguousarray(v)) for k, v in grads.items()},
+        grads = {**self._grads(kernel_grad), "bias": grad_output_rows.sum(axis=-1)}
+        return answered(
+            Gradient(
+                grad_input=seal(passed),
+                layer=self,
+                grads={k: seal(np.ascontiguousarray(v)) for k, v in grads.items()},
+            )
         )
 
     def _grads(self, kernel_grad: np.ndarray) -> dict[str, np.ndarray]:
@@ -334,15 +325,13 @@ class Conv2d(Remade):
 
         Args:
             gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes, stride and padding; this one is unchanged.
         """
-        return self._renewed(moved_parameters(self, gradient, rate, self._learned()))
-
-    def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
-        return dataclasses.replace(self, **moved)
+        return successor(self, moved_parameters(self, gradient, rate))
 
 
 @dataclass(frozen=True, eq=False)
@@ -362,6 +351,9 @@ class StandardisedConv2d(Conv2d):
     """
 
     eps: float = 1e-5
+    # worked out by the constructor from the weights (never handed in)
+    _standardised: Any = field(init=False, repr=False)
+    _effective: np.ndarray = field(init=False, repr=False)
 
     @own_error_state
     def __post_init__(self) -> None:
@@ -369,7 +361,7 @@ class StandardisedConv2d(Conv2d):
         object.__setattr__(self, "eps", check_epsilon(self.eps))
         st = standardise(self.weights, (-3, -2, -1), self.eps)
         object.__setattr__(self, "_standardised", st)
-        object.__setattr__(self, "_effective", sealed(np.array(st.z)))
+        object.__setattr__(self, "_effective", seal(np.array(st.z)))
 
     @property
     def effective_weights(self) -> np.ndarray:
@@ -379,55 +371,8 @@ class StandardisedConv2d(Conv2d):
     def _grads(self, kernel_grad: np.ndarray) -> dict[str, np.ndarray]:
         return {"weights": standardise_backward(self._standardised, kernel_grad)}
 
-    def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
-        # through the constructor: the standardised kernel is worked out again from the weights
-        return dataclasses.replace(self, **moved)
-
-
-def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
-    """One `Conv2d` that answers as ``conv`` followed by ``batch`` in evaluation mode.
-
-    In evaluation mode, the batch layer's running statistics are constants, so per output channel o
-    with k[o] = scale[o] / sqrt(running_var[o] + epsilon):
-
-        folded weights[o] = weights[o] * k[o]
-        folded bias[o]    = (bias[o] - running_mean[o]) * k[o] + shift[o]
-
-    Args:
-        conv: a `Conv2d` (a `StandardisedConv2d` folds its standardised kernel), weights
-            (*stack, out_channels, in_channels, kh, kw).
-        batch: the batch layer after it, one figure per output channel: an `ImageBatchNorm` over
-            `out_channels` for an unstacked convolution, or a `BatchNorm` (or
-            `GhostBatchNorm`) whose parameters are (*stack, out_channels), reading the
-            convolution's channels as features.
-
-    Returns:
-        A plain `Conv2d` of the same shapes, stride and padding.
-
-    Raises:
-        FoldError: `conv` is not a convolution, or `batch` is not a batch layer: instance, group
-            and layer norm read each image's own statistics, which no constant holds.
-        ShapeError: the batch layer's parameters are not one per output channel (per stacked
-            model).
-    """
-    if not isinstance(conv, Conv2d):
-        raise FoldError(f"conv: expected a Conv2d, got {type(conv).__name__}")
-    if not isinstance(batch, BatchNorm):
-        raise FoldError(
-            f"batch: expected a batch layer (ImageBatchNorm or BatchNorm), got "
-            f"{type(batch).__name__} (its statistics come from each image itself, not from "
-            "constants)"
-        )
-    w = conv.effective_weights
-    channels = w.shape[:-4] + w.shape[-4:-3]
-    if batch.scale.shape != channels:
-        raise ShapeError(
-            f"batch: expected parameters of the convolution's output channels {channels}, got "
-            f"{batch.scale.shape}"
-        )
-    k = batch.scale / batch.running_divisor
-    weights = w * k[..., None, None, None]
-    bias = (conv.bias - batch.running_mean) * k + batch.shift
-    return Conv2d(
-        weights=np.array(weights), bias=np.array(bias), stride=conv.stride, padding=conv.padding
-    )
+    @own_error_state
+    def step(self, gradient: Gradient, rate: float) -> Conv2d:
+        """A new layer with weights and bias moved by ``-rate * gradient``, made by the
+        constructor: the standardised kernel is worked out again from the weights."""
+        return dataclasses.replace(self, **moved_parameters(self, gradient, rate))

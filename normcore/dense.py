@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,7 +12,6 @@ from ._checks import (
     Remade,
     as_block,
     as_parameter,
-    check_finite_result,
     check_not_empty,
     check_rank,
     check_size,
@@ -20,7 +19,8 @@ from ._checks import (
     fits,
     own_error_state,
     read_only,
-    sealed,
+    seal,
+    successor,
     whole_number,
     whole_numbers,
 )
@@ -31,18 +31,25 @@ from .responses import (
     Response,
     answered,
     check_grad_output,
-    check_gradient,
     check_kept_input,
     check_response,
+    moved_parameters,
 )
 
 
 def starting_weights(
     fan_in: int, fan_out: int, rng: np.random.Generator, stack: tuple[int, ...] = ()
 ) -> np.ndarray:
-    """He-uniform weights, uniform in ±sqrt(6 / fan_in), shape (*stack, fan_in, fan_out)."""
+    """He-uniform weights (`he_uniform`), shape (*stack, fan_in, fan_out)."""
     fan_in, fan_out = whole_number(fan_in, "fan_in"), whole_number(fan_out, "fan_out")
     shape = check_size((*whole_numbers(stack, "stack"), fan_in, fan_out), "weights")
+    return he_uniform(rng, shape, fan_in)
+
+
+def he_uniform(rng: Any, shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    """Weights of `shape` drawn from `rng` uniform in ±sqrt(6 / fan_in) (He et al. 2015's
+    variance 2 / fan_in, as a uniform draw): the one initialiser of the dense layers and the
+    convolution."""
     if not isinstance(rng, np.random.Generator):
         raise SettingError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
     limit = np.sqrt(6.0 / fan_in)
@@ -56,9 +63,12 @@ def _checked_bias(bias: Any, fan_out_shape: tuple[int, ...]) -> np.ndarray:
     return b
 
 
-@dataclass(frozen=True, eq=False)
 class _Affine(Remade):
-    """What Dense and WeightNormDense share: output = x @ effective weights + bias."""
+    """What Dense and WeightNormDense share: output = x @ effective weights + bias. (Not a
+    dataclass: the fields are the subclasses'.)"""
+
+    __slots__ = ()
+    bias: np.ndarray
 
     grad_names: ClassVar[tuple[str, ...]] = ()
 
@@ -99,7 +109,6 @@ class _Affine(Remade):
         check_values(x, fan_in, "x")
         b = fits(self.bias[..., None, :], x.dtype, "bias")
         out = x @ fits(w, x.dtype, "weights") + b
-        check_finite_result(out, f"{type(self).__name__}.forward")
         return Response(output=out, layer=self, mode=mode, input=read_only(x))
 
     @own_error_state
@@ -120,35 +129,12 @@ class _Affine(Remade):
         x = check_kept_input(response, rows_axis_from_end=1)
         d = check_grad_output(response, grad_output)
         w = fits(self.effective_weights, d.dtype, "weights")
-        what = f"{type(self).__name__}.backward"
-        passed = check_finite_result(d @ np.swapaxes(w, -1, -2), what)
-        weight_grad = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
-        grads = {**self._grads(weight_grad), "bias": check_finite_result(d.sum(axis=-2), what)}
+        passed = d @ np.swapaxes(w, -1, -2)
+        grads = {**self._grads(np.swapaxes(x, -1, -2) @ d), "bias": d.sum(axis=-2)}
         return answered(Gradient(grad_input=passed, layer=self, grads=grads))
 
     def _learned(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in self.grad_names}
-
-    def _moved(self, gradient: Gradient, rate: Any) -> dict[str, np.ndarray]:
-        return moved_parameters(self, gradient, rate, self._learned())
-
-
-def moved_parameters(
-    layer: Any, gradient: Gradient, rate: Any, learned: dict[str, np.ndarray]
-) -> dict[str, np.ndarray]:
-    """The step of a layer with learned arrays `learned` (name: array): `gradient` checked
-    against `layer` and `rate` checked, then each array moved by ``-rate * grad``, checked
-    finite and sealed. Shared by the dense layers and the convolution.
-
-    Returns:
-        name: the moved array, read-only, for each name of `learned`.
-    """
-    rate, grads = check_gradient(layer, gradient, rate, learned)
-    moved = {}
-    for key, grad in grads.items():
-        value = learned[key] - rate * grad
-        moved[key] = sealed(check_finite_result(value, f"{type(layer).__name__}.step ({key})"))
-    return moved
 
 
 @dataclass(frozen=True, eq=False)
@@ -163,14 +149,10 @@ class Dense(_Affine):
 
     weights: Any
     bias: Any = None
-    #: for `step` alone: both fields are checked, sealed values, taken as they are
-    _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
     grad_names = ("weights", "bias")
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
         w = as_parameter(self.weights, "weights")
         if w.ndim < 2 or w.size == 0:
             raise ShapeError(
@@ -200,12 +182,13 @@ class Dense(_Affine):
 
         Args:
             gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes; this one is unchanged.
         """
-        return dataclasses.replace(self, **self._moved(gradient, rate), _from_step=True)
+        return successor(self, moved_parameters(self, gradient, rate))
 
 
 def direction_length(direction: np.ndarray) -> np.ndarray:
@@ -237,6 +220,10 @@ class WeightNormDense(_Affine):
     direction: Any
     magnitude: Any = None
     bias: Any = None
+    # worked out by the constructor from the fields above (never handed in)
+    _length: np.ndarray = field(init=False, repr=False)
+    _unit: np.ndarray = field(init=False, repr=False)
+    _effective: np.ndarray = field(init=False, repr=False)
 
     grad_names = ("direction", "magnitude", "bias")
 
@@ -264,13 +251,12 @@ class WeightNormDense(_Affine):
             raise ShapeError(f"magnitude: expected shape {length.shape}, got {m.shape}")
         unit = v / length[..., None, :]
         object.__setattr__(self, "direction", v)
-        object.__setattr__(self, "magnitude", sealed(np.array(m)))
+        object.__setattr__(self, "magnitude", seal(np.array(m)))
         object.__setattr__(self, "bias", _checked_bias(self.bias, length.shape))
         # worked out once: the layer's arrays cannot change, so neither can these
-        object.__setattr__(self, "_length", sealed(length))
-        object.__setattr__(self, "_unit", sealed(unit))
-        effective = check_finite_result(m[..., None, :] * unit, "WeightNormDense weights")
-        object.__setattr__(self, "_effective", sealed(effective))
+        object.__setattr__(self, "_length", seal(length))
+        object.__setattr__(self, "_unit", seal(unit))
+        object.__setattr__(self, "_effective", seal(m[..., None, :] * unit))
 
     @classmethod
     def create(
@@ -308,10 +294,7 @@ class WeightNormDense(_Affine):
         along = np.sum(g * u, axis=-2)
         rest = g - along[..., None, :] * u if project else g
         ratio = self.magnitude / self._length
-        grads = {"magnitude": along, "direction": ratio[..., None, :] * rest}
-        for value in grads.values():
-            check_finite_result(value, "WeightNormDense gradients")
-        return grads
+        return {"magnitude": along, "direction": ratio[..., None, :] * rest}
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> WeightNormDense:
@@ -319,14 +302,15 @@ class WeightNormDense(_Affine):
 
         Args:
             gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes (this one is unchanged). The projected direction
             gradient cannot shrink a direction to zero, but a zero direction is refused here all
             the same (ZeroDirectionError), as the constructor refuses it.
         """
-        moved = self._moved(gradient, rate)
+        moved = moved_parameters(self, gradient, rate)
         try:
             return dataclasses.replace(self, **moved)
         except ZeroDirectionError as exc:

@@ -12,25 +12,19 @@ from ._checks import (
     as_block,
     check_epsilon,
     check_epsilon_fits,
-    check_finite_result,
+    check_nchw,
     check_not_empty,
     check_rank,
     check_size,
     check_values,
     number,
     own_error_state,
-    sealed,
+    seal,
     whole_number,
 )
-from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
+from .normaliser import Normaliser
 from .standardise import standardise
-
-
-def _check_images(x: np.ndarray, channels: int) -> None:
-    check_rank(x, 4, "x", "(images, channels, height, width)")
-    if x.shape[1] != channels:
-        raise ShapeError(f"x: expected shape (images, {channels}, height, width), got {x.shape}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,13 +50,13 @@ class InstanceNorm(Normaliser):
         shape = check_size((whole_number(channels, "channels"),), "scale")
         return cls(scale=np.ones(shape), shift=np.zeros(shape), eps=eps, affine=affine)
 
-    def _prepare(self, x: np.ndarray) -> None:
-        _check_images(x, self.scale.shape[0])
+    def _prepare(self, x: np.ndarray, mode: str) -> None:
+        check_nchw(x, self.scale.shape[0])
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[:, None, None]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (1, self.scale.shape[0], 1, 1)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
         return (2, 3)
 
 
@@ -85,17 +79,10 @@ class GroupNorm(Normaliser):
         if self.scale.ndim != 1:
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
         channels = self.scale.shape[0]
-        if (
-            isinstance(self.groups, bool)
-            or not isinstance(self.groups, (int, np.integer))
-            or self.groups < 1
-            or channels < 1
-            or channels % self.groups
-        ):
-            raise SettingError(
-                f"groups: expected a whole number >= 1 that divides the {channels} channels, "
-                f"got {self.groups!r}"
-            )
+        wanted = f">= 1 that divides the {channels} channels"
+        groups = whole_number(self.groups, "groups", SettingError, wanted=wanted)
+        if channels < 1 or channels % groups:
+            raise SettingError(f"groups: expected a whole number {wanted}, got {self.groups!r}")
 
     @classmethod
     def create(
@@ -111,17 +98,17 @@ class GroupNorm(Normaliser):
             groups=groups,
         )
 
-    def _prepare(self, x: np.ndarray) -> None:
-        _check_images(x, self.scale.shape[0])
+    def _prepare(self, x: np.ndarray, mode: str) -> None:
+        check_nchw(x, self.scale.shape[0])
 
-    def _view(self, x: np.ndarray) -> np.ndarray:
+    def _view(self, x: np.ndarray, mode: str) -> np.ndarray:
         n, c, h, w = x.shape
         return x.reshape(n, self.groups, c // self.groups, h, w)
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[:, None, None]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (1, self.scale.shape[0], 1, 1)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
         return (2, 3, 4)
 
 
@@ -151,7 +138,7 @@ def adain(content: Any, style: Any, eps: float = 1e-5) -> np.ndarray:
     own = standardise(content, (2, 3), eps)
     target = standardise(style, (2, 3), eps)
     answer = own.z * target.divisor + target.mean
-    return sealed(check_finite_result(answer, "adain"))
+    return seal(answer)
 
 
 def _window_sums(squares: np.ndarray, size: int) -> np.ndarray:
@@ -188,8 +175,7 @@ def local_response_normalisation(
     """
     a = as_block(a, "a")
     check_rank(a, 4, "a", "(images, channels, height, width)")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 2**62:
-        raise SettingError(f"size: expected a whole number from 1 to 2**62, got {size!r}")
+    size = whole_number(size, "size", SettingError, 1, 2**62, "from 1 to 2**62")
     k = number(k, "k", SettingError, "a finite number > 0")
     alpha = number(alpha, "alpha", SettingError, "a finite number >= 0")
     beta = number(beta, "beta", SettingError, "a finite number >= 0")
@@ -200,11 +186,11 @@ def local_response_normalisation(
         )
     check_values(a, min(int(size), max(a.shape[1], 1)), "a")
     if a.size == 0:
-        return sealed(a.copy())
+        return seal(a.copy())
     squares = a * a
     denominator = (k + alpha / float(size) * _window_sums(squares, int(size))) ** beta
     if not np.all(denominator > 0):  # k so small that it underflows, with no square to lift it
         raise SettingError(
             f"k: expected a value whose power beta stays above 0 in {a.dtype}, got {k!r}"
         )
-    return sealed(check_finite_result(a / denominator, "local_response_normalisation"))
+    return seal(a / denominator)

@@ -1,17 +1,61 @@
-"""What a layer hands back: a `Response` from `forward`, a `Gradient` from `backward`; and the
-checks a layer makes of them before it uses one (hand-made ones included)."""
+"""What a layer hands back: a `Response` from `forward` (a normaliser's carries a `Standardised`),
+a `Gradient` from `backward`, a batch's `Statistics`; the checks a layer makes of them before it
+uses one (hand-made ones included); and the one parameter step every layer takes
+(`moved_parameters`).
+
+The values write their own constructors, each field sealed by name and set straight into the
+instance's ``__dict__`` (the README says why)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits, seal
+from ._checks import Sealed, as_block, check_rate, fits, rate_for, seal_each, smallest
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .mode import Mode
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Standardised(Sealed):
+    """A block standardised along `axes`, with what the backward pass needs
+    (`normcore.standardise`).
+
+    `mean`, `variance` and `divisor` keep the reduced axes (size 1) so they broadcast against
+    the input. `mean` is None when the input was not centred (RMS); `variance` is then the mean
+    square. `from_block` is False when the statistics were handed in (the running statistics of
+    evaluation mode): those are constants, so the backward pass is a plain division. Every array
+    is read-only (sealed by the constructor).
+    """
+
+    z: np.ndarray
+    mean: np.ndarray | None
+    variance: np.ndarray | None
+    divisor: np.ndarray
+    axes: tuple[int, ...]
+    count: int
+    from_block: bool
+
+    def __init__(
+        self,
+        z: np.ndarray,
+        mean: np.ndarray | None,
+        variance: np.ndarray | None,
+        divisor: np.ndarray,
+        axes: tuple[int, ...],
+        count: int,
+        from_block: bool,
+    ) -> None:
+        fields = self.__dict__
+        fields["z"], fields["mean"], fields["variance"], fields["divisor"] = seal_each(
+            z, mean, variance, divisor
+        )
+        fields["axes"] = axes
+        fields["count"] = count
+        fields["from_block"] = from_block
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -28,10 +72,8 @@ class Statistics(Sealed):
     divisor: np.ndarray
 
     def __init__(self, mean: np.ndarray, variance: np.ndarray, divisor: np.ndarray) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
-        fields["mean"] = seal(mean)
-        fields["variance"] = seal(variance)
-        fields["divisor"] = seal(divisor)
+        fields = self.__dict__
+        fields["mean"], fields["variance"], fields["divisor"] = seal_each(mean, variance, divisor)
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -66,12 +108,10 @@ class Response(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Response, ...] = (),
     ) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
-        fields["output"] = seal(output)
+        fields = self.__dict__
+        fields["output"], fields["input"], fields["cache"] = seal_each(output, input, cache)
         fields["layer"] = layer
         fields["mode"] = mode
-        fields["input"] = seal(input)
-        fields["cache"] = seal(cache)
         fields["statistics"] = statistics
         fields["parts"] = parts
 
@@ -86,8 +126,8 @@ class Gradient(Sealed):
     inside a `Sequential`, in order. Every array is read-only and `grads` is a read-only mapping
     (sealed by the constructor).
 
-    `step` checks a gradient's gradients and statistics before it uses them, unless the layer's own
-    `backward` made the gradient (`made_by_backward`): those came out of its checked arithmetic
+    `step` checks a gradient's entries and statistics before it uses them, unless the layer's own
+    `backward` made the gradient (`made_by_backward`): those came out of its guarded arithmetic
     and cannot have changed since. A gradient made by hand, by ``dataclasses.replace`` or by a
     copy is checked.
     """
@@ -106,30 +146,22 @@ class Gradient(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Gradient, ...] = (),
     ) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
-        fields["grad_input"] = seal(grad_input)
+        fields = self.__dict__
+        fields["grad_input"], fields["grads"] = seal_each(
+            grad_input, {} if grads is None else grads
+        )
         fields["layer"] = layer
-        fields["grads"] = seal({} if grads is None else grads)
         fields["statistics"] = statistics
         fields["parts"] = parts
 
-    @property
-    def made_by_backward(self) -> bool:
-        """True when this gradient is the one its layer's `backward` handed back."""
-        return self.__dict__.get("_made_by_backward", False)
-
-    @property
-    def grad_reach(self) -> float | None:
-        """A bound on the magnitudes of every gradient, when the layer's `backward` worked one out
-        (a normaliser's `step` uses it to know its moved parameters finite); else None."""
-        return self.__dict__.get("_grad_reach")
+    #: True when this gradient is the one its layer's `backward` handed back (`answered`)
+    made_by_backward: ClassVar[bool] = False
 
 
-def answered(gradient: Gradient, grad_reach: float | None = None) -> Gradient:
-    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its gradients),
-    with a bound on its gradients' magnitudes when the backward pass knows one."""
-    gradient.__dict__["_made_by_backward"] = True
-    gradient.__dict__["_grad_reach"] = grad_reach
+def answered(gradient: Gradient) -> Gradient:
+    """`gradient`, marked as the one a layer's `backward` made (so `step` takes its gradients as
+    they are: they came out of the layer's own guarded arithmetic)."""
+    gradient.__dict__["made_by_backward"] = True
     return gradient
 
 
@@ -171,14 +203,10 @@ def check_kept_input(response: Response, rows_axis_from_end: int | None = None) 
     the last axis (dense layers, whose last axis changes size)."""
     x = response.input
     want = response.output.shape
-    ok = isinstance(x, np.ndarray) and x.dtype == response.output.dtype
-    if ok and rows_axis_from_end is None:
-        ok = x.shape == want
-    elif ok:
-        ok = x.shape[:-1] == want[:-1]
-    if not ok:
-        raise _foreign("response.input", f"the block forward read, shaped as {want}")
-    return x
+    if isinstance(x, np.ndarray) and x.dtype == response.output.dtype:
+        if x.shape == want if rows_axis_from_end is None else x.shape[:-1] == want[:-1]:
+            return x
+    raise _foreign("response.input", f"the block forward read, shaped as {want}")
 
 
 def check_grad_output(response: Response, grad_output: Any, finite: bool = True) -> np.ndarray:
@@ -225,11 +253,6 @@ def check_gradient(
     return rate, grads
 
 
-def _smallest(a: np.ndarray) -> float:
-    """The smallest value of `a` (infinity when `a` is empty)."""
-    return float(np.minimum.reduce(a, axis=None, initial=np.inf))
-
-
 def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
     """A batch's statistics as `step` folds them in: finite blocks of `shape`, variance >= 0 and
     deviation > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
@@ -241,9 +264,29 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
         if a.shape != shape:
             raise ShapeError(f"statistics.{name}: expected shape {shape}, got {a.shape}")
         values[name] = a
-    if _smallest(values["variance"]) < 0 or _smallest(values["divisor"]) <= 0:
+    if smallest(values["variance"]) < 0 or smallest(values["divisor"]) <= 0:
         raise SettingError(
             "statistics: expected a variance >= 0 and a deviation > 0, got a negative variance "
             "or a deviation <= 0"
         )
     return Statistics(**values)
+
+
+def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, Any]:
+    """The one parameter step: each learned array (``layer._learned()``) moved by ``-rate *
+    gradient``, `rate` a number or one per stacked model (`rate_for`). A gradient the layer's
+    own `backward` made is taken as it is; any other is checked against the layer first
+    (`check_gradient`). The new layer seals the moved arrays (`normcore._checks.successor`).
+
+    Returns:
+        name: the moved array, for each learned array's name.
+    """
+    if type(gradient) is Gradient and gradient.layer is layer and gradient.made_by_backward:
+        rate, grads = check_rate(rate), gradient.grads
+    else:
+        rate, grads = check_gradient(layer, gradient, rate, layer._learned())
+    moved = {}
+    for key, grad in grads.items():
+        p = getattr(layer, key)
+        moved[key] = p - (rate if type(rate) is float else rate_for(rate, p, key)) * grad
+    return moved

@@ -39,14 +39,15 @@ from typing import Any
 import numpy as np
 
 from ..activations import ReLU
-from ..batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
-from ..conv import Conv2d, StandardisedConv2d, fold_into_conv
+from ..batch import BatchNorm, GhostBatchNorm
+from ..conv import Conv2d, StandardisedConv2d
 from ..data import load_digits, split_digits
 from ..dense import Dense
 from ..errors import SettingError
+from ..fold import fold_into_conv
 from ..image import GroupNorm
+from ..loss import softmax_cross_entropy
 from ..mode import EVAL, TRAIN
-from .deepnet import softmax_cross_entropy
 from .descent import batches, descend
 
 VERSIONS = ("none", "batch", "layer", "instance", "group", "ws-group")
@@ -311,7 +312,10 @@ def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
         a = conv.forward(a).output
         rows = _batch_rows(a)
         norm = dataclasses.replace(
-            norm, running_mean=rows.mean(axis=1), running_var=rows.var(axis=1)
+            norm,
+            running_mean=rows.mean(axis=1),
+            running_var=rows.var(axis=1),
+            running_divisor=None,  # worked out from the new running variance
         )
         norms.append(norm)
         a = net.relu.forward(from_layout(norm, norm.forward(rows).output, a.shape)).output
@@ -325,18 +329,6 @@ def folded(net: ConvNet) -> ConvNet:
         raise SettingError(f"net: expected the batch version, got {net.version!r}")
     convs = tuple(fold_into_conv(c, n) for c, n in zip(net.convs, net.norms, strict=True))
     return dataclasses.replace(net, convs=convs, norms=(None, None), version="none")
-
-
-def as_image_batch_norm(norm: GhostBatchNorm, index: int) -> ImageBatchNorm:
-    """Stacked network `index`'s batch layer as normcore's per-channel `ImageBatchNorm`."""
-    return ImageBatchNorm(
-        scale=norm.scale[index],
-        shift=norm.shift[index],
-        running_mean=norm.running_mean[index],
-        running_var=norm.running_var[index],
-        eps=norm.eps,
-        momentum=norm.momentum,
-    )
 
 
 def pooled(version: str, per_device: int) -> tuple[int, int]:

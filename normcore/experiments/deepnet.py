@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import as_block
 from ..activations import ReLU
 from ..batch import BatchNorm
 from ..dense import Dense, starting_weights
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
+from ..loss import softmax_cross_entropy
 from ..mode import EVAL, TRAIN
 from .descent import batches, descend
 
@@ -41,39 +41,6 @@ INPUTS = 64
 CLASSES = 10
 #: a stacked network whose loss passes this (ten times chance's log 10 ≈ 2.3) stops moving
 DIVERGED = 23.0
-
-
-@dataclass(frozen=True, eq=False)
-class SoftmaxLoss:
-    """Mean cross-entropy per stacked network, shape (S,), and its gradient for the logits,
-    shape (S, rows, classes), already divided by the row count."""
-
-    value: np.ndarray
-    grad: np.ndarray
-
-
-def softmax_cross_entropy(logits: Any, labels: Any) -> SoftmaxLoss:
-    """Mean cross-entropy of integer `labels` (rows,) under softmax(`logits`) (S, rows, classes).
-
-    The largest logit of each row is subtracted first, so any finite logits give a finite loss.
-    Raises ShapeError for mismatched shapes and SettingError for labels outside 0..classes-1.
-    """
-    z = as_block(logits, "logits")
-    if z.ndim != 3:
-        raise ShapeError(f"logits: expected shape (stack, rows, classes), got {z.shape}")
-    y = np.asarray(labels)
-    if y.shape != z.shape[1:2] or y.dtype.kind not in "iu":
-        raise ShapeError(f"labels: expected {z.shape[1]} whole numbers, got {y.shape} {y.dtype}")
-    if y.size and (y.min() < 0 or y.max() >= z.shape[2]):
-        raise SettingError(f"labels: expected classes 0 to {z.shape[2] - 1}")
-    shifted = z - z.max(axis=-1, keepdims=True)
-    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    log_p = shifted - log_total
-    rows = z.shape[1]
-    picked = log_p[:, np.arange(rows), y]
-    grad = np.exp(log_p)
-    grad[:, np.arange(rows), y] -= 1.0
-    return SoftmaxLoss(value=-picked.mean(axis=1), grad=grad / rows)
 
 
 @dataclass(frozen=True, eq=False)
@@ -285,7 +252,7 @@ class SideBySide:
         if gradient.layer is not self:
             raise SettingError("gradient: expected a gradient of this SideBySide layer")
         parts = tuple(
-            None if part is None else part.step(_scaled(g, rates[where]), 1.0)
+            None if part is None else part.step(g, rates[where])
             for part, g, where in zip(self.parts, gradient.parts, self.slices, strict=True)
         )
         return dataclasses.replace(self, parts=parts)
@@ -383,12 +350,6 @@ def gradients(net: DeepNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN
     return loss.value, grads
 
 
-def _scaled(g: Any, rates: np.ndarray) -> Any:
-    """`g` with every gradient multiplied by its stacked network's rate."""
-    grads = {k: v * rates.reshape((-1,) + (1,) * (v.ndim - 1)) for k, v in g.grads.items()}
-    return dataclasses.replace(g, grads=grads)
-
-
 def _decayed(g: Any, decay: float) -> Any:
     """`g` with ``decay * weights`` added to the weights' gradient (L2 weight decay)."""
     if decay == 0:
@@ -401,16 +362,16 @@ def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> De
     """A new network: every parameter moved by minus its network's rate times its gradient; with
     `decay`, each hidden dense layer's weights also shrink by rate * decay * weights."""
     by_layer = {id(g.layer): g for g in grads}
-    dense = tuple(d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense)
+    dense = tuple(d.step(_decayed(by_layer[id(d)], decay), rates) for d in net.dense)
     norms = tuple(
         None
         if n is None
         else n.stepped(by_layer[id(n)], rates)
         if isinstance(n, SideBySide)
-        else n.step(_scaled(by_layer[id(n)], rates), 1.0)
+        else n.step(by_layer[id(n)], rates)
         for n in net.norms
     )
-    output = net.output.step(_scaled(by_layer[id(net.output)], rates), 1.0)
+    output = net.output.step(by_layer[id(net.output)], rates)
     return DeepNet(dense=dense, norms=norms, output=output, relu=net.relu)
 
 

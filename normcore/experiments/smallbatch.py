@@ -129,7 +129,12 @@ def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
     norms = []
     for dense, norm in zip(net.dense, net.norms, strict=True):
         a = dense.forward(a, EVAL).output
-        fresh = replace(norm, running_mean=a.mean(axis=1), running_var=a.var(axis=1))
+        fresh = replace(
+            norm,
+            running_mean=a.mean(axis=1),
+            running_var=a.var(axis=1),
+            running_divisor=None,
+        )
         norms.append(fresh)
         a = net.relu.forward(fresh.forward(a, EVAL).output, EVAL).output
     return replace(net, norms=tuple(norms))

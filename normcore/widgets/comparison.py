@@ -22,7 +22,7 @@ from normcore.errors import NormcoreError
 from normcore.experiments import comparison
 from normcore.widgets import comparison_model
 from normcore.widgets._esm import bundle, source
-from normcore.widgets._input import friendly
+from normcore.widgets._input import StateError, check_state, friendly, items_arg
 from normcore.widgets._page import PageWidget
 
 
@@ -51,6 +51,11 @@ class ComparisonTable(PageWidget):
         )
 
 
+def _listed(values: Any) -> Any:
+    """A tuple as a list (what `check_state` reads as a sequence); anything else as it is."""
+    return list(values) if isinstance(values, tuple) else values
+
+
 def comparison_widget(
     scores: Mapping[str, comparison.Scores],
     variants: Sequence[str] | None = None,
@@ -63,6 +68,13 @@ def comparison_widget(
             of `comparison.SEEDS`.
         variants, seeds: what is ticked at first (default: everything, the chapter's table).
     """
+    items_arg(scores, "scores", comparison.Scores)
+    if not isinstance(scores, Mapping):
+        raise StateError(
+            f"scores: expected a mapping of variant to Scores, got {type(scores).__name__}"
+        )
+    choice = {"variants": ([str], None), "seeds": ([int], None)}
+    check_state({"variants": _listed(variants), "seeds": _listed(seeds)}, choice, "choice")
     results = comparison_model.results_data(scores)
     state = comparison_model.initial(results)
     if variants is not None:
