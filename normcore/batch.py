@@ -1,8 +1,13 @@
-"""Batch normalisation: statistics down the rows, one figure per feature."""
+"""Batch normalisation: statistics down the rows, one per feature.
+
+The arithmetic every normaliser runs (the input checks, `normcore.standardise`, ``z * scale +
+shift`` and the backward pass) is `normcore.normaliser.Normaliser`'s; this module says where
+batch norm's statistics run, what it keeps (the running statistics) and how `step` updates
+them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -10,18 +15,19 @@ import numpy as np
 from ._checks import (
     as_parameter,
     check_momentum,
+    check_nchw,
     check_rank,
     check_size,
     own_error_state,
     sealed,
+    successor,
     whole_number,
     whole_numbers,
 )
-from ._normaliser import Given, Normaliser
 from .errors import SettingError, ShapeError
-from .purpose import PREDICTING, TRAINING
-from .responses import Gradient, Statistics, check_statistics
-from .standardise import Standardised
+from .normaliser import Given, Normaliser
+from .purpose import TRAINING
+from .responses import Gradient, Standardised, Statistics, check_statistics, moved_parameters
 
 Tracks = Literal["variance", "deviation"]
 
@@ -156,31 +162,25 @@ class BatchNorm(Normaliser):
         return sealed(np.sqrt(variance + self.epsilon))
 
     # -- where the statistics run --------------------------------------------------------------
-    def _prepare(self, x: np.ndarray) -> None:
+    def _prepare(self, x: np.ndarray, purpose: str) -> None:
         stack = self.scale.shape[:-1]
         check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, features)")
         if x.shape[: len(stack)] != stack or x.shape[-1] != self.features:
             raise ShapeError(f"x: expected shape {(*stack, 'rows', self.features)}, got {x.shape}")
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[..., None, :]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (*self.scale.shape[:-1], 1, self.features)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
-        return (x.ndim - 2,)
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
+        return (view.ndim - 2,)
 
     def _given(self, x: np.ndarray) -> Given:
-        """The running mean and deviation lined up with `x` (worked out once per rank and
-        dtype: the layer cannot change)."""
-        known = self._cache("_lined_up")
-        key = ("given", x.ndim, x.dtype)
-        if key not in known:
-            mean = self._in_view(self.running_mean, x, "running_mean")
-            known[key] = mean, self._in_view(self.running_deviation, x, "running deviation")
-        return known[key]
+        """The running mean and divisor lined up with `x`, in its float type."""
+        running = ("running_mean", self.running_mean), ("running deviation", self.running_deviation)
+        return self._in_type(x, *running)
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
-        # mean, variance, deviation, by position (keywords cost nearly a ufunc's time more)
         return Statistics(
             st.mean.reshape(shape), st.variance.reshape(shape), st.deviation.reshape(shape)
         )
@@ -199,14 +199,12 @@ class BatchNorm(Normaliser):
             batch`` for the mean and the (biased) variance (and the running deviation worked
             out from it), or the deviation when ``tracks='deviation'``. This layer is unchanged.
         """
-        rate, slopes, slope_reach = self._checked_gradient(gradient, rate)
-        moved, reach = self._moved(slopes, rate, slope_reach)
+        moved = moved_parameters(self, gradient, rate)
         stats = gradient.statistics
         if stats is not None:
-            if slope_reach is None:  # a hand-made gradient could carry anything
+            if not gradient.made_by_backward:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
-            # each a weighted average of two finite figures (keep in [0, 1)): finite too
             moved["running_mean"] = sealed(keep * self.running_mean + (1 - keep) * stats.mean)
             if self.tracks == "variance":
                 variance = sealed(keep * self.running_variance + (1 - keep) * stats.variance)
@@ -216,7 +214,7 @@ class BatchNorm(Normaliser):
                 moved["running_deviation"] = sealed(
                     keep * self.running_deviation + (1 - keep) * stats.deviation
                 )
-        return self._successor(moved, reach)
+        return successor(self, moved)
 
 
 @dataclass(frozen=True, eq=False)
@@ -267,38 +265,37 @@ class GhostBatchNorm(BatchNorm):
         """A fresh layer reading its training statistics over groups of `group_rows` rows: scale
         1, shift 0, running mean 0, running variance 1, each of shape (*stack, features)."""
         group_rows = whole_number(group_rows, "group_rows", SettingError)
-        fresh = BatchNorm.create(
-            features, stack=stack, epsilon=epsilon, momentum=momentum, affine=affine, tracks=tracks
+        shape = check_size(
+            (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
         )
-        return cls(**{f.name: getattr(fresh, f.name) for f in fields(fresh)}, group_rows=group_rows)
+        return cls(
+            scale=np.ones(shape),
+            shift=np.zeros(shape),
+            epsilon=epsilon,
+            affine=affine,
+            momentum=momentum,
+            tracks=tracks,
+            group_rows=group_rows,
+        )
 
-    def _check_rows(self, x: np.ndarray, purpose: str) -> None:
-        """Refuse (ShapeError) a training block whose row count is not a multiple of
-        `group_rows`; while predicting, any number of rows is read (by the running figures)."""
+    def _prepare(self, x: np.ndarray, purpose: str) -> None:
+        """`BatchNorm`'s shapes; in training mode, a row count that is a multiple of
+        `group_rows` (ShapeError otherwise). Evaluation mode reads any number of rows (by the
+        running statistics)."""
+        super()._prepare(x, purpose)
         if purpose == TRAINING and x.shape[-2] % self.group_rows:
             raise ShapeError(
                 f"x: expected a multiple of group_rows={self.group_rows} rows for training, "
                 f"got {x.shape[-2]}"
             )
 
-    def _values_per_check(
-        self, x: np.ndarray, view: np.ndarray, axes: tuple[int, ...], purpose: str
-    ) -> int:
-        """While predicting, the magnitude limit counts every row, as `BatchNorm`'s does."""
-        if purpose == PREDICTING:
-            return x.shape[-2]
-        return super()._values_per_check(x, view, axes, purpose)
-
-    def _view(self, x: np.ndarray) -> np.ndarray:
-        """(..., groups, group_rows, features); one group of every row when the rows do not divide
-        (predicting only: the running figures read no group)."""
+    def _view(self, x: np.ndarray, purpose: str) -> np.ndarray:
+        """In training mode (..., groups, group_rows, features); in evaluation mode the input as
+        it is (the running statistics read no group)."""
+        if purpose != TRAINING:
+            return x
         rows = x.shape[-2]
-        size = self.group_rows if rows % self.group_rows == 0 else rows
-        return x.reshape(*x.shape[:-2], rows // size, size, x.shape[-1])
-
-    def _lined(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        e = p[..., None, None, :]
-        return e.reshape((1,) * (x.ndim + 1 - e.ndim) + e.shape)
+        return x.reshape(*x.shape[:-2], rows // self.group_rows, self.group_rows, x.shape[-1])
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
@@ -320,15 +317,13 @@ class ImageBatchNorm(BatchNorm):
 
     name = "image batch"
 
-    def _prepare(self, x: np.ndarray) -> None:
-        check_rank(x, 4, "x", "(images, channels, height, width)")
-        if self.scale.ndim != 1 or x.shape[1] != self.features:
-            raise ShapeError(
-                f"x: expected shape (images, {self.features}, height, width), got {x.shape}"
-            )
+    def _prepare(self, x: np.ndarray, purpose: str) -> None:
+        if self.scale.ndim != 1:
+            raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
+        check_nchw(x, self.features)
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[:, None, None]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (1, self.features, 1, 1)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
         return (0, 2, 3)

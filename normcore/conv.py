@@ -21,7 +21,6 @@ from ._checks import (
     as_block,
     as_parameter,
     check_epsilon,
-    check_finite_result,
     check_not_empty,
     check_rank,
     check_size,
@@ -29,18 +28,20 @@ from ._checks import (
     fits,
     own_error_state,
     sealed,
+    successor,
     whole_number,
     whole_numbers,
 )
 from .batch import BatchNorm
-from .dense import moved_parameters
 from .errors import FoldError, ForeignResponseError, SettingError, ShapeError
 from .purpose import PREDICTING, check_purpose
 from .responses import (
     Gradient,
     Response,
+    answered,
     check_d_out,
     check_response,
+    moved_parameters,
 )
 from .standardise import standardise, standardise_backward
 
@@ -269,7 +270,6 @@ class Conv2d(Remade):
         columns = patches(x, self.kernel, self.stride, self.padding)
         b = fits(self.bias[..., :, None], x.dtype, "bias")
         out = self._matrix(x.dtype) @ columns + b  # (*stack, out_channels, images * oh * ow)
-        check_finite_result(out, f"{type(self).__name__}.forward")
         *lead, n, o, oh, ow = self.output_shape(x.shape)
         out = np.moveaxis(out.reshape(*lead, o, oh, ow, n), -1, -4)  # to (.., n, o, oh, ow)
         return Response(
@@ -300,7 +300,6 @@ class Conv2d(Remade):
                 "response.cache: expected the patches this convolution's forward pass cut"
             )
         d = check_d_out(response, d_out)
-        what = f"{type(self).__name__}.backward"
         columns = fits(cache.columns, d.dtype, "patches")
         lead = d.shape[:-4]
         d_out_rows = np.moveaxis(d, -4, -1).reshape(*lead, d.shape[-3], -1)  # (.., out, oh·ow·n)
@@ -308,14 +307,13 @@ class Conv2d(Remade):
         d_columns = np.swapaxes(matrix, -1, -2) @ d_out_rows
         passed = _unpatch(d_columns, cache.shape, self.kernel, self.stride, self.padding)
         kernel_slope = (d_out_rows @ np.swapaxes(columns, -1, -2)).reshape(self.weights.shape)
-        slopes = {
-            **self._slopes(check_finite_result(kernel_slope, what)),
-            "bias": check_finite_result(d_out_rows.sum(axis=-1), what),
-        }
-        return Gradient(
-            passed_down=sealed(check_finite_result(passed, what)),
-            layer=self,
-            slopes={k: sealed(np.ascontiguousarray(v)) for k, v in slopes.items()},
+        slopes = {**self._slopes(kernel_slope), "bias": d_out_rows.sum(axis=-1)}
+        return answered(
+            Gradient(
+                passed_down=sealed(passed),
+                layer=self,
+                slopes={k: sealed(np.ascontiguousarray(v)) for k, v in slopes.items()},
+            )
         )
 
     def _slopes(self, kernel_slope: np.ndarray) -> dict[str, np.ndarray]:
@@ -336,10 +334,7 @@ class Conv2d(Remade):
         Returns:
             A new layer of the same shapes, stride and padding; this one is unchanged.
         """
-        return self._renewed(moved_parameters(self, gradient, rate, self._learned()))
-
-    def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
-        return dataclasses.replace(self, **moved)
+        return successor(self, moved_parameters(self, gradient, rate))
 
 
 @dataclass(frozen=True, eq=False)
@@ -376,9 +371,11 @@ class StandardisedConv2d(Conv2d):
     def _slopes(self, kernel_slope: np.ndarray) -> dict[str, np.ndarray]:
         return {"weights": standardise_backward(self._standardised, kernel_slope)}
 
-    def _renewed(self, moved: dict[str, np.ndarray]) -> Conv2d:
-        # through the constructor: the standardised kernel is worked out again from the weights
-        return dataclasses.replace(self, **moved)
+    @own_error_state
+    def step(self, gradient: Gradient, rate: float) -> Conv2d:
+        """A new layer with weights and bias moved by ``-rate * gradient``, made by the
+        constructor: the standardised kernel is worked out again from the weights."""
+        return dataclasses.replace(self, **moved_parameters(self, gradient, rate))
 
 
 def fold_into_conv(conv: Any, batch: Any) -> Conv2d:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import InitVar, dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,7 +12,6 @@ from ._checks import (
     Remade,
     as_block,
     as_parameter,
-    check_finite_result,
     check_not_empty,
     check_rank,
     check_size,
@@ -21,6 +20,7 @@ from ._checks import (
     own_error_state,
     read_only,
     sealed,
+    successor,
     whole_number,
     whole_numbers,
 )
@@ -31,9 +31,9 @@ from .responses import (
     Response,
     answered,
     check_d_out,
-    check_gradient,
     check_kept_input,
     check_response,
+    moved_parameters,
 )
 
 
@@ -99,7 +99,6 @@ class _Affine(Remade):
         check_values(x, fan_in, "x")
         b = fits(self.bias[..., None, :], x.dtype, "bias")
         out = x @ fits(w, x.dtype, "weights") + b
-        check_finite_result(out, f"{type(self).__name__}.forward")
         return Response(output=out, layer=self, purpose=purpose, input=read_only(x))
 
     @own_error_state
@@ -119,35 +118,12 @@ class _Affine(Remade):
         x = check_kept_input(response, rows_axis_from_end=1)
         d = check_d_out(response, d_out)
         w = fits(self.effective_weights, d.dtype, "weights")
-        what = f"{type(self).__name__}.backward"
-        passed = check_finite_result(d @ np.swapaxes(w, -1, -2), what)
-        weight_slope = check_finite_result(np.swapaxes(x, -1, -2) @ d, what)
-        slopes = {**self._slopes(weight_slope), "bias": check_finite_result(d.sum(axis=-2), what)}
+        passed = d @ np.swapaxes(w, -1, -2)
+        slopes = {**self._slopes(np.swapaxes(x, -1, -2) @ d), "bias": d.sum(axis=-2)}
         return answered(Gradient(passed_down=passed, layer=self, slopes=slopes))
 
     def _learned(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in self.slope_names}
-
-    def _moved(self, gradient: Gradient, rate: Any) -> dict[str, np.ndarray]:
-        return moved_parameters(self, gradient, rate, self._learned())
-
-
-def moved_parameters(
-    layer: Any, gradient: Gradient, rate: Any, learned: dict[str, np.ndarray]
-) -> dict[str, np.ndarray]:
-    """The step of a layer with learned arrays `learned` (name: array): `gradient` checked
-    against `layer` and `rate` checked, then each array moved by ``-rate * slope``, checked
-    finite and sealed. Shared by the dense layers and the convolution.
-
-    Returns:
-        name: the moved array, read-only, for each name of `learned`.
-    """
-    rate, slopes = check_gradient(layer, gradient, rate, learned)
-    moved = {}
-    for key, slope in slopes.items():
-        value = learned[key] - rate * slope
-        moved[key] = sealed(check_finite_result(value, f"{type(layer).__name__}.step ({key})"))
-    return moved
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,14 +138,10 @@ class Dense(_Affine):
 
     weights: Any
     bias: Any = None
-    #: for `step` alone: both fields are checked, sealed values, taken as they are
-    _from_step: InitVar[bool] = field(default=False, kw_only=True)
 
     slope_names = ("weights", "bias")
 
-    def __post_init__(self, _from_step: bool = False) -> None:
-        if _from_step:
-            return
+    def __post_init__(self) -> None:
         w = as_parameter(self.weights, "weights")
         if w.ndim < 2 or w.size == 0:
             raise ShapeError(
@@ -204,7 +176,7 @@ class Dense(_Affine):
         Returns:
             A new layer of the same shapes; this one is unchanged.
         """
-        return dataclasses.replace(self, **self._moved(gradient, rate), _from_step=True)
+        return successor(self, moved_parameters(self, gradient, rate))
 
 
 def direction_length(direction: np.ndarray) -> np.ndarray:
@@ -268,8 +240,7 @@ class WeightNormDense(_Affine):
         # worked out once: the layer's arrays cannot change, so neither can these
         object.__setattr__(self, "_length", sealed(length))
         object.__setattr__(self, "_unit", sealed(unit))
-        effective = check_finite_result(m[..., None, :] * unit, "WeightNormDense weights")
-        object.__setattr__(self, "_effective", sealed(effective))
+        object.__setattr__(self, "_effective", sealed(m[..., None, :] * unit))
 
     @classmethod
     def create(
@@ -308,10 +279,7 @@ class WeightNormDense(_Affine):
         along = np.sum(g * u, axis=-2)
         rest = g - along[..., None, :] * u if project else g
         ratio = self.magnitude / self._length
-        slopes = {"magnitude": along, "direction": ratio[..., None, :] * rest}
-        for value in slopes.values():
-            check_finite_result(value, "WeightNormDense slopes")
-        return slopes
+        return {"magnitude": along, "direction": ratio[..., None, :] * rest}
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> WeightNormDense:
@@ -326,7 +294,7 @@ class WeightNormDense(_Affine):
             slope cannot shrink a direction to zero, but a zero direction is refused here all
             the same (ZeroDirectionError), as the constructor refuses it.
         """
-        moved = self._moved(gradient, rate)
+        moved = moved_parameters(self, gradient, rate)
         try:
             return dataclasses.replace(self, **moved)
         except ZeroDirectionError as exc:

@@ -12,7 +12,7 @@ from ._checks import (
     as_block,
     check_epsilon,
     check_epsilon_fits,
-    check_finite_result,
+    check_nchw,
     check_not_empty,
     check_rank,
     check_size,
@@ -22,15 +22,9 @@ from ._checks import (
     sealed,
     whole_number,
 )
-from ._normaliser import Normaliser
 from .errors import SettingError, ShapeError
+from .normaliser import Normaliser
 from .standardise import standardise
-
-
-def _check_images(x: np.ndarray, channels: int) -> None:
-    check_rank(x, 4, "x", "(images, channels, height, width)")
-    if x.shape[1] != channels:
-        raise ShapeError(f"x: expected shape (images, {channels}, height, width), got {x.shape}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,13 +50,13 @@ class InstanceNorm(Normaliser):
         shape = check_size((whole_number(channels, "channels"),), "scale")
         return cls(scale=np.ones(shape), shift=np.zeros(shape), epsilon=epsilon, affine=affine)
 
-    def _prepare(self, x: np.ndarray) -> None:
-        _check_images(x, self.scale.shape[0])
+    def _prepare(self, x: np.ndarray, purpose: str) -> None:
+        check_nchw(x, self.scale.shape[0])
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[:, None, None]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (1, self.scale.shape[0], 1, 1)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
         return (2, 3)
 
 
@@ -111,17 +105,17 @@ class GroupNorm(Normaliser):
             groups=groups,
         )
 
-    def _prepare(self, x: np.ndarray) -> None:
-        _check_images(x, self.scale.shape[0])
+    def _prepare(self, x: np.ndarray, purpose: str) -> None:
+        check_nchw(x, self.scale.shape[0])
 
-    def _view(self, x: np.ndarray) -> np.ndarray:
+    def _view(self, x: np.ndarray, purpose: str) -> np.ndarray:
         n, c, h, w = x.shape
         return x.reshape(n, self.groups, c // self.groups, h, w)
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
-        return p[:, None, None]
+    def _lined(self, ndim: int) -> tuple[int, ...]:
+        return (1, self.scale.shape[0], 1, 1)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
         return (2, 3, 4)
 
 
@@ -151,7 +145,7 @@ def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
     own = standardise(content, (2, 3), epsilon)
     target = standardise(style, (2, 3), epsilon)
     answer = own.z * target.deviation + target.mean
-    return sealed(check_finite_result(answer, "adain"))
+    return sealed(answer)
 
 
 def _window_sums(squares: np.ndarray, size: int) -> np.ndarray:
@@ -207,4 +201,4 @@ def local_response_normalisation(
         raise SettingError(
             f"k: expected a value whose power beta stays above 0 in {a.dtype}, got {k!r}"
         )
-    return sealed(check_finite_result(a / denominator, "local_response_normalisation"))
+    return sealed(a / denominator)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from ._checks import check_rank, check_size, whole_numbers
-from ._normaliser import Normaliser
 from .errors import ShapeError
+from .normaliser import Normaliser
 
 
 def _as_shape(normalized_shape: Any) -> tuple[int, ...]:
@@ -80,7 +80,7 @@ class LayerNorm(Normaliser):
     def stack(self) -> tuple[int, ...]:
         return self.scale.shape[: self.scale.ndim - len(self.normalized_shape)]
 
-    def _prepare(self, x: np.ndarray) -> None:
+    def _prepare(self, x: np.ndarray, purpose: str) -> None:
         ns, stack = self.normalized_shape, self.stack
         if stack:
             check_rank(x, len(stack) + 1 + len(ns), "x", "(stack..., rows, normalised axes...)")
@@ -93,13 +93,12 @@ class LayerNorm(Normaliser):
         if x.shape[x.ndim - len(ns) :] != ns:
             raise ShapeError(f"x: expected trailing axes {ns}, got shape {x.shape}")
 
-    def _expand(self, p: np.ndarray, x: np.ndarray) -> np.ndarray:
+    def _lined(self, ndim: int) -> tuple[int, ...]:
         stack, ns = self.stack, self.normalized_shape
-        lead = x.ndim - len(stack) - len(ns)
-        return p.reshape((*stack, *(1,) * lead, *ns))
+        return (*stack, *(1,) * (ndim - len(stack) - len(ns)), *ns)
 
-    def _stat_axes(self, x: np.ndarray) -> tuple[int, ...]:
-        return tuple(range(x.ndim - len(self.normalized_shape), x.ndim))
+    def _stat_axes(self, view: np.ndarray) -> tuple[int, ...]:
+        return tuple(range(view.ndim - len(self.normalized_shape), view.ndim))
 
 
 @dataclass(frozen=True, eq=False)

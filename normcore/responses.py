@@ -1,5 +1,10 @@
-"""What a layer hands back: a `Response` from `forward`, a `Gradient` from `backward`; and the
-checks a layer makes of them before it uses one (hand-made ones included)."""
+"""What a layer hands back: a `Response` from `forward` (a normaliser's carries a `Standardised`),
+a `Gradient` from `backward`, a batch's `Statistics`; the checks a layer makes of them before it
+uses one (hand-made ones included); and the one parameter step every layer takes
+(`moved_parameters`).
+
+The values write their own constructors, each field sealed by name and set straight into the
+instance's ``__dict__`` (the README says why)."""
 
 from __future__ import annotations
 
@@ -9,9 +14,49 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits, seal
+from ._checks import Sealed, as_block, check_rate, fits, seal, sealed
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class Standardised(Sealed):
+    """A block standardised along `axes`, with what the backward pass needs
+    (`normcore.standardise`).
+
+    `mean`, `variance` and `deviation` keep the reduced axes (size 1) so they broadcast against
+    the input. `mean` is None when the input was not centred (RMS); `variance` is then the mean
+    square. `from_block` is False when the statistics were handed in (the running statistics of
+    evaluation mode): those are constants, so the backward pass is a plain division. Every array
+    is read-only (sealed by the constructor).
+    """
+
+    z: np.ndarray
+    mean: np.ndarray | None
+    variance: np.ndarray | None
+    deviation: np.ndarray
+    axes: tuple[int, ...]
+    count: int
+    from_block: bool
+
+    def __init__(
+        self,
+        z: np.ndarray,
+        mean: np.ndarray | None,
+        variance: np.ndarray | None,
+        deviation: np.ndarray,
+        axes: tuple[int, ...],
+        count: int,
+        from_block: bool,
+    ) -> None:
+        fields = self.__dict__
+        fields["z"] = seal(z)
+        fields["mean"] = seal(mean)
+        fields["variance"] = seal(variance)
+        fields["deviation"] = seal(deviation)
+        fields["axes"] = axes
+        fields["count"] = count
+        fields["from_block"] = from_block
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -28,7 +73,7 @@ class Statistics(Sealed):
     deviation: np.ndarray
 
     def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
+        fields = self.__dict__
         fields["mean"] = seal(mean)
         fields["variance"] = seal(variance)
         fields["deviation"] = seal(deviation)
@@ -66,7 +111,7 @@ class Response(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Response, ...] = (),
     ) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
+        fields = self.__dict__
         fields["output"] = seal(output)
         fields["layer"] = layer
         fields["purpose"] = purpose
@@ -86,8 +131,8 @@ class Gradient(Sealed):
     inside a `Sequential`, in order. Every array is read-only and `slopes` is a read-only mapping
     (sealed by the constructor).
 
-    `step` checks a gradient's slopes and statistics before it uses them, unless the layer's own
-    `backward` made the gradient (`made_by_backward`): those came out of its checked arithmetic
+    `step` checks a gradient's entries and statistics before it uses them, unless the layer's own
+    `backward` made the gradient (`made_by_backward`): those came out of its guarded arithmetic
     and cannot have changed since. A gradient made by hand, by ``dataclasses.replace`` or by a
     copy is checked.
     """
@@ -106,7 +151,7 @@ class Gradient(Sealed):
         statistics: Statistics | None = None,
         parts: tuple[Gradient, ...] = (),
     ) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
+        fields = self.__dict__
         fields["passed_down"] = seal(passed_down)
         fields["layer"] = layer
         fields["slopes"] = seal({} if slopes is None else slopes)
@@ -118,18 +163,11 @@ class Gradient(Sealed):
         """True when this gradient is the one its layer's `backward` handed back."""
         return self.__dict__.get("_made_by_backward", False)
 
-    @property
-    def slope_reach(self) -> float | None:
-        """A bound on the magnitudes of every slope, when the layer's `backward` worked one out
-        (a normaliser's `step` uses it to know its moved parameters finite); else None."""
-        return self.__dict__.get("_slope_reach")
 
-
-def answered(gradient: Gradient, slope_reach: float | None = None) -> Gradient:
-    """`gradient`, marked as the one a layer's `backward` made (so `step` trusts its slopes), with
-    a bound on its slopes' magnitudes when the backward pass knows one."""
+def answered(gradient: Gradient) -> Gradient:
+    """`gradient`, marked as the one a layer's `backward` made (so `step` takes its gradients as
+    they are: they came out of the layer's own guarded arithmetic)."""
     gradient.__dict__["_made_by_backward"] = True
-    gradient.__dict__["_slope_reach"] = slope_reach
     return gradient
 
 
@@ -247,3 +285,14 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
             "or a deviation <= 0"
         )
     return Statistics(**values)
+
+
+def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, np.ndarray]:
+    """The one parameter step: `gradient` and `rate` checked against `layer` (`check_gradient`),
+    then each learned array (``layer._learned()``) moved by ``-rate * gradient`` and sealed.
+
+    Returns:
+        name: the moved array, read-only, for each learned array's name.
+    """
+    rate, slopes = check_gradient(layer, gradient, rate, layer._learned())
+    return {key: sealed(getattr(layer, key) - rate * slope) for key, slope in slopes.items()}

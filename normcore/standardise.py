@@ -8,11 +8,12 @@ Conventions, for every layer that uses this routine:
 
 * the variance is the biased one (divide by the count, not the count minus one), both forward and
   backward, because the backward pass differentiates the quantity the forward pass computed;
-* epsilon sits under the square root: ``deviation = sqrt(variance + epsilon)``, so a constant
-  stretch of values (zero variance) standardises to zeros instead of dividing by zero;
+* epsilon sits under the square root: the divisor is ``sqrt(variance + epsilon)`` (the field
+  ``deviation``), so a constant stretch of values (zero variance) standardises to zeros instead
+  of dividing by zero;
 * the backward pass adds up three routes from an input to the loss: its z, the mean it helped
-  make, and the variance it helped make. With ``n`` values per statistic,
-  ``z`` the standardised block, ``s`` the deviation and ``d`` the slope arriving at ``z``::
+  make, and the variance it helped make. With ``n`` values per statistic, ``z`` the standardised
+  input, ``s`` the divisor and ``d`` the upstream gradient at ``z``, the input gradient is::
 
       passed_down = (n * d - sum(d) - z * sum(d * z)) / (n * s)
 
@@ -21,63 +22,17 @@ Conventions, for every layer that uses this routine:
       passed_down = (n * d - z * sum(d * z)) / (n * s)
 
 This module is the arithmetic as the book shows it, and the only arithmetic the normalisers run:
-every block, of any size, goes through these functions and ``z * scale + shift``.
+every input, of any size, goes through these functions and ``z * scale + shift``
+(`normcore.normaliser`). The value they hand back, `Standardised`, is defined with the other
+values in `normcore.responses`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from ._checks import Sealed, seal
-
-
-@dataclass(frozen=True, eq=False, init=False)
-class Standardised(Sealed):
-    """A block standardised along `axes`, with what the backward pass needs.
-
-    `mean`, `variance` and `deviation` keep the reduced axes (size 1) so they broadcast against
-    the block. `mean` is None when the block was not centred (RMS); `variance` is then the mean
-    square. `from_block` is False when the statistics were handed in (the running figures of a
-    predicting pass): those are constants, so the backward pass is a plain division. Every
-    array is read-only (sealed by the constructor).
-    """
-
-    z: np.ndarray
-    mean: np.ndarray | None
-    variance: np.ndarray | None
-    deviation: np.ndarray
-    axes: tuple[int, ...]
-    count: int
-    from_block: bool
-
-    def __init__(
-        self,
-        z: np.ndarray,
-        mean: np.ndarray | None,
-        variance: np.ndarray | None,
-        deviation: np.ndarray,
-        axes: tuple[int, ...],
-        count: int,
-        from_block: bool,
-    ) -> None:
-        fields = self.__dict__  # one by one: cheaper than an update(**fields)
-        fields["z"] = seal(z)
-        fields["mean"] = seal(mean)
-        fields["variance"] = seal(variance)
-        fields["deviation"] = seal(deviation)
-        fields["axes"] = axes
-        fields["count"] = count
-        fields["from_block"] = from_block
-
-
-def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
-    """How many values each statistic of a block shaped `shape` is read from, along `axes`."""
-    n = 1
-    for a in axes:
-        n *= shape[a]
-    return n
+from ._checks import statistic_count
+from .responses import Standardised
 
 
 def standardise(
