@@ -778,7 +778,7 @@ def test_hand_made_responses_and_gradients_are_checked() -> None:
     raises(
         nc.ForeignResponseError,
         lambda: layer.backward(nc.Response(np.ones((4, 2)), layer, "training"), np.ones((4, 2))),
-        "standardised block",
+        "standardised input",
     )
     dense = nc.Dense(weights=np.ones((2, 2)))
     raises(
@@ -863,11 +863,14 @@ def test_the_callers_numpy_error_state_never_matters() -> None:
     assert np.geterr() == before
 
 
-def test_own_error_state_keeps_the_wrapped_calls_parameters() -> None:
-    """The wrapper takes the wrapped call's own parameters (names, defaults, keyword-only ones)
-    and passes them on as they came; it restores the caller's error state after an answer and
-    after an exception; a call taking *args or **kwargs is refused when it is wrapped."""
+def test_own_error_state_raises_inside_and_restores_the_callers_state() -> None:
+    """Inside a wrapped call numpy raises on overflow, invalid operations and division by zero
+    and ignores underflow, whatever the caller set; the caller's state comes back after an
+    answer and after an exception; a FloatingPointError becomes a MagnitudeError naming the
+    call; the wrapper keeps the call's signature, and no traceback frame comes from generated
+    code."""
     import inspect
+    import traceback
 
     from normcore._checks import own_error_state
 
@@ -877,21 +880,33 @@ def test_own_error_state_keeps_the_wrapped_calls_parameters() -> None:
     wrapped = own_error_state(call)
     assert inspect.signature(wrapped) == inspect.signature(call)
     assert wrapped.__name__ == "call" and wrapped.__wrapped__ is call
-    before = np.geterr()
-    assert wrapped(1.0)[:3] == (1.0, 2.0, 3.0)
-    assert wrapped(1.0, c=5.0, b=4.0)[:3] == (1.0, 4.0, 5.0)
-    assert set(wrapped(1.0)[3].values()) == {"ignore"}  # inside: every error ignored
-    assert np.geterr() == before  # outside: the caller's own, again
+    with np.errstate(all="ignore"):
+        before = np.geterr()
+        assert wrapped(1.0, c=5.0, b=4.0)[:3] == (1.0, 4.0, 5.0)
+        inside = wrapped(1.0)[3]
+        assert np.geterr() == before  # outside: the caller's own, again
+    assert inside == {"over": "raise", "invalid": "raise", "divide": "raise", "under": "ignore"}
     with pytest.raises(TypeError):
         wrapped(1.0, 2.0, 3.0)  # c is keyword-only, as in the call itself
+
+    @own_error_state
+    def overflows() -> np.ndarray:
+        return np.full(2, 1e308) * 10.0
+
+    with pytest.raises(nc.MagnitudeError, match="overflows: expected results within") as caught:
+        overflows()
+    frames = traceback.extract_tb(caught.value.__traceback__)
+    assert all(f.filename != "<string>" for f in frames)
 
     @own_error_state
     def fails() -> None:
         raise ValueError("inside")
 
+    before = np.geterr()
     with pytest.raises(ValueError, match="inside"):
         fails()
     assert np.geterr() == before
-    for varying in (lambda *a: a, lambda **k: k):
-        with pytest.raises(TypeError, match="takes"):
-            own_error_state(varying)
+    layer = nc.LayerNorm.create(2)
+    with pytest.raises(nc.MagnitudeError, match=r"^LayerNorm\.forward: expected results"):
+        nc.LayerNorm(scale=np.full(2, 1e308), shift=np.full(2, 1e308)).forward([[0.0, 3.0]])
+    assert layer.forward([[1.0, 2.0]]).output.shape == (1, 2)
