@@ -94,42 +94,42 @@ def _is_sealed(a: np.ndarray) -> bool:
     return type(base) is np.ndarray and base.base is None and not base.flags.writeable
 
 
-def sealed(a: np.ndarray) -> np.ndarray:
-    """`a` read-only: itself when it is sealed already; when it owns its memory, made read-only in
-    place (normcore's calls seal the arrays they have just computed) and handed back as a view,
-    which cannot be made writable; otherwise (a view of memory someone else may write) a
-    read-only copy."""
-    if a.base is None:
-        a.setflags(False)  # write=False
-        return a.view()
-    return a if _is_sealed(a) else frozen(a)
-
-
-def read_only(a: np.ndarray) -> np.ndarray:
-    """`a` itself when it is sealed already (another layer's answer, a layer's parameter), else a
-    read-only copy: for an array that may still be the caller's, which normcore never seals."""
-    return a if _is_sealed(a) else frozen(a)
+def seal_each(*values: Any) -> list[Any]:
+    """Each of `values` with every array it holds read-only, in one call: an array that owns its
+    memory made read-only in place (normcore's calls seal the arrays they have just computed)
+    and handed back as a view, which cannot be made writable; an array already sealed as it is;
+    any other array (a view of memory someone else may write) as a read-only copy; a dict (or a
+    read-only mapping) as a read-only mapping of sealed values; anything else as it is (None, a
+    layer, a value that sealed its own arrays)."""
+    out = []
+    for v in values:
+        if type(v) is np.ndarray or isinstance(v, np.ndarray):
+            base = v.base
+            if base is None:
+                v.setflags(False)  # write=False
+                v = v.view()
+            elif not (  # sealed already (`_is_sealed`, written out: every layer call comes here)
+                not v.flags.writeable
+                and type(base) is np.ndarray
+                and base.base is None
+                and not base.flags.writeable
+            ):
+                v = frozen(v)
+        elif isinstance(v, (dict, MappingProxyType)):
+            v = MappingProxyType(dict(zip(v, seal_each(*v.values()), strict=True)))
+        out.append(v)
+    return out
 
 
 def seal(value: Any) -> Any:
-    """`value` with every array it holds read-only: an array sealed (`sealed`), a dict (or a
-    read-only mapping) made a read-only mapping of sealed values, anything else as it is (None,
-    a layer, a value that sealed its own arrays)."""
-    if type(value) is np.ndarray:  # the common case, with `sealed`'s first branch inline
-        if value.base is None:
-            value.setflags(False)  # write=False
-            return value.view()
-        return value if _is_sealed(value) else frozen(value)
-    if value is None:
-        return None
-    if isinstance(value, np.ndarray):
-        return sealed(value)
-    if isinstance(value, (dict, MappingProxyType)):
-        values = {}
-        for key, v in value.items():
-            values[key] = seal(v)
-        return MappingProxyType(values)
-    return value
+    """`value` with every array it holds read-only (`seal_each`)."""
+    return seal_each(value)[0]
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """`a` itself when it is sealed already (another layer's output, a layer's parameter), else a
+    read-only copy: for an array that may still be the caller's, which normcore never seals."""
+    return a if _is_sealed(a) else frozen(a)
 
 
 def _plain(value: Any) -> Any:
@@ -184,7 +184,7 @@ def successor(layer: Any, moved: dict[str, Any]) -> Any:
     """The layer a step makes: `layer` with the `moved` arrays in place of its own, every other
     field shared, without running the constructor's checks again. There is nothing left for them
     to find: every other field is the layer's own (checked when it was made), and every moved
-    array is a step's result (finite, under `own_error_state`, and sealed). What the layer
+    array is a step's result (finite, under `own_error_state`), sealed here. What the layer
     worked out about the shapes it read is shared too (a step changes no shape and no setting);
     its parameters lined up for a float type (``_lined_up``) are not. Only for layers whose
     other fields do not derive from the moved ones (a weight-normalised layer's unit directions
@@ -195,7 +195,7 @@ def successor(layer: Any, moved: dict[str, Any]) -> Any:
     fields = new.__dict__
     fields.update(layer.__dict__)
     fields.pop("_lined_up", None)
-    fields.update(moved)
+    fields.update(zip(moved, seal_each(*moved.values()), strict=True))
     return new
 
 

@@ -19,7 +19,7 @@ from ._checks import (
     check_rank,
     check_size,
     own_error_state,
-    sealed,
+    seal,
     successor,
     whole_number,
     whole_numbers,
@@ -103,7 +103,7 @@ class BatchNorm(Normaliser):
         for field, start in (("running_mean", 0.0), (spread, 1.0)):
             value = getattr(self, field)
             if value is None:
-                value = sealed(np.full(self.scale.shape, start))
+                value = seal(np.full(self.scale.shape, start))
             else:
                 value = as_parameter(value, field)
             if value.shape != self.scale.shape:
@@ -118,8 +118,8 @@ class BatchNorm(Normaliser):
             raise SettingError("running_deviation: expected values > 0")
         if self.tracks == "variance":
             with np.errstate(all="ignore"):  # finite: both are finite and >= 0
-                deviation = self._deviation(self.running_variance)
-            object.__setattr__(self, "running_deviation", deviation)
+                deviation = np.sqrt(self.running_variance + self.epsilon)
+            object.__setattr__(self, "running_deviation", seal(deviation))
 
     @classmethod
     def create(
@@ -155,11 +155,6 @@ class BatchNorm(Normaliser):
         """The name of the running spread this layer holds and folds in: 'running_variance', or
         'running_deviation' with ``tracks='deviation'``."""
         return "running_variance" if self.tracks == "variance" else "running_deviation"
-
-    def _deviation(self, variance: np.ndarray) -> np.ndarray:
-        """sqrt(variance + epsilon), read-only: the deviation predicting divides by. Called under
-        numpy's error state of a public call (`step`) or the constructor's."""
-        return sealed(np.sqrt(variance + self.epsilon))
 
     # -- where the statistics run --------------------------------------------------------------
     def _prepare(self, x: np.ndarray, purpose: str) -> None:
@@ -205,13 +200,13 @@ class BatchNorm(Normaliser):
             if not gradient.made_by_backward:  # a hand-made gradient could carry anything
                 stats = check_statistics(stats, self.scale.shape)
             keep = self.momentum
-            moved["running_mean"] = sealed(keep * self.running_mean + (1 - keep) * stats.mean)
+            moved["running_mean"] = keep * self.running_mean + (1 - keep) * stats.mean
             if self.tracks == "variance":
-                variance = sealed(keep * self.running_variance + (1 - keep) * stats.variance)
+                variance = keep * self.running_variance + (1 - keep) * stats.variance
                 moved["running_variance"] = variance
-                moved["running_deviation"] = self._deviation(variance)
+                moved["running_deviation"] = np.sqrt(variance + self.epsilon)
             else:
-                moved["running_deviation"] = sealed(
+                moved["running_deviation"] = (
                     keep * self.running_deviation + (1 - keep) * stats.deviation
                 )
         return successor(self, moved)

@@ -27,7 +27,7 @@ from ._checks import (
     check_values,
     fits,
     own_error_state,
-    sealed,
+    seal,
     successor,
     whole_number,
     whole_numbers,
@@ -276,7 +276,7 @@ class Conv2d(Remade):
             output=np.ascontiguousarray(out),
             layer=self,
             purpose=purpose,
-            cache=_Patches(columns=sealed(columns), shape=x.shape),
+            cache=_Patches(columns=seal(columns), shape=x.shape),
         )
 
     @own_error_state
@@ -310,9 +310,9 @@ class Conv2d(Remade):
         slopes = {**self._slopes(kernel_slope), "bias": d_out_rows.sum(axis=-1)}
         return answered(
             Gradient(
-                passed_down=sealed(passed),
+                passed_down=seal(passed),
                 layer=self,
-                slopes={k: sealed(np.ascontiguousarray(v)) for k, v in slopes.items()},
+                slopes={k: seal(np.ascontiguousarray(v)) for k, v in slopes.items()},
             )
         )
 
@@ -361,7 +361,7 @@ class StandardisedConv2d(Conv2d):
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon))
         st = standardise(self.weights, (-3, -2, -1), self.epsilon)
         object.__setattr__(self, "_standardised", st)
-        object.__setattr__(self, "_effective", sealed(np.array(st.z)))
+        object.__setattr__(self, "_effective", seal(np.array(st.z)))
 
     @property
     def effective_weights(self) -> np.ndarray:

@@ -19,7 +19,7 @@ from ._checks import (
     fits,
     own_error_state,
     read_only,
-    sealed,
+    seal,
     successor,
     whole_number,
     whole_numbers,
@@ -235,12 +235,12 @@ class WeightNormDense(_Affine):
             raise ShapeError(f"magnitude: expected shape {length.shape}, got {m.shape}")
         unit = v / length[..., None, :]
         object.__setattr__(self, "direction", v)
-        object.__setattr__(self, "magnitude", sealed(np.array(m)))
+        object.__setattr__(self, "magnitude", seal(np.array(m)))
         object.__setattr__(self, "bias", _checked_bias(self.bias, length.shape))
         # worked out once: the layer's arrays cannot change, so neither can these
-        object.__setattr__(self, "_length", sealed(length))
-        object.__setattr__(self, "_unit", sealed(unit))
-        object.__setattr__(self, "_effective", sealed(m[..., None, :] * unit))
+        object.__setattr__(self, "_length", seal(length))
+        object.__setattr__(self, "_unit", seal(unit))
+        object.__setattr__(self, "_effective", seal(m[..., None, :] * unit))
 
     @classmethod
     def create(

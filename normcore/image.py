@@ -19,7 +19,7 @@ from ._checks import (
     check_values,
     number,
     own_error_state,
-    sealed,
+    seal,
     whole_number,
 )
 from .errors import SettingError, ShapeError
@@ -145,7 +145,7 @@ def adain(content: Any, style: Any, epsilon: float = 1e-5) -> np.ndarray:
     own = standardise(content, (2, 3), epsilon)
     target = standardise(style, (2, 3), epsilon)
     answer = own.z * target.deviation + target.mean
-    return sealed(answer)
+    return seal(answer)
 
 
 def _window_sums(squares: np.ndarray, size: int) -> np.ndarray:
@@ -194,11 +194,11 @@ def local_response_normalisation(
         )
     check_values(a, min(int(size), max(a.shape[1], 1)), "a")
     if a.size == 0:
-        return sealed(a.copy())
+        return seal(a.copy())
     squares = a * a
     denominator = (k + alpha / float(size) * _window_sums(squares, int(size))) ** beta
     if not np.all(denominator > 0):  # k so small that it underflows, with no square to lift it
         raise SettingError(
             f"k: expected a value whose power beta stays above 0 in {a.dtype}, got {k!r}"
         )
-    return sealed(a / denominator)
+    return seal(a / denominator)

@@ -38,7 +38,7 @@ from ._checks import (
     fits,
     magnitude_limit,
     own_error_state,
-    sealed,
+    seal,
     statistic_count,
     successor,
 )
@@ -102,7 +102,7 @@ class Normaliser(Remade):
         object.__setattr__(self, "affine", bool(self.affine))
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "shift", shift)
-        self.__dict__["_plans"] = {}  # not a field: `Plan`s, shared with the successors
+        self.__dict__["_plans"] = {}  # not a field: the `Plan`s, shared with the successors
 
     # -- what subclasses say -------------------------------------------------------------------
     def _prepare(self, x: np.ndarray, purpose: str) -> None:
@@ -147,7 +147,7 @@ class Normaliser(Remade):
         """
         purpose = check_purpose(purpose)
         x = as_block(x, "x", finite=False)
-        plan = self._plan(x, purpose)
+        plan = self._plans.get((x.shape, x.dtype, purpose)) or self._plan(x, purpose)
         check_magnitudes(x, plan.limit, plan.count, "x")
         view = x.reshape(plan.shape)
         given = self._given(x) if purpose == PREDICTING else None
@@ -179,7 +179,9 @@ class Normaliser(Remade):
         """
         response = check_response(self, response)
         d = check_d_out(response, d_out, finite=False)
-        plan = self._plan(d, response.purpose)
+        plan = self._plans.get((d.shape, d.dtype, response.purpose)) or self._plan(
+            d, response.purpose
+        )
         st = response.cache
         if not isinstance(st, Standardised) or st.z.shape != plan.shape:
             raise ForeignResponseError(
@@ -194,10 +196,13 @@ class Normaliser(Remade):
         passed = standardise_backward(st, at_z.reshape(plan.shape))
         if self.affine:
             z, shape = st.z.reshape(d.shape), self.scale.shape
-            slopes["scale"] = _shaped(np.add.reduce(d * z, axis=plan.shared), shape)
-            slopes["shift"] = _shaped(np.add.reduce(d, axis=plan.shared), shape)
-        passed_down = _shaped(passed, d.shape)
-        return answered(Gradient(passed_down, self, slopes, response.statistics))
+            slopes["scale"] = np.add.reduce(d * z, axis=plan.shared)
+            slopes["shift"] = np.add.reduce(d, axis=plan.shared)
+            if slopes["scale"].shape != shape:  # parameters with an axis of size 1
+                slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
+        if passed.shape != d.shape:  # the statistics' view split an axis
+            passed = _shaped(passed, d.shape)
+        return answered(Gradient(passed, self, slopes, response.statistics))
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Normaliser:
@@ -248,11 +253,11 @@ class Normaliser(Remade):
         return {"scale": self.scale, "shift": self.shift} if self.affine else {}
 
     def _plan(self, x: np.ndarray, purpose: str) -> Plan:
-        """The `Plan` for inputs shaped and typed as `x` in `purpose`, worked out on first use
-        (the refusals first: ShapeError, EmptyBatchError, an EpsilonError for a float type that
-        cannot hold epsilon)."""
+        """The `Plan` for inputs shaped and typed as `x` in `purpose`, worked out (the refusals
+        first: ShapeError, EmptyBatchError, an EpsilonError for a float type that cannot hold
+        epsilon) and kept in ``_plans``, which the calls read first."""
         key = (x.shape, x.dtype, purpose)
-        plans = self.__dict__["_plans"]
+        plans = self._plans
         plan = plans.get(key)
         if plan is None:
             self._prepare(x, purpose)
@@ -289,11 +294,11 @@ class Normaliser(Remade):
         found = known.get(key)
         if found is None:
             shape = self._lined(x.ndim)
-            found = known[key] = tuple(sealed(fits(p.reshape(shape), x.dtype, n)) for n, p in named)
+            found = known[key] = tuple(seal(fits(p.reshape(shape), x.dtype, n)) for n, p in named)
         return found
 
 
 def _shaped(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """`a` reshaped to `shape`, read-only: a reshape of a fresh result is a view of it, so the
     result is sealed first (and the value that keeps the view need not copy it)."""
-    return a if a.shape == shape else sealed(a).reshape(shape)
+    return seal(a).reshape(shape)

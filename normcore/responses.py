@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits, seal, sealed
+from ._checks import Sealed, as_block, check_rate, fits, seal_each
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
@@ -50,10 +50,9 @@ class Standardised(Sealed):
         from_block: bool,
     ) -> None:
         fields = self.__dict__
-        fields["z"] = seal(z)
-        fields["mean"] = seal(mean)
-        fields["variance"] = seal(variance)
-        fields["deviation"] = seal(deviation)
+        fields["z"], fields["mean"], fields["variance"], fields["deviation"] = seal_each(
+            z, mean, variance, deviation
+        )
         fields["axes"] = axes
         fields["count"] = count
         fields["from_block"] = from_block
@@ -74,9 +73,9 @@ class Statistics(Sealed):
 
     def __init__(self, mean: np.ndarray, variance: np.ndarray, deviation: np.ndarray) -> None:
         fields = self.__dict__
-        fields["mean"] = seal(mean)
-        fields["variance"] = seal(variance)
-        fields["deviation"] = seal(deviation)
+        fields["mean"], fields["variance"], fields["deviation"] = seal_each(
+            mean, variance, deviation
+        )
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -112,11 +111,9 @@ class Response(Sealed):
         parts: tuple[Response, ...] = (),
     ) -> None:
         fields = self.__dict__
-        fields["output"] = seal(output)
+        fields["output"], fields["input"], fields["cache"] = seal_each(output, input, cache)
         fields["layer"] = layer
         fields["purpose"] = purpose
-        fields["input"] = seal(input)
-        fields["cache"] = seal(cache)
         fields["statistics"] = statistics
         fields["parts"] = parts
 
@@ -152,22 +149,21 @@ class Gradient(Sealed):
         parts: tuple[Gradient, ...] = (),
     ) -> None:
         fields = self.__dict__
-        fields["passed_down"] = seal(passed_down)
+        fields["passed_down"], fields["slopes"] = seal_each(
+            passed_down, {} if slopes is None else slopes
+        )
         fields["layer"] = layer
-        fields["slopes"] = seal({} if slopes is None else slopes)
         fields["statistics"] = statistics
         fields["parts"] = parts
 
-    @property
-    def made_by_backward(self) -> bool:
-        """True when this gradient is the one its layer's `backward` handed back."""
-        return self.__dict__.get("_made_by_backward", False)
+    #: True when this gradient is the one its layer's `backward` handed back (`answered`)
+    made_by_backward: ClassVar[bool] = False
 
 
 def answered(gradient: Gradient) -> Gradient:
     """`gradient`, marked as the one a layer's `backward` made (so `step` takes its gradients as
     they are: they came out of the layer's own guarded arithmetic)."""
-    gradient.__dict__["_made_by_backward"] = True
+    gradient.__dict__["made_by_backward"] = True
     return gradient
 
 
@@ -288,11 +284,19 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
 
 
 def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, np.ndarray]:
-    """The one parameter step: `gradient` and `rate` checked against `layer` (`check_gradient`),
-    then each learned array (``layer._learned()``) moved by ``-rate * gradient`` and sealed.
+    """The one parameter step: each learned array (``layer._learned()``) moved by ``-rate *
+    gradient``. A gradient the layer's own `backward` made is taken as it is; any other is
+    checked against the layer first (`check_gradient`). The new layer seals the moved arrays
+    (`normcore._checks.successor`).
 
     Returns:
-        name: the moved array, read-only, for each learned array's name.
+        name: the moved array, for each learned array's name.
     """
-    rate, slopes = check_gradient(layer, gradient, rate, layer._learned())
-    return {key: sealed(getattr(layer, key) - rate * slope) for key, slope in slopes.items()}
+    if type(gradient) is Gradient and gradient.layer is layer and gradient.made_by_backward:
+        rate, slopes = check_rate(rate), gradient.slopes
+    else:
+        rate, slopes = check_gradient(layer, gradient, rate, layer._learned())
+    moved = {}
+    for key, slope in slopes.items():
+        moved[key] = getattr(layer, key) - rate * slope
+    return moved
