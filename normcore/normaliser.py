@@ -189,17 +189,15 @@ class Normaliser(Remade):
             )
         check_magnitudes(d, plan.limit, plan.count, "d_out")
         slopes = {}
-        at_z = d
-        if self.affine:
+        if self.affine:  # sum(d z) and sum(d) along the axes each parameter is shared along
             scale, _ = self._parameters(d, plan)
-            at_z = d * scale  # the upstream gradient at z
-        passed = standardise_backward(st, at_z.reshape(plan.shape))
-        if self.affine:
-            z, shape = st.z.reshape(d.shape), self.scale.shape
+            z = st.z.reshape(d.shape)
             slopes["scale"] = np.add.reduce(d * z, axis=plan.shared)
             slopes["shift"] = np.add.reduce(d, axis=plan.shared)
-            if slopes["scale"].shape != shape:  # parameters with an axis of size 1
-                slopes = {key: _shaped(value, shape) for key, value in slopes.items()}
+            if slopes["scale"].shape != self.scale.shape:  # parameters with an axis of size 1
+                slopes = {key: _shaped(value, self.scale.shape) for key, value in slopes.items()}
+            d = d * scale  # the upstream gradient at z
+        passed = standardise_backward(st, d.reshape(plan.shape))
         if passed.shape != d.shape:  # the statistics' view split an axis
             passed = _shaped(passed, d.shape)
         return answered(Gradient(passed, self, slopes, response.statistics))
