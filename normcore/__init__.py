@@ -10,9 +10,11 @@ Every array a layer keeps or hands back is read-only: each value type (every lay
 `Gradient`, `Statistics`, `Standardised`, `Loss`) seals its arrays in its own constructor, and a
 new layer shares the read-only arrays a step did not change. Read-only protects against
 accidents (a stray ``+=``, a block written while a response still holds it), not against intent:
-an array's ``.base`` can still be made writable on purpose. No call depends on the caller's
-numpy error state. Bad input gets a typed error (`NormcoreError` and its subclasses) before any
-arithmetic, including a block too large to answer (more than an eighth of this machine's memory).
+an array's ``.base`` can still be made writable on purpose. Bad input gets a typed error
+(`NormcoreError` and its subclasses) before any arithmetic, including an input too large to
+answer (more than an eighth of this machine's memory); every call computes under numpy's raise
+state of its own, whatever the caller's, so an overflow in the arithmetic is refused as a
+`MagnitudeError` naming the call.
 """
 
 from ._checks import as_block
@@ -43,9 +45,9 @@ from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy
 from .oracle import OracleCheck, check_slope, finite_difference
 from .purpose import PREDICTING, TRAINING, Purpose
-from .responses import Gradient, Response, Statistics
+from .responses import Gradient, Response, Standardised, Statistics
 from .sequential import Sequential
-from .standardise import Standardised, naive_backward, standardise, standardise_backward
+from .standardise import naive_backward, standardise, standardise_backward
 from .worked import FOUR_ROWS, four_rows
 
 __all__ = [

@@ -211,12 +211,10 @@ class Sealed(Remade):
     first.
 
     The values every layer call makes (`Standardised`, `Statistics`, `Response`, `Gradient`)
-    write their own constructor, which seals each field that may hold an array by name (`seal`)
-    and sets the fields straight into the instance's ``__dict__`` (a frozen dataclass's
-    generated constructor sets each through ``object.__setattr__``, which costs more than the
-    rest of making the value). The others keep the generated constructor, which calls
-    `__post_init__` below: it seals every field not typed as a number, a flag, a string or a
-    tuple of whole numbers.
+    write their own constructor, which seals the fields that may hold an array in one call
+    (`seal_each`) and sets the fields straight into the instance's ``__dict__`` (the README
+    says why). The others keep the generated constructor, which calls `__post_init__` below: it
+    seals every field not typed as a number, a flag, a string or a tuple of whole numbers.
     """
 
     __slots__ = ()

@@ -1,6 +1,8 @@
 """The typed errors normcore raises, all under one `NormcoreError(ValueError)`.
 
-Every error is raised before any arithmetic, and its message says what was expected and what came.
+Every error but one is raised by the input checks, before any arithmetic; a `MagnitudeError` may
+also come from inside it (an overflow, under the raise state every public call runs in). Every
+message says what was expected and what came.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ class NonFiniteError(NormcoreError):
 
 
 class MagnitudeError(NormcoreError):
-    """Values so large that squaring them would overflow the block's float type."""
+    """Values so large that the arithmetic would overflow the input's float type: refused by the
+    input checks (squares summed for the statistics), or raised by the arithmetic itself (a
+    result beyond the float range, named by the call that made it)."""
 
 
 class EpsilonError(NormcoreError):
