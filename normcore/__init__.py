@@ -20,7 +20,7 @@ state of its own, whatever the caller's, so an overflow in the arithmetic is ref
 from ._checks import as_block
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
-from .conv import Conv2d, StandardisedConv2d, fold_into_conv
+from .conv import Conv2d, StandardisedConv2d
 from .dense import Dense, WeightNormDense
 from .errors import (
     DtypeError,
@@ -39,7 +39,7 @@ from .errors import (
     ShapeError,
     ZeroDirectionError,
 )
-from .fold import fold_batch_norm
+from .fold import fold_batch_norm, fold_into_conv
 from .image import GroupNorm, InstanceNorm, adain, local_response_normalisation
 from .layer import LayerNorm, RMSNorm
 from .loss import Loss, binary_cross_entropy

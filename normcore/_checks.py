@@ -252,10 +252,26 @@ def number(value: Any, name: str, error: type[NormcoreError], wanted: str) -> fl
     return result
 
 
-def whole_number(value: Any, name: str, error: type[NormcoreError] = ShapeError) -> int:
-    """`value` as an int >= 1 (a Python or numpy integer, not a bool, not a float or a string)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise error(f"{name}: expected a whole number >= 1, got {value!r}")
+def is_whole(value: Any) -> bool:
+    """Whether `value` is a whole number: a Python or numpy integer, not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def whole_number(
+    value: Any,
+    name: str,
+    error: type[NormcoreError] = ShapeError,
+    smallest: int = 1,
+    largest: int | None = None,
+    wanted: str | None = None,
+) -> int:
+    """`value` as an int from `smallest` to `largest` (a Python or numpy integer, not a bool, a
+    float or a string), refused with `error` otherwise; `wanted` words the expectation when the
+    bounds alone do not."""
+    if not is_whole(value) or value < smallest or (largest is not None and value > largest):
+        if wanted is None:
+            wanted = f">= {smallest}" if largest is None else f"from {smallest} to {largest}"
+        raise error(f"{name}: expected a whole number {wanted}, got {value!r}")
     return int(value)
 
 
@@ -392,6 +408,11 @@ def magnitude_limit(dtype: np.dtype, count: int) -> float:
     """The largest magnitude whose square, summed `count` times (and then some: a factor 8 of
     room), stays within the float type `dtype`: ``sqrt(largest / (8 count))``."""
     return math.sqrt(float(np.finfo(dtype).max) / (8.0 * max(count, 1)))
+
+
+def smallest(a: np.ndarray) -> float:
+    """The smallest value of `a` (infinity when `a` is empty)."""
+    return float(np.minimum.reduce(a, axis=None, initial=np.inf))
 
 
 def largest_magnitude(*arrays: np.ndarray) -> float:

@@ -16,7 +16,12 @@ from .responses import Gradient, Response, answered, check_d_out, check_gradient
 def sigmoid(x: Any) -> np.ndarray:
     """1 / (1 + exp(-x)) without overflow for any finite x; float32 stays float32."""
     x = as_block(x, "x")
-    e = np.exp(-np.abs(x))
+    return sigmoid_from(x, np.exp(-np.abs(x)))
+
+
+def sigmoid_from(x: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The stable sigmoid of `x` given ``e = exp(-|x|)`` (at most 1, so nothing overflows):
+    1 / (1 + e) where x >= 0, e / (1 + e) below; in x's float type."""
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
 
 

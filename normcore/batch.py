@@ -20,6 +20,7 @@ from ._checks import (
     check_size,
     own_error_state,
     seal,
+    smallest,
     successor,
     whole_number,
     whole_numbers,
@@ -111,10 +112,10 @@ class BatchNorm(Normaliser):
                     f"{field}: expected the scale's shape {self.scale.shape}, got {value.shape}"
                 )
             object.__setattr__(self, field, value)
-        smallest = float(np.minimum.reduce(getattr(self, spread), axis=None, initial=np.inf))
-        if self.tracks == "variance" and smallest < 0:
+        least = smallest(getattr(self, spread))
+        if self.tracks == "variance" and least < 0:
             raise SettingError("running_variance: expected values >= 0")
-        if self.tracks == "deviation" and smallest <= 0:
+        if self.tracks == "deviation" and least <= 0:
             raise SettingError("running_deviation: expected values > 0")
         if self.tracks == "variance":
             with np.errstate(all="ignore"):  # finite: both are finite and >= 0

@@ -1,4 +1,5 @@
-"""The two-dimensional convolution, its weight-standardised form, and folding a batch layer into it.
+"""The two-dimensional convolution and its weight-standardised form (folding a batch layer into
+one is `normcore.fold.fold_into_conv`).
 
 A convolution slides a small kernel over every position of an image and, at each position, takes
 the dense layer's product of the pixels under the kernel with the kernel's weights. Written that
@@ -32,8 +33,8 @@ from ._checks import (
     whole_number,
     whole_numbers,
 )
-from .batch import BatchNorm
-from .errors import FoldError, ForeignResponseError, SettingError, ShapeError
+from .dense import he_uniform
+from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import PREDICTING, check_purpose
 from .responses import (
     Gradient,
@@ -45,7 +46,7 @@ from .responses import (
 )
 from .standardise import standardise, standardise_backward
 
-__all__ = ["Conv2d", "StandardisedConv2d", "fold_into_conv", "output_size", "patches"]
+__all__ = ["Conv2d", "StandardisedConv2d", "output_size", "patches"]
 
 
 def output_size(size: int, kernel: int, stride: int, padding: int) -> int:
@@ -121,12 +122,6 @@ class _Patches(Remade):
     shape: tuple[int, ...]
 
 
-def _setting(value: Any, name: str, smallest: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < smallest:
-        raise SettingError(f"{name}: expected a whole number >= {smallest}, got {value!r}")
-    return int(value)
-
-
 @dataclass(frozen=True, eq=False)
 class Conv2d(Remade):
     """A two-dimensional convolution (strictly, a cross-correlation, as in every framework):
@@ -168,8 +163,8 @@ class Conv2d(Remade):
         b = as_parameter(np.zeros(wanted) if self.bias is None else self.bias, "bias")
         if b.shape != wanted:
             raise ShapeError(f"bias: expected shape {wanted}, got {b.shape}")
-        object.__setattr__(self, "stride", _setting(self.stride, "stride", 1))
-        object.__setattr__(self, "padding", _setting(self.padding, "padding", 0))
+        object.__setattr__(self, "stride", whole_number(self.stride, "stride", SettingError))
+        object.__setattr__(self, "padding", whole_number(self.padding, "padding", SettingError, 0))
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "bias", b)
 
@@ -196,10 +191,8 @@ class Conv2d(Remade):
             whole_number(kernel, "kernel"),
         )
         check_size(shape, "weights")
-        if not isinstance(rng, np.random.Generator):
-            raise SettingError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
-        limit = np.sqrt(6.0 / (shape[-3] * shape[-2] * shape[-1]))
-        return cls(weights=rng.uniform(-limit, limit, size=shape), stride=stride, padding=padding)
+        weights = he_uniform(rng, shape, shape[-3] * shape[-2] * shape[-1])
+        return cls(weights=weights, stride=stride, padding=padding)
 
     @property
     def effective_weights(self) -> np.ndarray:
@@ -376,52 +369,3 @@ class StandardisedConv2d(Conv2d):
         """A new layer with weights and bias moved by ``-rate * gradient``, made by the
         constructor: the standardised kernel is worked out again from the weights."""
         return dataclasses.replace(self, **moved_parameters(self, gradient, rate))
-
-
-def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
-    """One `Conv2d` that answers as ``conv`` followed by ``batch`` in the predicting purpose.
-
-    While predicting, the batch layer's running figures are constants, so per output channel o
-    with k[o] = scale[o] / sqrt(running_variance[o] + epsilon):
-
-        folded weights[o] = weights[o] * k[o]
-        folded bias[o]    = (bias[o] - running_mean[o]) * k[o] + shift[o]
-
-    Args:
-        conv: a `Conv2d` (a `StandardisedConv2d` folds its standardised kernel), weights
-            (*stack, out_channels, in_channels, kh, kw).
-        batch: the batch layer after it, one figure per output channel: an `ImageBatchNorm` over
-            `out_channels` for an unstacked convolution, or a `BatchNorm` (or
-            `GhostBatchNorm`) whose parameters are (*stack, out_channels), reading the
-            convolution's channels as features.
-
-    Returns:
-        A plain `Conv2d` of the same shapes, stride and padding.
-
-    Raises:
-        FoldError: `conv` is not a convolution, or `batch` is not a batch layer: instance, group
-            and layer norm read each image's own statistics, which no constant holds.
-        ShapeError: the batch layer's parameters are not one per output channel (per stacked
-            model).
-    """
-    if not isinstance(conv, Conv2d):
-        raise FoldError(f"conv: expected a Conv2d, got {type(conv).__name__}")
-    if not isinstance(batch, BatchNorm):
-        raise FoldError(
-            f"batch: expected a batch layer (ImageBatchNorm or BatchNorm), got "
-            f"{type(batch).__name__} (its statistics come from each image itself, not from "
-            "constants)"
-        )
-    w = conv.effective_weights
-    channels = w.shape[:-4] + w.shape[-4:-3]
-    if batch.scale.shape != channels:
-        raise ShapeError(
-            f"batch: expected parameters of the convolution's output channels {channels}, got "
-            f"{batch.scale.shape}"
-        )
-    k = batch.scale / batch.running_deviation
-    weights = w * k[..., None, None, None]
-    bias = (conv.bias - batch.running_mean) * k + batch.shift
-    return Conv2d(
-        weights=np.array(weights), bias=np.array(bias), stride=conv.stride, padding=conv.padding
-    )

@@ -40,9 +40,16 @@ from .responses import (
 def starting_weights(
     fan_in: int, fan_out: int, rng: np.random.Generator, stack: tuple[int, ...] = ()
 ) -> np.ndarray:
-    """He-uniform weights, uniform in ±sqrt(6 / fan_in), shape (*stack, fan_in, fan_out)."""
+    """He-uniform weights (`he_uniform`), shape (*stack, fan_in, fan_out)."""
     fan_in, fan_out = whole_number(fan_in, "fan_in"), whole_number(fan_out, "fan_out")
     shape = check_size((*whole_numbers(stack, "stack"), fan_in, fan_out), "weights")
+    return he_uniform(rng, shape, fan_in)
+
+
+def he_uniform(rng: Any, shape: tuple[int, ...], fan_in: int) -> np.ndarray:
+    """Weights of `shape` drawn from `rng` uniform in ±sqrt(6 / fan_in) (He et al. 2015's
+    variance 2 / fan_in, as a uniform draw): the one initialiser of the dense layers and the
+    convolution."""
     if not isinstance(rng, np.random.Generator):
         raise SettingError(f"rng: expected a numpy Generator, got {type(rng).__name__}")
     limit = np.sqrt(6.0 / fan_in)

@@ -1,4 +1,4 @@
-"""Folding a batch layer into the dense layer before it, for predicting.
+"""Folding a batch layer into the dense layer or the convolution before it, for evaluation mode.
 
 While predicting, a batch layer standardises by its running figures, which are constants, so
 ``dense`` followed by ``batch`` is one affine map and can be stored as one dense layer:
@@ -14,15 +14,17 @@ while training: training standardises by each batch's own statistics, which no c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .batch import BatchNorm, ImageBatchNorm
+from .conv import Conv2d
 from .dense import Dense, WeightNormDense
 from .errors import FoldError, ShapeError
 
-__all__ = ["fold_batch_norm"]
+__all__ = ["fold_batch_norm", "fold_into_conv"]
 
 
 def fold_batch_norm(dense: Any, batch: Any) -> Dense:
@@ -64,7 +66,60 @@ def fold_batch_norm(dense: Any, batch: Any) -> Dense:
             f"batch: expected parameters of the dense layer's output shape {outputs}, got "
             f"{batch.scale.shape}"
         )
+    weights, bias = _folded(batch, w, dense.bias, lambda k: k[..., None, :])
+    return Dense(weights=weights, bias=bias)
+
+
+def _folded(
+    batch: BatchNorm, w: np.ndarray, b: np.ndarray, lined: Callable[[np.ndarray], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The fold's arithmetic, for a dense layer and a convolution alike: weights ``w * k`` and
+    bias ``(b - running_mean) * k + shift``, with ``k = scale / running divisor`` per output
+    (`lined` lines k up with the weights' output axis)."""
     k = batch.scale / batch.running_deviation
-    weights = w * k[..., None, :]
-    bias = (dense.bias - batch.running_mean) * k + batch.shift
-    return Dense(weights=np.array(weights), bias=np.array(bias))
+    return np.array(w * lined(k)), np.array((b - batch.running_mean) * k + batch.shift)
+
+
+def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
+    """One `Conv2d` that answers as ``conv`` followed by ``batch`` in the predicting purpose.
+
+    While predicting, the batch layer's running figures are constants, so per output channel o
+    with k[o] = scale[o] / sqrt(running_variance[o] + epsilon):
+
+        folded weights[o] = weights[o] * k[o]
+        folded bias[o]    = (bias[o] - running_mean[o]) * k[o] + shift[o]
+
+    Args:
+        conv: a `Conv2d` (a `StandardisedConv2d` folds its standardised kernel), weights
+            (*stack, out_channels, in_channels, kh, kw).
+        batch: the batch layer after it, one figure per output channel: an `ImageBatchNorm` over
+            `out_channels` for an unstacked convolution, or a `BatchNorm` (or
+            `GhostBatchNorm`) whose parameters are (*stack, out_channels), reading the
+            convolution's channels as features.
+
+    Returns:
+        A plain `Conv2d` of the same shapes, stride and padding.
+
+    Raises:
+        FoldError: `conv` is not a convolution, or `batch` is not a batch layer: instance, group
+            and layer norm read each image's own statistics, which no constant holds.
+        ShapeError: the batch layer's parameters are not one per output channel (per stacked
+            model).
+    """
+    if not isinstance(conv, Conv2d):
+        raise FoldError(f"conv: expected a Conv2d, got {type(conv).__name__}")
+    if not isinstance(batch, BatchNorm):
+        raise FoldError(
+            f"batch: expected a batch layer (ImageBatchNorm or BatchNorm), got "
+            f"{type(batch).__name__} (its statistics come from each image itself, not from "
+            "constants)"
+        )
+    w = conv.effective_weights
+    channels = w.shape[:-4] + w.shape[-4:-3]
+    if batch.scale.shape != channels:
+        raise ShapeError(
+            f"batch: expected parameters of the convolution's output channels {channels}, got "
+            f"{batch.scale.shape}"
+        )
+    weights, bias = _folded(batch, w, conv.bias, lambda k: k[..., None, None, None])
+    return Conv2d(weights=weights, bias=bias, stride=conv.stride, padding=conv.padding)

@@ -79,17 +79,10 @@ class GroupNorm(Normaliser):
         if self.scale.ndim != 1:
             raise ShapeError(f"scale: expected shape (channels,), got {self.scale.shape}")
         channels = self.scale.shape[0]
-        if (
-            isinstance(self.groups, bool)
-            or not isinstance(self.groups, (int, np.integer))
-            or self.groups < 1
-            or channels < 1
-            or channels % self.groups
-        ):
-            raise SettingError(
-                f"groups: expected a whole number >= 1 that divides the {channels} channels, "
-                f"got {self.groups!r}"
-            )
+        wanted = f">= 1 that divides the {channels} channels"
+        groups = whole_number(self.groups, "groups", SettingError, wanted=wanted)
+        if channels < 1 or channels % groups:
+            raise SettingError(f"groups: expected a whole number {wanted}, got {self.groups!r}")
 
     @classmethod
     def create(
@@ -182,8 +175,7 @@ def local_response_normalisation(
     """
     a = as_block(a, "a")
     check_rank(a, 4, "a", "(images, channels, height, width)")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 2**62:
-        raise SettingError(f"size: expected a whole number from 1 to 2**62, got {size!r}")
+    size = whole_number(size, "size", SettingError, 1, 2**62, "from 1 to 2**62")
     k = number(k, "k", SettingError, "a finite number > 0")
     alpha = number(alpha, "alpha", SettingError, "a finite number >= 0")
     beta = number(beta, "beta", SettingError, "a finite number >= 0")

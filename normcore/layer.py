@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_rank, check_size, whole_numbers
+from ._checks import check_rank, check_size, is_whole, whole_numbers
 from .errors import ShapeError
 from .normaliser import Normaliser
 
@@ -15,7 +15,7 @@ from .normaliser import Normaliser
 def _as_shape(normalized_shape: Any) -> tuple[int, ...]:
     """A whole number, or a non-empty tuple or list of them, as a tuple: nothing is coerced (a
     string such as "12" is refused, not read as (1, 2))."""
-    if isinstance(normalized_shape, (int, np.integer)) and not isinstance(normalized_shape, bool):
+    if is_whole(normalized_shape):
         normalized_shape = (normalized_shape,)
     shape = whole_numbers(normalized_shape, "normalized_shape")
     if not shape:

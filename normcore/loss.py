@@ -1,4 +1,4 @@
-"""Binary cross-entropy on logits, finite for any finite logit."""
+"""The two losses on logits, binary and softmax cross-entropy, finite for any finite logit."""
 
 from __future__ import annotations
 
@@ -7,9 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_not_empty, own_error_state
-from .errors import LabelError, ShapeError
-from .standardise import statistic_count
+from ._checks import (
+    Sealed,
+    as_block,
+    check_not_empty,
+    own_error_state,
+    statistic_count,
+    whole_number,
+)
+from .activations import sigmoid_from
+from .errors import LabelError, SettingError, ShapeError
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,19 +50,40 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
     if np.minimum.reduce(y, axis=None) < 0 or np.maximum.reduce(y, axis=None) > 1:
         raise LabelError("labels: expected values between 0 and 1, got some outside")
     top = max(z.ndim - 1, 0)
-    if (
-        isinstance(stack_axes, bool)
-        or not isinstance(stack_axes, (int, np.integer))
-        or not (0 <= stack_axes <= top)
-    ):
-        raise ShapeError(
-            f"stack_axes: expected a whole number from 0 to {top} for logits of shape "
-            f"{z.shape}, got {stack_axes!r}"
-        )
-    axes = tuple(range(int(stack_axes), z.ndim))
+    wanted = f"from 0 to {top} for logits of shape {z.shape}"
+    stack_axes = whole_number(stack_axes, "stack_axes", ShapeError, 0, top, wanted)
+    axes = tuple(range(stack_axes, z.ndim))
     count = statistic_count(z.shape, axes)  # the values each loss is the mean of
-    e = np.exp(-np.abs(z))  # shared by the loss and the sigmoid (exactly as `sigmoid` makes it)
+    e = np.exp(-np.abs(z))  # shared by the loss and the sigmoid
     each = np.where(z >= 0, z * (1 - y), -z * y) + np.log1p(e)
-    chance = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(z.dtype, copy=False)
+    chance = sigmoid_from(z, e)
     value = np.add.reduce(each / count, axis=axes)
     return Loss(value=np.asarray(value), slope=np.asarray((chance - y) / count))
+
+
+@own_error_state
+def softmax_cross_entropy(logits: Any, labels: Any) -> Loss:
+    """Mean cross-entropy of integer `labels` (rows,) under softmax(`logits`) (S, rows, classes).
+
+    The largest logit of each row is subtracted first, so any finite logits give a finite loss.
+    Raises ShapeError for mismatched shapes and SettingError for labels outside 0..classes-1.
+
+    Returns a `Loss`: `value` shaped (S,) and `slope` (∂L/∂logits) shaped as the logits, already
+    divided by the row count.
+    """
+    z = as_block(logits, "logits")
+    if z.ndim != 3:
+        raise ShapeError(f"logits: expected shape (stack, rows, classes), got {z.shape}")
+    y = np.asarray(labels)
+    if y.shape != z.shape[1:2] or y.dtype.kind not in "iu":
+        raise ShapeError(f"labels: expected {z.shape[1]} whole numbers, got {y.shape} {y.dtype}")
+    if y.size and (y.min() < 0 or y.max() >= z.shape[2]):
+        raise SettingError(f"labels: expected classes 0 to {z.shape[2] - 1}")
+    shifted = z - z.max(axis=-1, keepdims=True)
+    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_p = shifted - log_total
+    rows = z.shape[1]
+    picked = log_p[:, np.arange(rows), y]
+    slope = np.exp(log_p)
+    slope[:, np.arange(rows), y] -= 1.0
+    return Loss(value=-picked.mean(axis=1), slope=slope / rows)

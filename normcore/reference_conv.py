@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from .batch import ImageBatchNorm
-from .conv import Conv2d, StandardisedConv2d, fold_into_conv
+from .conv import Conv2d, StandardisedConv2d
 from .errors import FoldError, NormcoreError
+from .fold import fold_into_conv
 from .image import GroupNorm
 from .oracle import finite_difference
 

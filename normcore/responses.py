@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits, seal_each
+from ._checks import Sealed, as_block, check_rate, fits, seal_each, smallest
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
@@ -259,11 +259,6 @@ def check_gradient(
     return rate, slopes
 
 
-def _smallest(a: np.ndarray) -> float:
-    """The smallest value of `a` (infinity when `a` is empty)."""
-    return float(np.minimum.reduce(a, axis=None, initial=np.inf))
-
-
 def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
     """A batch's statistics as `step` folds them in: finite blocks of `shape`, variance >= 0 and
     deviation > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
@@ -275,7 +270,7 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
         if a.shape != shape:
             raise ShapeError(f"statistics.{name}: expected shape {shape}, got {a.shape}")
         values[name] = a
-    if _smallest(values["variance"]) < 0 or _smallest(values["deviation"]) <= 0:
+    if smallest(values["variance"]) < 0 or smallest(values["deviation"]) <= 0:
         raise SettingError(
             "statistics: expected a variance >= 0 and a deviation > 0, got a negative variance "
             "or a deviation <= 0"

@@ -11,7 +11,7 @@ import pytest
 
 import normcore as nc
 from normcore.experiments import convnet as cn
-from normcore.experiments.deepnet import softmax_cross_entropy
+from normcore.loss import softmax_cross_entropy
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 

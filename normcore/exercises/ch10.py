@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 
 from normcore.batch import ImageBatchNorm
-from normcore.conv import Conv2d, fold_into_conv
+from normcore.conv import Conv2d
 from normcore.exercises import PROMPT, Verdict, verdict
+from normcore.fold import fold_into_conv
 from normcore.image import GroupNorm
 
 #: Exercise 1: a batch of IMAGES images, CHANNELS channels of SIDE x SIDE pixels, into a

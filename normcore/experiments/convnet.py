@@ -40,13 +40,14 @@ import numpy as np
 
 from ..activations import ReLU
 from ..batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
-from ..conv import Conv2d, StandardisedConv2d, fold_into_conv
+from ..conv import Conv2d, StandardisedConv2d
 from ..data import load_digits, split_digits
 from ..dense import Dense
 from ..errors import SettingError
+from ..fold import fold_into_conv
 from ..image import GroupNorm
+from ..loss import softmax_cross_entropy
 from ..purpose import PREDICTING, TRAINING
-from .deepnet import softmax_cross_entropy
 from .descent import batches, descend
 
 VERSIONS = ("none", "batch", "layer", "instance", "group", "ws-group")

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import as_block
 from ..activations import ReLU
 from ..batch import BatchNorm
 from ..dense import Dense, starting_weights
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
+from ..loss import softmax_cross_entropy
 from ..purpose import PREDICTING, TRAINING
 from .descent import batches, descend
 
@@ -41,39 +41,6 @@ INPUTS = 64
 CLASSES = 10
 #: a stacked network whose loss passes this (ten times chance's log 10 ≈ 2.3) stops moving
 DIVERGED = 23.0
-
-
-@dataclass(frozen=True, eq=False)
-class SoftmaxLoss:
-    """Mean cross-entropy per stacked network, shape (S,), and its slope for the logits,
-    shape (S, rows, classes), already divided by the row count."""
-
-    value: np.ndarray
-    slope: np.ndarray
-
-
-def softmax_cross_entropy(logits: Any, labels: Any) -> SoftmaxLoss:
-    """Mean cross-entropy of integer `labels` (rows,) under softmax(`logits`) (S, rows, classes).
-
-    The largest logit of each row is subtracted first, so any finite logits give a finite loss.
-    Raises ShapeError for mismatched shapes and SettingError for labels outside 0..classes-1.
-    """
-    z = as_block(logits, "logits")
-    if z.ndim != 3:
-        raise ShapeError(f"logits: expected shape (stack, rows, classes), got {z.shape}")
-    y = np.asarray(labels)
-    if y.shape != z.shape[1:2] or y.dtype.kind not in "iu":
-        raise ShapeError(f"labels: expected {z.shape[1]} whole numbers, got {y.shape} {y.dtype}")
-    if y.size and (y.min() < 0 or y.max() >= z.shape[2]):
-        raise SettingError(f"labels: expected classes 0 to {z.shape[2] - 1}")
-    shifted = z - z.max(axis=-1, keepdims=True)
-    log_total = np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    log_p = shifted - log_total
-    rows = z.shape[1]
-    picked = log_p[:, np.arange(rows), y]
-    slope = np.exp(log_p)
-    slope[:, np.arange(rows), y] -= 1.0
-    return SoftmaxLoss(value=-picked.mean(axis=1), slope=slope / rows)
 
 
 @dataclass(frozen=True, eq=False)
