@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from normcore import GhostBatchNorm, NormcoreError, SettingError, ShapeError, finite_difference
-from normcore.loss import softmax_cross_entropy
 from normcore.experiments import (
     bias,
     deepnet,
@@ -21,6 +20,7 @@ from normcore.experiments import (
     smallbatch,
     smoothness,
 )
+from normcore.loss import softmax_cross_entropy
 
 # numeric: figures from float arithmetic (make test-arith reruns it); slow: long re-runs, left out
 # of make check's inner loop (make test runs them)

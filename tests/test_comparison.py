@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from normcore.data import load_crowd
-from normcore.errors import SettingError
+from normcore.errors import NormcoreError, SettingError
 from normcore.experiments import comparison, network
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
@@ -388,3 +389,89 @@ def test_widget_pairs_people_as_the_chapter_does(short_runs, seeds):
         assert f["paired_seed_low"][i] == pytest.approx(p.seed_interval[0], abs=1e-12)
         assert f["paired_seed_high"][i] == pytest.approx(p.seed_interval[1], abs=1e-12)
         assert (f["paired_worse"][i], f["paired_better"][i]) == (p.worse, p.better)
+
+
+@pytest.fixture(scope="module")
+def two_seeds():
+    blocks = comparison.fold_blocks((0, 1))
+    scores = {a: comparison.compare_arrangement(a, blocks, epochs=40) for a in ("none", "batch")}
+    return blocks, scores
+
+
+def test_people_correct_puts_each_verdict_at_its_person(two_seeds):
+    blocks, scores = two_seeds
+    s = scores["batch"]
+    assert s.held_correct.shape == (2, 25)
+    np.testing.assert_allclose(s.held_correct.mean(axis=1), s.held_accuracy)
+    # person i sits in fold i % 5, at position i // 5 of that fold's held rows
+    logits = network.forward(s.net, blocks.x_held).logits
+    right = (logits > 0) == (blocks.y_held > 0.5)
+    for seed in range(2):
+        for person in range(25):
+            run = seed * 5 + person % 5
+            assert s.held_correct[seed, person] == right[run, person // 5]
+
+
+def test_paired_people_against_itself_is_zero_and_intervals_are_ordered(two_seeds):
+    _, scores = two_seeds
+    same = comparison.paired_people(scores, "none", "none")
+    assert same.difference == 0 and same.worse == same.better == 0
+    assert same.people_interval == (0.0, 0.0)
+    p = comparison.paired_people(scores, "batch")
+    assert p.people_interval[0] <= p.difference <= p.people_interval[1]
+    assert p.seed_interval[0] <= p.difference <= p.seed_interval[1]
+    np.testing.assert_allclose(
+        p.difference, scores["batch"].held_accuracy.mean() - scores["none"].held_accuracy.mean()
+    )
+    assert p.worse + p.better <= 25
+
+
+def test_recalibrated_statistics_are_the_training_rows_own(two_seeds):
+    blocks, scores = two_seeds
+    acc = comparison.recalibrated_held_accuracy(scores["batch"], blocks)
+    assert acc.shape == (2,) and np.all((0 <= acc) & (acc <= 1))
+    # asked while predicting with recomputed figures, the training rows are standardised exactly
+    # as the training purpose standardises them (biased variance, same epsilon)
+    net = scores["batch"].net
+    from normcore.sequential import Sequential
+
+    seen = Sequential((net.hidden, net.relu)).forward(blocks.x_train).output
+    fixed = dataclasses.replace(
+        net,
+        norm=dataclasses.replace(
+            net.norm, running_mean=seen.mean(axis=-2), running_variance=seen.var(axis=-2)
+        ),
+    )
+    np.testing.assert_allclose(
+        network.forward(fixed, blocks.x_train, "predicting").logits,
+        network.forward(net, blocks.x_train, "training").logits,
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    with pytest.raises(NormcoreError):
+        comparison.recalibrated_held_accuracy(scores["none"], blocks)
+
+
+def test_whole_crowd_losses_stack_the_curves():
+    stacked = comparison.whole_crowd_losses("layer", (0, 3), epochs=30)
+    for k, seed in enumerate((0, 3)):
+        one = comparison.curves(["layer"], seed=seed, epochs=30)["layer"].loss
+        np.testing.assert_allclose(stacked[:, k], one, rtol=1e-12, atol=1e-14)
+    assert comparison.spikes(np.array([1.0, 1.2, 1.0, 1.05, 1.5])) == 2
+
+
+def test_batch_before_relu_is_stacking_invariant_and_differs_from_after():
+    both = comparison.batch_before_relu((0, 1), epochs=30)
+    alone = comparison.batch_before_relu((1,), epochs=30)
+    assert both.shape == (2,) and alone[0] == both[1]
+    after = comparison.compare(["batch"], (0, 1), epochs=30)["batch"].held_accuracy
+    assert np.all((0 <= both) & (both <= 1))
+    # the order makes a different network: its first forward pass already differs
+    net = network.build("batch", [0])
+    from normcore.sequential import Sequential
+
+    x = comparison.fold_blocks((0,)).x_train[:1]
+    pre = Sequential((net.hidden, net.norm, net.relu, net.output)).forward(x, "training")
+    post = network.forward(net, x, "training")
+    assert not np.allclose(pre.output[..., 0], post.logits)
+    assert after.shape == (2,)

@@ -74,3 +74,9 @@ def test_chapter_7_checkers_name_the_expected_mistakes():
     assert ch07.check_batch_of_ten(ten) == "right"
     assert "twenty" in ch07.check_batch_of_ten(twenty)
     assert "running figures" in ch07.check_batch_of_ten(running)
+
+
+def test_gap_factor_checker_names_the_first_order_mistake():
+    assert ch05.check_gap_factor(4).right
+    assert "first order" in ch05.check_gap_factor(2)
+    assert not ch05.check_gap_factor(8).right

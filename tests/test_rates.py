@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from normcore.errors import NormcoreError
 from normcore.exercises import PROMPT
 from normcore.experiments import rates as R
 
@@ -440,3 +441,29 @@ def test_the_batch_layer_makes_the_loss_blind_to_the_hidden_length():
         doubled = R.scaled(normalised, 2.0)
         np.testing.assert_array_equal(doubled.hidden.weights, 2 * normalised.hidden.weights)
         assert doubled.layers.layers[1:] == normalised.layers.layers[1:]
+
+
+def test_batch_probabilities_agree_with_predict_in_any_order():
+    data = R.subscribers()
+    net = R.train(R.RUN_SEEDS[0], 0.05, True).net
+    orders = np.stack([np.random.default_rng(k).permutation(len(data.y_test)) for k in range(3)])
+    stacked = R.batch_probabilities(net, data.x_test, orders)
+    for order, row in zip(orders, stacked, strict=True):
+        np.testing.assert_allclose(
+            row, R.predict(net, data.x_test, "batch", order=order), rtol=1e-12, atol=1e-15
+        )
+    spread = R.order_spread(net, data.x_test, data.y_test, orders=20, seed=0)
+    assert spread.accuracies.shape == (20,) and 0 <= spread.percentile_of_in_order <= 100
+    sorted_by = R.sorted_orders(data.x_test, data.y_test, features=[0])
+    labels = np.asarray(data.y_test)[sorted_by["label, ones last"]]
+    assert np.all(np.diff(labels) >= 0)
+    with pytest.raises(NormcoreError):
+        R.batch_probabilities(net, data.x_test, orders[:, :10])
+
+
+def test_stable_bracket_brackets():
+    b = R.stable_bracket([5.0, 10.0, 12.5], False)
+    assert (b.last_stable, b.first_unstable) == (10.0, 12.5)
+    assert np.all(b.losses[:2] < 1) and not np.all(b.losses[2] < 1)
+    with pytest.raises(NormcoreError):
+        R.stable_bracket([10.0, 5.0], False)

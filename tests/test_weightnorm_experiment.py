@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from normcore import Dense, WeightNormDense, ZeroDirectionError
+from normcore.errors import NormcoreError
 from normcore.exercises import ch05
 from normcore.experiments import weightnorm
 
@@ -103,3 +104,31 @@ def test_dense_and_weightnorm_answer_alike_for_random_layers():
     a = WeightNormDense(direction=v).forward(x).output
     b = Dense(weights=v).forward(x).output
     np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14)
+
+
+def test_length_gap_and_second_order_constant_against_the_steps():
+    case = weightnorm.make_case(seed=11)
+    for rate in (0.01, 0.1, 0.3):
+        step = weightnorm.one_step(case, rate)
+        np.testing.assert_allclose(
+            step.length_dense - step.length_weightnorm,
+            weightnorm.length_gap(case, rate),
+            rtol=1e-7,
+            atol=1e-15,
+        )
+    c = weightnorm.second_order_constant(case)
+    ratio = weightnorm.one_step(case, 1e-3).distance / 1e-6
+    assert abs(ratio / c - 1) < 5e-3
+    np.testing.assert_allclose(weightnorm.turning_factor(case.weightnorm), 1.0, rtol=1e-12)
+
+
+def test_data_dependent_start_standardises_the_batch():
+    x = np.random.default_rng(3).normal(size=(30, 2)) * [1.0, 5.0] + [2.0, -1.0]
+    layer = weightnorm.make_case().weightnorm
+    started = weightnorm.data_dependent_start(layer, x)
+    t = started.forward(x).output
+    np.testing.assert_allclose(t.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(t.std(axis=0), 1, rtol=1e-12)
+    np.testing.assert_array_equal(started.direction, layer.direction)
+    with pytest.raises(NormcoreError):
+        weightnorm.data_dependent_start(layer, np.ones((4, 2)))
