@@ -9,8 +9,8 @@ LOCK   := constraints.txt
 # A failed build leaves no target behind that looks up to date (a half-built site, say).
 .DELETE_ON_ERROR:
 
-.PHONY: install lock book site lab check test suite test-arith lint notebooks clean pdf \
-	claims claims-record fresh-seeds visible-cells ci release
+.PHONY: install lock book site lab check test suite test-arith lint format notebooks clean pdf \
+	claims claims-record fresh-seeds visible-cells release
 
 # With REPORTS set (.ci/run sets REPORTS=_build/ci), every pytest run writes a JUnit XML report
 # there, which tools/ci_report.py sums up at the end of CI.
@@ -103,10 +103,16 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=lab $(LAB_FLAGS)
 
 # Lint: ruff check and ruff format --check over every Python file (pyproject.toml leaves out only
-# the notebooks, the vendored and the built files).
+# the notebooks, the vendored and the built files), and mypy over the package's core (pyproject's
+# [tool.mypy] says which files). `make format` rewrites what the lint would refuse on style.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 # The inner loop (README): lint and the unit tests; no site, no notebook, no browser, no claims,
 # and not the modules marked slow (long re-runs of experiments and the fuzz; make test runs them).

@@ -47,7 +47,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: numpy's error state inside every public call: an overflow, an invalid operation (inf - inf,
 #: 0 * inf) or a division by zero raises, whatever the caller has set; an underflow (a tiny value
 #: squared) rounds towards zero, as IEEE arithmetic does, and never raises
-ERROR_STATE = {"over": "raise", "invalid": "raise", "divide": "raise", "under": "ignore"}
+ERROR_STATE: dict[str, Any] = {
+    "over": "raise",
+    "invalid": "raise",
+    "divide": "raise",
+    "under": "ignore",
+}
 
 
 def own_error_state(call: F) -> F:
@@ -106,7 +111,7 @@ def seal_each(*values: Any) -> list[Any]:
         if type(v) is np.ndarray or isinstance(v, np.ndarray):
             base = v.base
             if base is None:
-                v.setflags(False)  # write=False
+                v.setflags(write=False)
                 v = v.view()
             elif not (  # sealed already (`_is_sealed`, written out: every layer call comes here)
                 not v.flags.writeable
@@ -142,7 +147,7 @@ def _remade(cls: type, values: dict[str, Any]) -> Any:
 
 
 @functools.lru_cache(maxsize=64)
-def field_names(cls: type) -> tuple[str, ...]:
+def field_names(cls: Any) -> tuple[str, ...]:
     """The names of the dataclass `cls`'s fields that its constructor takes, in order."""
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
@@ -175,7 +180,7 @@ class Remade:
     __slots__ = ()
 
     def __reduce__(self) -> tuple[Any, ...]:
-        cls = type(self)
+        cls: Any = type(self)
         values = {name: _plain(getattr(self, name)) for name in field_names(cls)}
         return (_remade, (cls, values))
 

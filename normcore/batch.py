@@ -172,11 +172,12 @@ class BatchNorm(Normaliser):
 
     def _given(self, x: np.ndarray) -> Given:
         """The running mean and divisor lined up with `x`, in its float type."""
-        running = ("running_mean", self.running_mean), ("running deviation", self.running_deviation)
-        return self._in_type(x, *running)
+        mean, divisor = self.running_mean, self.running_deviation
+        return self._in_type(x, "running_mean", mean, "running deviation", divisor)
 
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
+        assert st.mean is not None and st.variance is not None  # batch norm centres
         return Statistics(
             st.mean.reshape(shape), st.variance.reshape(shape), st.deviation.reshape(shape)
         )
@@ -236,7 +237,7 @@ class GhostBatchNorm(BatchNorm):
     """
 
     #: required: left out (None), the constructor refuses it (SettingError)
-    group_rows: int | None = None
+    group_rows: Any = None
 
     name = "ghost batch"
 
@@ -296,6 +297,7 @@ class GhostBatchNorm(BatchNorm):
     def _batch_statistics(self, st: Standardised) -> Statistics:
         shape = self.scale.shape
         groups = st.z.ndim - 3  # the axis that runs over the groups
+        assert st.mean is not None and st.variance is not None  # batch norm centres
 
         def average(a: np.ndarray) -> np.ndarray:
             return np.mean(a, axis=groups).reshape(shape)

@@ -18,9 +18,8 @@ Four measurements in one process:
 2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
 3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
 4. the time of Run All for every chapter, kernel start excluded, as wall time and as the
-   kernel's CPU time (``--no-chapters`` skips it; ``--chapters-only`` runs only it);
-5. with ``--claims``, the claims suite module by module (``normcore.bench_claims``), against its
-   10-minute budget (``--claims-only`` runs only it).
+   kernel's CPU time (``--no-chapters`` skips it; ``--chapters-only`` runs only it)
+(the claims suite module by module, against its budget, is ``python tools/bench_claims.py``).
 
 ``--quick`` runs few rounds on the two smallest blocks and skips the rest (a smoke run for the
 tests). Machines are noisy: these figures are printed, never asserted.
@@ -421,12 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-chapters", action="store_true", help="skip timing the chapters")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per median")
     parser.add_argument("--chapters-only", action="store_true", help="only time the chapters")
-    parser.add_argument("--claims", action="store_true", help="time the claims suite too")
-    parser.add_argument("--claims-only", action="store_true", help="only time the claims suite")
     args = parser.parse_args(argv)
-    if args.claims_only:
-        claims()
-        return 0
     if args.chapters_only:
         chapters()
         return 0
@@ -438,16 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     playground(3 if args.quick else 15)
     if not (args.quick or args.no_chapters):
         chapters()
-    if args.claims:
-        claims()
     return 0
-
-
-def claims() -> None:
-    """The claims suite's modules, each timed on its own (``normcore.bench_claims``)."""
-    from .bench_claims import claims_rows, print_claims_table
-
-    print_claims_table(claims_rows())
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ step that adds each patch's slope back onto the pixels it came from.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -347,6 +347,9 @@ class StandardisedConv2d(Conv2d):
     """
 
     epsilon: float = 1e-5
+    # worked out by the constructor from the weights (never handed in)
+    _standardised: Any = field(init=False, repr=False)
+    _effective: np.ndarray = field(init=False, repr=False)
 
     @own_error_state
     def __post_init__(self) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -63,9 +63,12 @@ def _checked_bias(bias: Any, fan_out_shape: tuple[int, ...]) -> np.ndarray:
     return b
 
 
-@dataclass(frozen=True, eq=False)
 class _Affine(Remade):
-    """What Dense and WeightNormDense share: output = x @ effective weights + bias."""
+    """What Dense and WeightNormDense share: output = x @ effective weights + bias. (Not a
+    dataclass: the fields are the subclasses'.)"""
+
+    __slots__ = ()
+    bias: np.ndarray
 
     slope_names: ClassVar[tuple[str, ...]] = ()
 
@@ -215,6 +218,10 @@ class WeightNormDense(_Affine):
     direction: Any
     magnitude: Any = None
     bias: Any = None
+    # worked out by the constructor from the fields above (never handed in)
+    _length: np.ndarray = field(init=False, repr=False)
+    _unit: np.ndarray = field(init=False, repr=False)
+    _effective: np.ndarray = field(init=False, repr=False)
 
     slope_names = ("direction", "magnitude", "bias")
 

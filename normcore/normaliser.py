@@ -64,8 +64,8 @@ class Plan(NamedTuple):
     keeps every shape and setting, so the layers its steps make share it).
 
     `shape` is the statistics' view of the input, `axes` the axes of the view they run along and
-    `count` the values each statistic reads; `limit` is the largest magnitude whose squares,
-    summed `count` at a time, stay within the float type (`check_magnitudes`). `lined` is the
+    `n` the values each statistic reads; `limit` is the largest magnitude whose squares, summed
+    `n` at a time, stay within the float type (`check_magnitudes`). `lined` is the
     parameters' shape lined up with the input (`Normaliser._lined`), or None when they
     broadcast as they are, and `shared` the input's axes they are shared along, which their
     gradients sum over.
@@ -73,7 +73,7 @@ class Plan(NamedTuple):
 
     shape: tuple[int, ...]
     axes: tuple[int, ...]
-    count: int
+    n: int
     limit: float
     lined: tuple[int, ...] | None
     shared: tuple[int, ...]
@@ -147,8 +147,8 @@ class Normaliser(Remade):
         """
         purpose = check_purpose(purpose)
         x = as_block(x, "x", finite=False)
-        plan = self._plans.get((x.shape, x.dtype, purpose)) or self._plan(x, purpose)
-        check_magnitudes(x, plan.limit, plan.count, "x")
+        plan = self.__dict__["_plans"].get((x.shape, x.dtype, purpose)) or self._plan(x, purpose)
+        check_magnitudes(x, plan.limit, plan.n, "x")
         view = x.reshape(plan.shape)
         given = self._given(x) if purpose == PREDICTING else None
         if given is None:
@@ -179,7 +179,7 @@ class Normaliser(Remade):
         """
         response = check_response(self, response)
         d = check_d_out(response, d_out, finite=False)
-        plan = self._plans.get((d.shape, d.dtype, response.purpose)) or self._plan(
+        plan = self.__dict__["_plans"].get((d.shape, d.dtype, response.purpose)) or self._plan(
             d, response.purpose
         )
         st = response.cache
@@ -187,7 +187,7 @@ class Normaliser(Remade):
             raise ForeignResponseError(
                 "response.cache: expected the standardised input this layer's forward pass made"
             )
-        check_magnitudes(d, plan.limit, plan.count, "d_out")
+        check_magnitudes(d, plan.limit, plan.n, "d_out")
         slopes = {}
         if self.affine:  # sum(d z) and sum(d) along the axes each parameter is shared along
             scale, _ = self._parameters(d, plan)
@@ -255,7 +255,7 @@ class Normaliser(Remade):
         first: ShapeError, EmptyBatchError, an EpsilonError for a float type that cannot hold
         epsilon) and kept in ``_plans``, which the calls read first."""
         key = (x.shape, x.dtype, purpose)
-        plans = self._plans
+        plans = self.__dict__["_plans"]
         plan = plans.get(key)
         if plan is None:
             self._prepare(x, purpose)
@@ -282,17 +282,23 @@ class Normaliser(Remade):
             if plan.lined is None:
                 return scale, shift
             return scale.reshape(plan.lined), shift.reshape(plan.lined)  # sealed views
-        return self._in_type(x, ("scale", scale), ("shift", shift))
+        return self._in_type(x, "scale", scale, "shift", shift)
 
-    def _in_type(self, x: np.ndarray, *named: tuple[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-        """The per-feature arrays `named` lined up with `x`, in x's float type, read-only: worked
-        out once per layer, rank and float type (MagnitudeError for a value beyond the type)."""
+    def _in_type(
+        self, x: np.ndarray, name: str, a: np.ndarray, other: str, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The per-feature arrays `a` and `b` (named `name` and `other`) lined up with `x`, in
+        x's float type, read-only: worked out once per layer, rank and float type
+        (MagnitudeError for a value beyond the type)."""
         known = self.__dict__.setdefault("_lined_up", {})
-        key = (named[0][0], x.ndim, x.dtype)
+        key = (name, x.ndim, x.dtype)
         found = known.get(key)
         if found is None:
             shape = self._lined(x.ndim)
-            found = known[key] = tuple(seal(fits(p.reshape(shape), x.dtype, n)) for n, p in named)
+            found = known[key] = (
+                seal(fits(a.reshape(shape), x.dtype, name)),
+                seal(fits(b.reshape(shape), x.dtype, other)),
+            )
         return found
 
 

@@ -205,14 +205,10 @@ def check_kept_input(response: Response, rows_axis_from_end: int | None = None) 
     the last axis (dense layers, whose last axis changes size)."""
     x = response.input
     want = response.output.shape
-    ok = isinstance(x, np.ndarray) and x.dtype == response.output.dtype
-    if ok and rows_axis_from_end is None:
-        ok = x.shape == want
-    elif ok:
-        ok = x.shape[:-1] == want[:-1]
-    if not ok:
-        raise _foreign("response.input", f"the block forward read, shaped as {want}")
-    return x
+    if isinstance(x, np.ndarray) and x.dtype == response.output.dtype:
+        if x.shape == want if rows_axis_from_end is None else x.shape[:-1] == want[:-1]:
+            return x
+    raise _foreign("response.input", f"the block forward read, shaped as {want}")
 
 
 def check_d_out(response: Response, d_out: Any, finite: bool = True) -> np.ndarray:
@@ -278,7 +274,7 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
     return Statistics(**values)
 
 
-def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, np.ndarray]:
+def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, Any]:
     """The one parameter step: each learned array (``layer._learned()``) moved by ``-rate *
     gradient``. A gradient the layer's own `backward` made is taken as it is; any other is
     checked against the layer first (`check_gradient`). The new layer seals the moved arrays

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+import bench_claims
 import pytest
-
-from normcore import bench_claims
 
 pytestmark = pytest.mark.slow  # starts two pytest processes: make test runs it, make check does not
 

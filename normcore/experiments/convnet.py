@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..activations import ReLU
-from ..batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
+from ..batch import BatchNorm, GhostBatchNorm
 from ..conv import Conv2d, StandardisedConv2d
 from ..data import load_digits, split_digits
 from ..dense import Dense
@@ -326,18 +326,6 @@ def folded(net: ConvNet) -> ConvNet:
         raise SettingError(f"net: expected the batch version, got {net.version!r}")
     convs = tuple(fold_into_conv(c, n) for c, n in zip(net.convs, net.norms, strict=True))
     return dataclasses.replace(net, convs=convs, norms=(None, None), version="none")
-
-
-def as_image_batch_norm(norm: GhostBatchNorm, index: int) -> ImageBatchNorm:
-    """Stacked network `index`'s batch layer as normcore's per-channel `ImageBatchNorm`."""
-    return ImageBatchNorm(
-        scale=norm.scale[index],
-        shift=norm.shift[index],
-        running_mean=norm.running_mean[index],
-        running_variance=norm.running_variance[index],
-        epsilon=norm.epsilon,
-        momentum=norm.momentum,
-    )
 
 
 def pooled(version: str, per_device: int) -> tuple[int, int]:

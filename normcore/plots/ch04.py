@@ -27,19 +27,6 @@ def plot_rows_and_columns(rows: Any) -> Any:
     return fig
 
 
-def plot_rms_rows(rms: Any) -> Any:
-    """Each person before (cm, kg) and after RMS norm: a row keeps its direction from zero."""
-    import matplotlib.pyplot as plt
-
-    use_book_style()
-    fig, axes = plt.subplots(1, 2, figsize=(6.8, 3.4))
-    axes[0].plot(rms.people[:, 0], rms.people[:, 1], "o", color=BOOK_COLOURS[0])
-    axes[0].set(title="as measured", xlabel="height (cm)", ylabel="weight (kg)")
-    axes[1].plot(rms.output[:, 0], rms.output[:, 1], "o", color=BOOK_COLOURS[1])
-    axes[1].set(title="after RMS norm", xlabel="height / root", ylabel="weight / root")
-    return fig
-
-
 def _rays(ends: np.ndarray) -> np.ndarray:
     """Segments from the origin to each row of `ends` (rows, 2): shape (rows, 2, 2)."""
     return np.stack([np.zeros_like(ends), ends], axis=1)

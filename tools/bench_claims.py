@@ -1,10 +1,9 @@
-"""How long the claims suite takes, module by module: ``python -m normcore.bench_claims``.
+"""How long the claims suite takes, module by module: ``python tools/bench_claims.py``.
 
 The claims suite (``tests/claims/test_chNN.py``) re-runs each chapter's conclusions on fresh seeds;
 it must fit in 10 minutes on the 2-core machine in all. Each module is run here on its own, in
 one pytest process (no workers), so the figures add up to the suite's CPU budget and a module that
-grows stands out. ``python -m normcore.bench --claims`` prints the same table beside the other
-benchmarks. Timings are printed, never asserted.
+grows stands out. Timings are printed, never asserted.
 """
 
 from __future__ import annotations
