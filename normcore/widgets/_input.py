@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from normcore.errors import MagnitudeError, NonFiniteError, NormcoreError, SettingError, ShapeError
@@ -212,3 +213,56 @@ def real_block(block: object, name: str = "block") -> Any:
     from normcore import as_block
 
     return np.asarray(as_block(block, name), dtype=np.float64)
+
+
+# -- the arguments of a widget's Python calls: one check per kind, shared by every widget -------
+def seed_arg(value: object, name: str = "seed") -> int:
+    """A seed: a whole number from 0 to 2**32 - 1 (StateError otherwise, naming `name`)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+        raise StateError(f"{name}: expected a whole number from 0 to 2**32 - 1, got {value!r}")
+    return value
+
+
+def flag_arg(value: object, name: str) -> bool:
+    """True or False (StateError otherwise: 1, 'yes' and None are not flags)."""
+    if not isinstance(value, bool):
+        raise StateError(f"{name}: expected True or False, got {value!r}")
+    return value
+
+
+def choice_arg(value: object, name: str, options: Any) -> str:
+    """One of `options` (strings), compared as a string (StateError otherwise, listing them)."""
+    options = sorted(options)
+    if not isinstance(value, str) or value not in options:
+        raise StateError(f"{name}: expected one of {options}, got {value!r}")
+    return value
+
+
+def number_arg(value: object, name: str, limit: float) -> float:
+    """A finite number (not a bool) within ±`limit` (StateError, NonFiniteError or
+    MagnitudeError otherwise)."""
+    _check_kind(value, float, name)
+    number = float(value)  # type: ignore[arg-type]  # an int or a float: checked just above
+    if abs(number) > limit:
+        raise MagnitudeError(f"{name}: expected a number within ±{grouped(limit)}, got {value!r}")
+    return number
+
+
+def items_arg(value: object, name: str, kind: Any = object) -> Any:
+    """A non-empty list, tuple or mapping whose items (a mapping's values) are of `kind` (a
+    type, or a tuple of types); StateError otherwise, naming the argument."""
+    if isinstance(value, Mapping):
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise StateError(f"{name}: expected a list or a mapping, got {type(value).__name__}")
+    if not items:
+        raise StateError(f"{name}: expected at least one entry, got none")
+    for item in items:
+        if not isinstance(item, kind):
+            wanted = (
+                kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            )
+            raise StateError(f"{name}: expected entries of {wanted}, got {type(item).__name__}")
+    return value

@@ -19,7 +19,7 @@ import numpy as np
 
 from normcore.errors import SettingError
 from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
-from normcore.widgets._input import StateError, check_state, parse_number, strip
+from normcore.widgets._input import StateError, check_state, choice_arg, parse_number, strip
 
 State = dict[str, Any]
 IMAGE_SHAPE = (2, 4, 3, 3)
@@ -77,8 +77,7 @@ def figures(state: State, values: dict[str, list]) -> dict[str, Any]:
 
 
 def choose(state: State, key: str, value: str) -> State:
-    if key not in ("data", "axis", "groups"):
-        raise StateError(f"control: expected data, axis or groups, got {key!r}")
+    choice_arg(key, "control", ("data", "axis", "groups"))
     return check({**check(state), key: value})
 
 

@@ -22,7 +22,7 @@ from normcore.errors import NormcoreError
 from normcore.experiments import comparison
 from normcore.widgets import comparison_model
 from normcore.widgets._esm import bundle, source
-from normcore.widgets._input import friendly
+from normcore.widgets._input import StateError, check_state, friendly, items_arg
 from normcore.widgets._page import PageWidget
 
 
@@ -52,6 +52,11 @@ class ComparisonTable(PageWidget):
         )
 
 
+def _listed(values: Any) -> Any:
+    """A tuple as a list (what `check_state` reads as a sequence); anything else as it is."""
+    return list(values) if isinstance(values, tuple) else values
+
+
 def comparison_widget(
     scores: Mapping[str, comparison.Scores],
     arrangements: Sequence[str] | None = None,
@@ -64,6 +69,13 @@ def comparison_widget(
             of `comparison.SEEDS`.
         arrangements, seeds: what is ticked at first (default: everything, the chapter's table).
     """
+    items_arg(scores, "scores", comparison.Scores)
+    if not isinstance(scores, Mapping):
+        raise StateError(
+            f"scores: expected a mapping of arrangement to Scores, got {type(scores).__name__}"
+        )
+    choice = {"arrangements": ([str], None), "seeds": ([int], None)}
+    check_state({"arrangements": _listed(arrangements), "seeds": _listed(seeds)}, choice, "choice")
     results = comparison_model.results_data(scores)
     state = comparison_model.initial(results)
     if arrangements is not None:

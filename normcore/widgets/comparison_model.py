@@ -28,7 +28,7 @@ import numpy as np
 
 from normcore.errors import SettingError
 from normcore.experiments import comparison
-from normcore.widgets._input import check_state
+from normcore.widgets._input import check_state, flag_arg, seed_arg
 
 State = dict[str, Any]
 Results = dict[str, Any]
@@ -172,12 +172,16 @@ def paired(results: Results, key: str, at: Sequence[int]) -> dict[str, Any]:
 
 def toggle_arrangement(state: State, key: str, on: bool) -> State:
     """Tick (`on`) or untick one arrangement."""
+    check_state({"key": key}, {"key": str}, "toggle_arrangement")
+    flag_arg(on, "on")
     rest = [k for k in state["arrangements"] if k != key]
     return {**state, "arrangements": rest + [key] if on else rest}
 
 
 def toggle_seed(state: State, seed: int, on: bool) -> State:
     """Tick (`on`) or untick one seed."""
+    seed_arg(seed)
+    flag_arg(on, "on")
     rest = [s for s in state["seeds"] if s != seed]
     return {**state, "seeds": sorted(rest + [seed]) if on else rest}
 

@@ -36,7 +36,7 @@ from normcore.batch import GhostBatchNorm
 from normcore.errors import SettingError
 from normcore.experiments import convnet
 from normcore.image import GroupNorm
-from normcore.widgets._input import parse_number
+from normcore.widgets._input import choice_arg, parse_number
 
 State = dict[str, Any]
 NORMALISERS = ("batch", "layer", "instance", "group")
@@ -166,8 +166,7 @@ def figures(state: State, case: dict[str, Any]) -> dict[str, Any]:
 
 def choose(state: State, key: str, value: str) -> State:
     """The state with `key` set to `value` (a menu's choice or a box's text)."""
-    if key not in state:
-        raise KeyError(key)
+    choice_arg(key, "control", state)
     return {**state, key: value}
 
 

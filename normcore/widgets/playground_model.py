@@ -35,6 +35,7 @@ from normcore.widgets._input import (
     StateError,
     check_index,
     check_state,
+    number_arg,
     parse_number,
     real_block,
 )
@@ -287,10 +288,8 @@ def set_parameter(state: State, which: str, j: int, value: float) -> State:
     if which not in ("scale", "shift"):
         raise SettingError(f"which: expected 'scale' or 'shift', got {which!r}")
     check_index(j, len(check(state)["scale"]), "feature")
-    check_state({which: value}, {which: float})
-    return _edited(
-        state, **{which: [float(value) if k == j else v for k, v in enumerate(state[which])]}
-    )
+    value = number_arg(value, which, LIMIT)
+    return _edited(state, **{which: [value if k == j else v for k, v in enumerate(state[which])]})
 
 
 def undo(state: State) -> State:

@@ -22,6 +22,7 @@ import traitlets
 from normcore.experiments import rates as R
 from normcore.widgets import rates_model
 from normcore.widgets._esm import bundle, source
+from normcore.widgets._input import StateError, items_arg
 from normcore.widgets._page import PageWidget
 
 
@@ -78,6 +79,12 @@ def rate_explorer(
     spreads over orders and the label-sorted accuracies of the two rate-0.05 normalised runs.
     What is not given is computed as the chapter computes it. `choice` (limit=, run=, orders=)
     sets the opening view."""
+    for name, given, kind in (("rows", rows, R.SweepRow), ("brackets", brackets, R.Bracket)):
+        if given is not None:
+            items_arg(given, name, kind)
+    for name, given in (("spreads", spreads), ("sorted_accuracies", sorted_accuracies)):
+        if given is not None and not isinstance(given, Mapping):
+            raise StateError(f"{name}: expected a mapping, got {type(given).__name__}")
     rows = R.sweep() if rows is None else rows
     if brackets is None:
         brackets = [

@@ -25,6 +25,7 @@ from normcore.widgets._input import (
     NotANumberError,
     StateError,
     check_state,
+    choice_arg,
     parse_number,
     quoted,
     strip,
@@ -144,10 +145,9 @@ def figures(state: State) -> dict[str, Any]:
 
 def choose(state: State, key: str, value: str) -> State:
     """The reader sets one control."""
-    if key not in SPEC:
-        raise StateError(f"control: expected one of {', '.join(SPEC)}, got {key!r}")
+    choice_arg(key, "control", SPEC)
     check_state(state, SPEC)
-    return {**state, key: value}
+    return check_state({**state, key: value}, SPEC)
 
 
 # ------------------------------------------------------------------ the node differential test

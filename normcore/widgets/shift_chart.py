@@ -27,7 +27,7 @@ from normcore.errors import SettingError
 from normcore.experiments.shift import CrowdShift, crowd_shift
 from normcore.plots.ch01 import crowd_shift_figure, png_bytes
 from normcore.widgets._esm import bundle
-from normcore.widgets._input import check_state
+from normcore.widgets._input import StateError, check_state, choice_arg, seed_arg
 from normcore.widgets._page import PageWidget
 
 LABELS = {"none": "plain", "batch": "batch layer"}
@@ -81,11 +81,7 @@ class ShiftChart(PageWidget):
 
     def select(self, arrangement: str) -> None:
         """Show `arrangement` ('none' or 'batch')."""
-        if arrangement not in self.shifts:
-            raise SettingError(
-                f"arrangement: expected one of {sorted(self.shifts)}, got {arrangement!r}"
-            )
-        self.state = {"arrangement": arrangement}
+        self.state = {"arrangement": choice_arg(arrangement, "arrangement", self.shifts)}
 
     @property
     def selected(self) -> str:
@@ -99,6 +95,10 @@ def shift_chart(
     plain: CrowdShift | None = None, batch: CrowdShift | None = None, seed: int = 0
 ) -> ShiftChart:
     """The chapter-1 switch between the plain crowd network and the one with a batch layer."""
+    seed = seed_arg(seed)
+    for name, given in (("plain", plain), ("batch", batch)):
+        if not (given is None or isinstance(given, CrowdShift)):
+            raise StateError(f"{name}: expected a CrowdShift or None, got {type(given).__name__}")
     plain = crowd_shift("none", seed) if plain is None else plain
     batch = crowd_shift("batch", seed) if batch is None else batch
     return ShiftChart({"none": plain, "batch": batch})
