@@ -480,10 +480,30 @@ def check_momentum(momentum: Any) -> float:
     return value
 
 
-def check_rate(rate: Any) -> float:
+def check_rate(rate: Any) -> Any:
+    """The learning rate: a finite number (RateError otherwise), or an array of finite numbers,
+    one per stacked model (its shape the parameters' leading axes: `rate_for` checks that)."""
     if type(rate) is float and math.isfinite(rate):  # the common case, as `number` answers it
         return rate
+    if isinstance(rate, np.ndarray) and rate.ndim:
+        if rate.dtype.kind not in "iuf" or not _all_finite(rate):
+            raise RateError(f"rate: expected finite numbers, one per stacked model, got {rate!r}")
+        return rate
     return number(rate, "rate", RateError, "a finite number")
+
+
+def rate_for(rate: Any, p: np.ndarray, name: str) -> Any:
+    """`rate` as it multiplies the gradient of the parameter `p` (named `name`): a number as it
+    is; one rate per stacked model lined up with p's leading axes (RateError when they are not
+    the rates' shape)."""
+    if not isinstance(rate, np.ndarray):
+        return rate
+    if p.shape[: rate.ndim] != rate.shape:
+        raise RateError(
+            f"rate: expected one per stacked model of {name}, shape {p.shape[: rate.ndim]}, got "
+            f"shape {rate.shape}"
+        )
+    return rate.reshape(rate.shape + (1,) * (p.ndim - rate.ndim))
 
 
 def fits(p: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:

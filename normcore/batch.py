@@ -189,7 +189,8 @@ class BatchNorm(Normaliser):
 
         Args:
             gradient: what this layer's `backward` answered (its `statistics` are the batch's).
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes: ``running = momentum * running + (1 - momentum) *

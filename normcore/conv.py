@@ -322,7 +322,8 @@ class Conv2d(Remade):
 
         Args:
             gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes, stride and padding; this one is unchanged.

@@ -181,7 +181,8 @@ class Dense(_Affine):
 
         Args:
             gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes; this one is unchanged.
@@ -301,7 +302,8 @@ class WeightNormDense(_Affine):
 
         Args:
             gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same shapes (this one is unchanged). The projected direction

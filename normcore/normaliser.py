@@ -208,7 +208,8 @@ class Normaliser(Remade):
 
         Args:
             gradient: what this layer's `backward` handed back.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new layer of the same type and shapes; this one is unchanged, and the new one

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits, seal_each, smallest
+from ._checks import Sealed, as_block, check_rate, fits, rate_for, seal_each, smallest
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .purpose import Purpose
 
@@ -276,9 +276,9 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
 
 def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, Any]:
     """The one parameter step: each learned array (``layer._learned()``) moved by ``-rate *
-    gradient``. A gradient the layer's own `backward` made is taken as it is; any other is
-    checked against the layer first (`check_gradient`). The new layer seals the moved arrays
-    (`normcore._checks.successor`).
+    gradient``, `rate` a number or one per stacked model (`rate_for`). A gradient the layer's
+    own `backward` made is taken as it is; any other is checked against the layer first
+    (`check_gradient`). The new layer seals the moved arrays (`normcore._checks.successor`).
 
     Returns:
         name: the moved array, for each learned array's name.
@@ -289,5 +289,6 @@ def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, Any]:
         rate, slopes = check_gradient(layer, gradient, rate, layer._learned())
     moved = {}
     for key, slope in slopes.items():
-        moved[key] = getattr(layer, key) - rate * slope
+        p = getattr(layer, key)
+        moved[key] = p - (rate if type(rate) is float else rate_for(rate, p, key)) * slope
     return moved

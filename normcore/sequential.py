@@ -86,7 +86,8 @@ class Sequential(Remade):
 
         Args:
             gradient: what this Sequential's `backward` answered.
-            rate: the learning rate, a finite number.
+            rate: the learning rate, a finite number (or one per stacked model, an array
+                shaped as the parameters' leading axes).
 
         Returns:
             A new Sequential of the stepped layers; this one is unchanged.

@@ -252,7 +252,7 @@ class SideBySide:
         if gradient.layer is not self:
             raise SettingError("gradient: expected a gradient of this SideBySide layer")
         parts = tuple(
-            None if part is None else part.step(_scaled(g, rates[where]), 1.0)
+            None if part is None else part.step(g, rates[where])
             for part, g, where in zip(self.parts, gradient.parts, self.slices, strict=True)
         )
         return dataclasses.replace(self, parts=parts)
@@ -350,12 +350,6 @@ def gradients(net: DeepNet, x: np.ndarray, labels: np.ndarray, purpose: str = TR
     return loss.value, grads
 
 
-def _scaled(g: Any, rates: np.ndarray) -> Any:
-    """`g` with every slope multiplied by its stacked network's rate."""
-    slopes = {k: v * rates.reshape((-1,) + (1,) * (v.ndim - 1)) for k, v in g.slopes.items()}
-    return dataclasses.replace(g, slopes=slopes)
-
-
 def _decayed(g: Any, decay: float) -> Any:
     """`g` with ``decay * weights`` added to the weights' slope (L2 weight decay)."""
     if decay == 0:
@@ -368,16 +362,16 @@ def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> De
     """A new network: every parameter moved by minus its network's rate times its slope; with
     `decay`, each hidden dense layer's weights also shrink by rate * decay * weights."""
     by_layer = {id(g.layer): g for g in grads}
-    dense = tuple(d.step(_scaled(_decayed(by_layer[id(d)], decay), rates), 1.0) for d in net.dense)
+    dense = tuple(d.step(_decayed(by_layer[id(d)], decay), rates) for d in net.dense)
     norms = tuple(
         None
         if n is None
         else n.stepped(by_layer[id(n)], rates)
         if isinstance(n, SideBySide)
-        else n.step(_scaled(by_layer[id(n)], rates), 1.0)
+        else n.step(by_layer[id(n)], rates)
         for n in net.norms
     )
-    output = net.output.step(_scaled(by_layer[id(net.output)], rates), 1.0)
+    output = net.output.step(by_layer[id(net.output)], rates)
     return DeepNet(dense=dense, norms=norms, output=output, relu=net.relu)
 
 
