@@ -1,15 +1,16 @@
 """Folding a batch layer into the dense layer or the convolution before it, for evaluation mode.
 
-While predicting, a batch layer standardises by its running figures, which are constants, so
-``dense`` followed by ``batch`` is one affine map and can be stored as one dense layer:
+In evaluation mode a batch layer standardises by its running statistics, which are constants, so
+``dense`` followed by ``batch`` is one affine map and can be stored as one dense layer (and a
+convolution followed by an image batch layer as one convolution):
 
     z = x @ W + b                                   (the dense layer)
-    y = scale * (z - running_mean) / deviation + shift, deviation = sqrt(running_variance + eps)
-      = x @ (W * k) + ((b - running_mean) * k + shift),   k = scale / deviation (per feature)
+    y = scale * (z - running_mean) / s + shift,     s = sqrt(running_variance + eps), the divisor
+      = x @ (W * k) + ((b - running_mean) * k + shift),   k = scale / s (per feature)
 
-The folded layer answers exactly what the pair answers *while predicting*, up to rounding (the
-book measures the gap at about 1e-15 on the digits network). It cannot stand in for the pair
-while training: training standardises by each batch's own statistics, which no constant holds.
+The folded layer's outputs are the pair's in evaluation mode up to rounding, as the product is
+regrouped. It cannot stand in for the pair in training mode: training mode standardises by each
+mini-batch's own statistics, which no constant holds.
 """
 
 from __future__ import annotations

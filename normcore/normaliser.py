@@ -254,25 +254,23 @@ class Normaliser(Remade):
     def _plan(self, x: np.ndarray, purpose: str) -> Plan:
         """The `Plan` for inputs shaped and typed as `x` in `purpose`, worked out (the refusals
         first: ShapeError, EmptyBatchError, an EpsilonError for a float type that cannot hold
-        epsilon) and kept in ``_plans``, which the calls read first."""
-        key = (x.shape, x.dtype, purpose)
+        epsilon) and kept in ``_plans``, which the calls read before they call this."""
+        self._prepare(x, purpose)
+        check_not_empty(x, "x")
+        check_epsilon_fits(self.epsilon, x.dtype)
+        view = self._view(x, purpose)
+        axes = self._stat_axes(view)
+        n = statistic_count(view.shape, axes)
+        lined = self._lined(x.ndim)
+        as_is = lined[x.ndim - self.scale.ndim :] == self.scale.shape
+        shared = tuple(i for i, size in enumerate(lined) if size == 1)
+        plan = Plan(
+            view.shape, axes, n, magnitude_limit(x.dtype, n), None if as_is else lined, shared
+        )
         plans = self.__dict__["_plans"]
-        plan = plans.get(key)
-        if plan is None:
-            self._prepare(x, purpose)
-            check_not_empty(x, "x")
-            check_epsilon_fits(self.epsilon, x.dtype)
-            view = self._view(x, purpose)
-            axes = self._stat_axes(view)
-            count = statistic_count(view.shape, axes)
-            lined = self._lined(x.ndim)
-            as_is = lined[x.ndim - self.scale.ndim :] == self.scale.shape
-            shared = tuple(i for i, n in enumerate(lined) if n == 1)
-            limit = magnitude_limit(x.dtype, count)
-            plan = Plan(view.shape, axes, count, limit, None if as_is else lined, shared)
-            if len(plans) > 64:  # many shapes read (a fuzz): start again rather than grow
-                plans.clear()
-            plans[key] = plan
+        if len(plans) > 64:  # many shapes read (a fuzz): start again rather than grow
+            plans.clear()
+        plans[(x.shape, x.dtype, purpose)] = plan
         return plan
 
     def _parameters(self, x: np.ndarray, plan: Plan) -> tuple[np.ndarray, np.ndarray]:
