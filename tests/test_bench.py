@@ -13,6 +13,7 @@ from normcore import bench
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
 
+@pytest.mark.slow  # a whole quick bench run (about 10 s)
 def test_bench_quick_prints_every_layer_and_block(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--quick", "--rounds", "1"]) == 0
     out = capsys.readouterr().out

@@ -154,6 +154,7 @@ def test_the_machinery_checks_can_fail():
     assert not MACHINERY.search("print(np.round(x, 4))")
 
 
+@pytest.mark.slow  # runs postBuild over the whole book (about 25 s)
 def test_binder_postbuild_makes_the_working_copy(tmp_path):
     """Binder runs postBuild (and `make lab` runs it too): it must leave lab/ with every chapter,
     its prose free of raw roles, and JupyterLab's settings overrides in place."""

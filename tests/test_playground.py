@@ -337,6 +337,7 @@ def _fit(state: pm.State, action: tuple) -> tuple:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
+@pytest.mark.slow  # ten runs of thirty actions under node (about 12 s)
 @given(st.lists(st.lists(ACTIONS, min_size=1, max_size=30), min_size=10, max_size=10))
 def test_the_javascript_model_is_the_python_model(oracle, runs: list[list[tuple]]) -> None:
     plans, wants = [], []

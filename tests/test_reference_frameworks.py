@@ -13,7 +13,7 @@ import pytest
 
 from normcore import reference as ref
 
-pytestmark = pytest.mark.numeric
+pytestmark = [pytest.mark.numeric, pytest.mark.slow]  # imports Keras and Flax (about 25 s)
 
 COLUMN = np.array([[2.0], [4.0], [4.0], [10.0]], dtype="float32")  # mean 5, biased variance 9
 
