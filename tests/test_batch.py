@@ -111,3 +111,22 @@ def test_a_read_only_nan_parameter_is_refused_when_handed_in() -> None:
         3,
         2,
     )
+
+
+def test_one_rate_per_stacked_model_steps_each_model_at_its_rate() -> None:
+    """A stacked layer (S models) stepped with S rates moves model k exactly as model k alone
+    stepped with rate k (the baseline: S separate layers); rates of the wrong shape are refused."""
+    r = np.random.default_rng(6)
+    x, d = r.normal(size=(2, 5, 3)), r.normal(size=(2, 5, 3))
+    rates = np.array([0.1, 0.5])
+    stacked = nc.BatchNorm.create(3, stack=(2,))
+    new = stacked.step(stacked.backward(stacked.forward(x, "training"), d), rates)
+    for k in range(2):
+        alone = _step(nc.BatchNorm.create(3), x[k], d[k], float(rates[k]))
+        np.testing.assert_array_equal(new.scale[k], alone.scale)
+        np.testing.assert_array_equal(new.shift[k], alone.shift)
+    gradient = stacked.backward(stacked.forward(x, "training"), d)
+    with pytest.raises(nc.RateError, match="one per stacked model"):
+        stacked.step(gradient, np.array([0.1, 0.2, 0.3]))
+    with pytest.raises(nc.RateError):
+        stacked.step(gradient, np.array([0.1, np.nan]))

@@ -178,8 +178,9 @@ def _same_fields(got: Any, want: Any, where: str) -> None:
 def test_a_step_makes_what_the_constructor_makes_of_the_same_fields(
     name: str, purpose: str
 ) -> None:
-    """A normaliser's step makes its new layer without running the constructor's checks again
-    (`Normaliser._successor`): the new layer must hold exactly what the constructor makes of
+    """A step makes its new layer without running the constructor's checks again
+    (`normcore._checks.successor`, for the normalisers, the dense layer and the convolution): the
+    new layer must hold exactly what the constructor makes of
     the same fields (which checks and seals them again, and works out a batch layer's running
     deviation again), and answer the same, forward and backward (the new layer lines its
     parameters up by reshaping them to the shapes its predecessor worked out; the remade one
