@@ -62,15 +62,17 @@ def own_error_state(call: F) -> F:
 
     Inputs are checked before any arithmetic (finite, and small enough that the statistics' sums
     of squares fit); this guard catches what only the arithmetic can reveal, such as a huge scale
-    times a standardised value, or a step's ``rate * gradient``.
+    times a standardised value, or a step's ``rate * gradient``. ``guarded.__wrapped__`` is
+    `call` itself, unguarded (``tests/test_overflow_bounds.py`` runs it with errors ignored as
+    the reference the guard is held to).
     """
     method = "." in call.__qualname__
+    raising = np.errstate(**ERROR_STATE)(call)  # numpy's decorator: the state around each call
 
     @functools.wraps(call)
     def guarded(*args: Any, **kwargs: Any) -> Any:
         try:
-            with np.errstate(**ERROR_STATE):
-                return call(*args, **kwargs)
+            return raising(*args, **kwargs)
         except FloatingPointError as exc:
             owner = args[0] if method and args else None
             kind = owner if isinstance(owner, type) or owner is None else type(owner)
