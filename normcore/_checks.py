@@ -113,7 +113,7 @@ def seal_each(*values: Any) -> list[Any]:
         if type(v) is np.ndarray or isinstance(v, np.ndarray):
             base = v.base
             if base is None:
-                v.setflags(write=False)
+                v.setflags(False)  # type: ignore[call-arg]  # write=False; the keyword is slower
                 v = v.view()
             elif not (  # sealed already (`_is_sealed`, written out: every layer call comes here)
                 not v.flags.writeable
