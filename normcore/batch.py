@@ -13,6 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._checks import (
+    as_block,
     as_parameter,
     check_momentum,
     check_nchw,
@@ -52,9 +53,10 @@ class BatchNorm(Normaliser):
       *biased* variance. A forward pass never changes the layer: a training pass made for a look,
       never followed by a step, leaves prediction where it was.
     - Running figures by name: ``running_mean``, ``running_variance`` (the running variance) and
-      ``running_deviation`` (the deviation predicting divides by, sqrt(running_variance +
-      epsilon), worked out by the constructor from the running variance: a value handed in with
-      it is worked out again, as `dataclasses.replace` hands in the old layer's).
+      ``running_deviation`` (the divisor evaluation mode uses, sqrt(running_variance +
+      epsilon), worked out by the constructor from the running variance: a value handed in must
+      be that one, or None; so ``dataclasses.replace`` of the running variance or epsilon takes
+      ``running_deviation=None`` too, and a mismatched divisor is refused, never replaced).
     - With ``tracks='deviation'`` the running figures are the mean and the deviation
       sqrt(variance + epsilon) instead (chapter 7's network): the layer holds
       ``running_deviation`` (starting at 1), folds the batch's deviation into it, and predicting
@@ -117,9 +119,18 @@ class BatchNorm(Normaliser):
             raise SettingError("running_variance: expected values >= 0")
         if self.tracks == "deviation" and least <= 0:
             raise SettingError("running_deviation: expected values > 0")
-        if self.tracks == "variance":
+        if self.tracks == "variance":  # the divisor derives from the running variance
             with np.errstate(all="ignore"):  # finite: both are finite and >= 0
                 deviation = np.sqrt(self.running_variance + self.epsilon)
+            given = self.running_deviation
+            if given is not None and not np.array_equal(
+                as_block(given, "running_deviation"), deviation
+            ):
+                raise SettingError(
+                    "running_deviation: expected None or sqrt(running_variance + epsilon) with "
+                    "tracks='variance' (the layer works the divisor out from the running "
+                    "variance), got other values"
+                )
             object.__setattr__(self, "running_deviation", seal(deviation))
 
     @classmethod

@@ -3,6 +3,8 @@ refusals its constructor and its shared layer (`normcore.normaliser`) make."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,25 @@ def test_one_rate_per_stacked_model_steps_each_model_at_its_rate() -> None:
         stacked.step(gradient, np.array([0.1, 0.2, 0.3]))
     with pytest.raises(nc.RateError):
         stacked.step(gradient, np.array([0.1, np.nan]))
+
+
+def test_a_handed_in_divisor_is_never_silently_replaced() -> None:
+    """With tracks='variance' the divisor derives from the running variance: a handed-in
+    running_deviation that is not sqrt(running_variance + epsilon) is refused (SettingError),
+    not replaced; None or the derived value itself is accepted (as dataclasses.replace hands it
+    back)."""
+    layer = nc.BatchNorm(scale=np.ones(2), shift=np.zeros(2), running_variance=np.full(2, 4.0))
+    with pytest.raises(nc.SettingError, match="running_deviation"):
+        nc.BatchNorm(
+            scale=np.ones(2),
+            shift=np.zeros(2),
+            running_variance=np.ones(2),
+            running_deviation=np.full(2, 5.0),
+        )
+    np.testing.assert_array_equal(layer.running_deviation, np.sqrt(4.0 + 1e-5))
+    same = dataclasses.replace(layer, momentum=0.5)
+    np.testing.assert_array_equal(same.running_deviation, layer.running_deviation)
+    with pytest.raises(nc.SettingError, match="running_deviation"):
+        dataclasses.replace(layer, running_variance=np.ones(2))  # the old divisor no longer fits
+    moved = dataclasses.replace(layer, running_variance=np.ones(2), running_deviation=None)
+    np.testing.assert_array_equal(moved.running_deviation, np.sqrt(1.0 + 1e-5))

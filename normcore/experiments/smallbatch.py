@@ -125,7 +125,12 @@ def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
     norms = []
     for dense, norm in zip(net.dense, net.norms, strict=True):
         a = dense.forward(a, PREDICTING).output
-        fresh = replace(norm, running_mean=a.mean(axis=1), running_variance=a.var(axis=1))
+        fresh = replace(
+            norm,
+            running_mean=a.mean(axis=1),
+            running_variance=a.var(axis=1),
+            running_deviation=None,
+        )
         norms.append(fresh)
         a = net.relu.forward(fresh.forward(a, PREDICTING).output, PREDICTING).output
     return replace(net, norms=tuple(norms))
