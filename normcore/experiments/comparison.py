@@ -501,7 +501,10 @@ def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray
         raise SettingError("recalibrated_held_accuracy: expects the trained batch arrangement")
     seen = Sequential((net.hidden, net.relu)).forward(blocks.x_train, PREDICTING).output
     norm = dataclasses.replace(
-        net.norm, running_mean=seen.mean(axis=-2), running_variance=seen.var(axis=-2)
+        net.norm,
+        running_mean=seen.mean(axis=-2),
+        running_variance=seen.var(axis=-2),
+        running_deviation=None,  # worked out from the new running variance
     )
     fixed = dataclasses.replace(net, norm=norm)
     right = network.accuracy(fixed, blocks.x_held, blocks.y_held)

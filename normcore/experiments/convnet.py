@@ -312,7 +312,10 @@ def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
         a = conv.forward(a).output
         rows = _batch_rows(a)
         norm = dataclasses.replace(
-            norm, running_mean=rows.mean(axis=1), running_variance=rows.var(axis=1)
+            norm,
+            running_mean=rows.mean(axis=1),
+            running_variance=rows.var(axis=1),
+            running_deviation=None,  # worked out from the new running variance
         )
         norms.append(norm)
         a = net.relu.forward(from_layout(norm, norm.forward(rows).output, a.shape)).output

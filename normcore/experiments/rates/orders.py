@@ -47,8 +47,11 @@ def repeated(net: SubscriberNet, copies: int) -> SubscriberNet:
             )
         if isinstance(layer, BatchNorm):
             fields = ("scale", "shift", "running_mean", layer.spread_field)
+            derived = {"running_deviation": None} if layer.tracks == "variance" else {}
             return dataclasses.replace(
-                layer, **{f: np.repeat(getattr(layer, f)[None], copies, axis=0) for f in fields}
+                layer,
+                **{f: np.repeat(getattr(layer, f)[None], copies, axis=0) for f in fields},
+                **derived,
             )
         return layer
 
