@@ -473,6 +473,8 @@ def test_pinned_training_keeps_the_lengths_and_the_function():
         assert np.allclose(pinned.logits(x, mode), free.logits(x, mode), rtol=1e-6)
     with pytest.raises(SettingError):
         R.train_many([seed], [5.0], False, pinned=True)
+
+
 def test_batch_probabilities_agree_with_predict_in_any_order():
     data = R.subscribers()
     net = R.train(R.RUN_SEEDS[0], 0.05, True).net
