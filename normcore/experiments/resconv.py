@@ -36,9 +36,10 @@ import numpy as np
 
 from ..activations import ReLU
 from ..batch import BatchNorm
-from ..conv import Conv2d, StandardisedConv2d, fold_into_conv
+from ..conv import Conv2d, StandardisedConv2d
 from ..dense import Dense
 from ..errors import SettingError
+from ..fold import fold_into_conv
 from ..image import GroupNorm
 from ..mode import EVAL, TRAIN
 from . import convnet as cn
@@ -347,7 +348,10 @@ def precise(net: ResNet, x: np.ndarray) -> ResNet:
         a = net.convs[i].forward(a).output
         rows = cn._batch_rows(a)
         norm = dataclasses.replace(
-            net.norms[i], running_mean=rows.mean(axis=1), running_var=rows.var(axis=1)
+            net.norms[i],
+            running_mean=rows.mean(axis=1),
+            running_var=rows.var(axis=1),
+            running_divisor=None,
         )
         rebuilt[i] = norm
         return cn.from_layout(norm, norm.forward(rows).output, a.shape)

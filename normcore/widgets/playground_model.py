@@ -327,7 +327,8 @@ def fresh(state: State) -> State:
 def resize(state: State, rows: int = 0, features: int = 0) -> State:
     """Add (+1) or drop (-1) the last row or feature; new cells are 0, a new feature fresh."""
     check(state)
-    if rows not in (-1, 0, 1) or features not in (-1, 0, 1) or isinstance(rows, bool):
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in (rows, features))
+    if not whole or rows not in (-1, 0, 1) or features not in (-1, 0, 1):
         raise StateError(
             f"resize: expected rows and features of -1, 0 or 1, got {rows}, {features}"
         )
