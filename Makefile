@@ -142,6 +142,16 @@ _build/.can-print: FORCE
 
 FORCE:
 
+# The student edition and the instructor bundle, when what they are built from changed: the suite
+# checks both (no solution in the student's pages; the bundle's pieces).
+STUDENT_SITE := _build/student/_build/html/index.html
+$(STUDENT_SITE): $(STAMP) $(SITE_INPUTS) _build/.can-print
+	$(MAKE) student
+
+_build/instructor/.built: _build/html/index.html
+	$(MAKE) instructor
+	touch $@
+
 # The one executor: write each chapter's .md into its .ipynb, run it in a fresh kernel, store the
 # outputs (what the site renders, the reader downloads, lab/ shows and nbval re-checks); then
 # check that every pair is in step.
@@ -190,7 +200,7 @@ check: lint
 # suite then reports a moved count instead of failing on it.
 test: lint suite claims
 
-suite: $(STAMP) _build/html/index.html
+suite: $(STAMP) _build/html/index.html $(STUDENT_SITE) _build/instructor/.built
 	env $(REFERENCE_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --nbval -m "not claims" \
 		tests book $(call junit,suite)
 
