@@ -83,5 +83,4 @@ def shortcut_split(split: Any, rates: Any, shortcut: Any, projected: Any, neuron
     right.set_xlabel("learning rate")
     right.set_ylabel(f"‖v‖ of neuron {neuron + 1} after one step")
     right.legend(frameon=False, fontsize=8)
-    fig.tight_layout()
     return fig
