@@ -75,7 +75,7 @@ _MASKS = re.compile(
     r"|^#{1,6} .*?$"  # headings
     r"|^\(\S+\)=[ \t]*$"  # labels
     r"|^:::.*?$|^---$"
-    r"|\$\$.*?\$\$|\$[^$\n]+\$"  # mathematics
+    r"|\$\$.*?\$\$|\$[^$\n]+(?:\n[^$\n]+)?\$"  # mathematics (inline math may wrap a line)
     r"|\{[a-z:-]+\}`[^`]*`"  # roles
     r"|``[^`]+``|`[^`\n]+`"  # inline code
     r"|\]\([^)]*\)|<!--.*?-->|https?://\S+"

@@ -62,7 +62,9 @@ def check_rate_ten(answer: Any) -> Verdict:
         ]
 
     said = judged(answer, lambda: _loss_at_ten(R.RUN_SEEDS[0], True), mistakes, tolerance=5e-5)
-    if said.startswith("close"):
+    right = _loss_at_ten(R.RUN_SEEDS[0], True)
+    near = isinstance(answer, int | float) and abs(float(answer) - right) < 0.1
+    if said.startswith("close") or (near and said == "not yet: that is not the answer"):
         # a final loss near the right one is another run (another seed, rate or order), not a
         # rounding slip: two runs at rate 10 end a few hundredths apart, so "keep more digits"
         # would send the reader the wrong way

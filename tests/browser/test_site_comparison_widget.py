@@ -92,7 +92,9 @@ def expected(state: cm.State, scores: dict[str, comparison.Scores]) -> dict[str,
     subset = {k: dataclasses.replace(v, held_correct=v.held_correct[at]) for k, v in scores.items()}
     for key in (k for k in scores if k in state["variants"] and k != "none"):
         p = comparison.paired_people(subset, key)
-        values = (p.difference, *p.people_interval, *p.seed_interval, p.worse, p.better)
+        # the seeds' interval with the t multiplier the chapter prints (paired_exact's)
+        seed_interval = comparison.paired_exact(subset, key).seed_interval
+        values = (p.difference, *p.people_interval, *seed_interval, p.worse, p.better)
         for name, value in zip(PAIRED, values, strict=True):
             out[f"{key}:paired_{name}"] = float(value)
     return out

@@ -326,8 +326,8 @@ def test_playground_answers_in_the_page(browser: Any, site: str) -> None:  # noq
         # the time of one update, default block: mode away and back, each a full update
         times = []
         for _ in range(15):
-            page.locator(f"{root} .nc-toggle button[data-value=predicting]").click()
-            page.locator(f"{root} .nc-toggle button[data-value=training]").click()
+            page.locator(f"{root} .nc-toggle button[data-value=eval]").click()
+            page.locator(f"{root} .nc-toggle button[data-value=train]").click()
             times.append(read()["updateMs"])
 
         drive(
