@@ -76,7 +76,7 @@ def pytorch_running_var(
     mistakes = [
         (
             0.9 + 0.1 * biased,
-            "that folds in the biased variance, as normcore does; PyTorch folds in the "
+            "that updates with the biased variance, as normcore does; PyTorch updates with the "
             "unbiased one (the squared offsets divided by n - 1)",
         ),
         (

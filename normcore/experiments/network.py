@@ -222,7 +222,7 @@ def train(
     The loss recorded for an epoch is the one its own forward pass measured, before its step.
     With `watch`, also record the block the output layer reads (per-unit mean and deviation over
     the rows, before the step), the normaliser's shift, and, after each step, the accuracy on
-    `x` asked two ways: predicting, and training (the batch's own statistics). `two_ways`
+    `x` asked two ways: evaluation mode, and training mode (the batch's own statistics). `two_ways`
     records only those two accuracies, more cheaply: the training-mode answer after step k
     is read off step k + 1's own forward pass, which asks exactly that question of exactly that
     network.

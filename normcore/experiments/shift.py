@@ -7,8 +7,8 @@
   crowd and records, per epoch, every unit's mean and deviation over the rows of the block the
   output layer reads, and (under the batch layer) the layer's shift.
 * :func:`fold_in` takes one real step with a zero upstream gradient: the scale and shift stay put
-  and the batch's statistics are folded into the running statistics. :func:`running_lag` repeats it
-  and records how far the predicting answer still is from the training answer.
+  and the running statistics are updated with the batch's statistics. :func:`running_lag` repeats it
+  and records how far the evaluation-mode answer still is from the training-mode answer.
 """
 
 from __future__ import annotations
@@ -536,7 +536,7 @@ def crowd_shifts(
 
 def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm:
     """One real step of `layer` on `block` with a zero upstream gradient: scale and shift do not
-    move, and the block's statistics are folded into the running statistics."""
+    move, and the running statistics are updated with the block's statistics."""
     response = layer.forward(block, TRAIN)
     gradient = layer.backward(response, np.zeros_like(response.output))
     return layer.step(gradient, rate)
@@ -544,7 +544,7 @@ def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm
 
 @dataclass(frozen=True, eq=False)
 class Lag:
-    """`gaps[k - 1]` is the largest gap, over the block, between the predicting answer and the
+    """`gaps[k - 1]` is the largest gap, over the block, between the evaluation-mode answer and the
     training answer after k zero-gradient steps on the same block."""
 
     gaps: np.ndarray
