@@ -293,7 +293,7 @@ class Subscribers:
     * ``x_train`` (300, 12), ``y_train`` (300,): standardised features and 0/1 labels.
     * ``x_test`` (252, 12), ``y_test`` (252,): the test rows, scaled with the training figures.
     * ``fields``: the 12 column names, in column order.
-    * ``mean``, ``std`` (12,): the training rows' mean and population deviation (floored at
+    * ``mean``, ``std`` (12,): the training rows' mean and population standard deviation (floored at
       1e-9) used for the scaling.
     * ``baseline``: share of test rows with label 0 (always answering "not suspicious").
     * ``linear_line`` = 202/252 and ``tree_line`` = 198/252: quoted by the program from another

@@ -103,7 +103,7 @@ def check_steps_to_one_percent(steps: Any) -> Verdict:
 
 def check_pytorch_running_var(value: Any) -> Verdict:
     """Exercise 4: the running variance of feature 2 after one step if, as PyTorch does, the
-    unbiased variance were folded in (momentum 0.1 in PyTorch's naming)."""
+    running variance were updated with the unbiased variance (momentum 0.1 in PyTorch's naming)."""
     response = BatchNorm.create(2).forward(WORKED, "train")
     biased = float(response.statistics.variance[1])
     return pytorch_running_var(

@@ -88,7 +88,7 @@ def crowd_shift_axes(shift: CrowdShift, mean_ax, deviation_ax, skewness_ax=None)
     if skewness_ax is not None and shift.skewness is not None:
         _unit_lines(skewness_ax, epochs, shift.skewness, marked)
     mean_ax.set(xlabel="epoch", ylabel="mean over the 25 people")
-    deviation_ax.set(xlabel="epoch", ylabel="standard deviation over the 25 people")
+    deviation_ax.set(xlabel="epoch", ylabel="standard deviation")
     deviation_ax.set_ylim(bottom=0)
     if skewness_ax is not None:
         skewness_ax.set(xlabel="epoch", ylabel="skewness over the 25 people")
