@@ -213,8 +213,8 @@ def conv_statements() -> list[dict[str, str]]:
             "kernel run",
             ws["kernel"],
             (
-                "no such layer; the authors' PyTorch layer divides by the unbiased standard "
-                "deviation + 1e-5"
+                "no such layer; the authors' PyTorch layer divides by the unbiased "
+                "standard deviation + 1e-5"
             ),
             "no",
         ),

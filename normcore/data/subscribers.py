@@ -11,8 +11,8 @@ digit:
   consumption readings), leaving 1260 rows;
 * a Fisher-Yates shuffle seeded with ``SEED + 90000``; the first 300 shuffled rows train, rows
   1008 onward (252 rows) are the test set;
-* every field standardised with the training rows' mean (``statistics.fmean``) and population
-  deviation (``statistics.pstdev``, floored at 1e-9).
+* every field standardised with the training rows' mean (``statistics.fmean``) and
+  population standard deviation (``statistics.pstdev``, floored at 1e-9).
 
 All of it is done with plain Python floats in the same order of operations as the program, and
 only converted to numpy (exactly) at the end, so the arrays are bit-identical to its lists.

@@ -262,8 +262,8 @@ def train(
 
 
 def standardise_features(train_x: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
-    """Put features in standard units using the training rows' mean and (population) standard
-    deviation only, along axis -2; apply the same figures to `others`."""
+    """Put features in standard units using the training rows' mean and (population)
+    standard deviation only, along axis -2; apply the same figures to `others`."""
     mean = train_x.mean(axis=-2, keepdims=True)
     dev = train_x.std(axis=-2, keepdims=True)
     return [(a - mean) / dev for a in (train_x, *others)]

@@ -328,16 +328,16 @@ def _largest_change(first: np.ndarray, last: np.ndarray) -> float:
 class CrowdShift:
     """Per-epoch records of the block the crowd network's output layer reads.
 
-    `mean` and `deviation` have shape (epochs, units): each unit's mean and population standard
-    deviation over the rows, measured on each epoch's training pass before its step. `shift` and
-    `scale` (same shape) are the batch layer's shift and scale at that pass, and `source_variance`
-    the biased variance of the block it standardised (the ReLU's output); all three None without a
-    batch layer. `read` (epochs, rows, units) is the block itself. `skewness` (epochs, units) and
-    `correlation` (epochs, units, units) describe its shape and how its units move together; NaN
-    where a unit is constant over the rows (off for every person). They are computed from `read`
-    when first asked for (None without it), and `travels` needs only the first and last epochs,
-    so a record whose shape is never drawn costs two epochs' worth, not four hundred. `rate` is
-    the learning rate the network was trained at.
+    `mean` and `deviation` have shape (epochs, units): each unit's mean and population
+    standard deviation over the rows, measured on each epoch's training pass before its step.
+    `shift` and `scale` (same shape) are the batch layer's shift and scale at that pass, and
+    `source_variance` the biased variance of the block it standardised (the ReLU's output); all
+    three None without a batch layer. `read` (epochs, rows, units) is the block itself. `skewness`
+    (epochs, units) and `correlation` (epochs, units, units) describe its shape and how its units
+    move together; NaN where a unit is constant over the rows (off for every person). They are
+    computed from `read` when first asked for (None without it), and `travels` needs only the first
+    and last epochs, so a record whose shape is never drawn costs two epochs' worth, not four
+    hundred. `rate` is the learning rate the network was trained at.
     """
 
     variant: str
