@@ -42,7 +42,7 @@ class BatchNorm(Normaliser):
       axes stack independent models: a block (S, rows, features) with parameters (S, features)
       is S separate layers answered in one call, each reading down its own rows.
     - Variance: biased (divided by the number of rows). Epsilon (default 1e-5) sits under the
-      square root: deviation = sqrt(variance + epsilon).
+      square root: divisor = sqrt(variance + epsilon).
     - Scale and shift: per feature, starting at 1 and 0; ``affine=False`` fixes them there
       (nothing learned), as chapter 7's network does.
     - Modes: 'train' standardises by the batch's own statistics; 'eval' by the running
@@ -57,21 +57,21 @@ class BatchNorm(Normaliser):
       epsilon), worked out by the constructor from the running variance: a value handed in must
       be that one, or None; so ``dataclasses.replace`` of the running variance or epsilon takes
       ``running_divisor=None`` too, and a mismatched divisor is refused, never replaced).
-    - With ``tracks='divisor'`` the running statistics are the mean and the deviation
+    - With ``tracks='divisor'`` the running statistics are the mean and the divisor
       sqrt(variance + epsilon) instead (chapter 7's network): the layer holds
-      ``running_divisor`` (starting at 1), folds the batch's deviation into it, and predicting
+      ``running_divisor`` (starting at 1), updates it with the batch's divisor, and evaluation mode
       divides by it as it stands; it holds no running variance (``running_var`` is None).
     - Backward (training): three routes (a value's own z, the column mean, the column variance;
       see `normcore.standardise`); the input gradient's columns sum to zero. Backward (evaluation
-      mode): the running statistics are constants, so the gradient is d / deviation.
+      mode): the running statistics are constants, so the gradient is d / divisor.
       Parameter gradients: scale's is the column sum of grad_output * z, shift's the column sum of
       grad_output.
 
     Differences from PyTorch's ``BatchNorm1d``: PyTorch names momentum by the share taken from the
-    batch (its default 0.1 is this 0.9); PyTorch folds the *unbiased* variance (n / (n - 1) times
-    the biased one) into its running variance, this layer the biased one it standardised by;
+    batch (its default 0.1 is this 0.9); PyTorch updates its running variance with the *unbiased*
+    variance (n / (n - 1) times the biased one), this layer with the biased one it standardised by;
     PyTorch updates running statistics inside the training forward pass, this layer in `step`;
-    PyTorch modules default to training mode, this layer to predicting; PyTorch refuses a
+    PyTorch modules default to training mode, this layer to evaluation mode; PyTorch refuses a
     one-row training batch, this layer answers it with zeros (the arithmetic's honest answer, and
     still a mistake in a training loop).
     """
@@ -90,11 +90,11 @@ class BatchNorm(Normaliser):
             raise ShapeError(f"scale: expected shape (..., features), got {self.scale.shape}")
         object.__setattr__(self, "momentum", check_momentum(self.momentum))
         if not isinstance(self.tracks, str) or self.tracks not in ("variance", "divisor"):
-            raise SettingError(f"tracks: expected 'variance' or 'deviation', got {self.tracks!r}")
+            raise SettingError(f"tracks: expected 'variance' or 'divisor', got {self.tracks!r}")
         spread = self.spread_field
         if self.tracks == "divisor" and self.running_var is not None:
             raise SettingError(
-                "running_var: expected None with tracks='deviation' (the layer tracks the "
+                "running_var: expected None with tracks='divisor' (the layer tracks the "
                 "running divisor: give running_divisor)"
             )
         if self.tracks == "variance" and self.running_var is None:
@@ -102,7 +102,7 @@ class BatchNorm(Normaliser):
                 raise SettingError(
                     "running_divisor: expected None with tracks='variance' and no "
                     "running_var (the layer tracks the running variance: give "
-                    "running_var, or tracks='deviation')"
+                    "running_var, or tracks='divisor')"
                 )
         for field, start in (("running_mean", 0.0), (spread, 1.0)):
             value = getattr(self, field)
@@ -165,7 +165,7 @@ class BatchNorm(Normaliser):
 
     @property
     def spread_field(self) -> str:
-        """The name of the running spread this layer holds and folds in: 'running_var', or
+        """The name of the running spread this layer holds and updates: 'running_var', or
         'running_divisor' with ``tracks='divisor'``."""
         return "running_var" if self.tracks == "variance" else "running_divisor"
 
@@ -197,7 +197,7 @@ class BatchNorm(Normaliser):
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> BatchNorm:
         """A new layer: scale and shift moved by ``-rate * grad`` and, if the gradient came from a
-        training pass, the batch's statistics folded into the running statistics.
+        training pass, the running statistics updated with the batch's statistics.
 
         Args:
             gradient: what this layer's `backward` answered (its `statistics` are the batch's).
@@ -207,7 +207,7 @@ class BatchNorm(Normaliser):
         Returns:
             A new layer of the same shapes: ``running = momentum * running + (1 - momentum) *
             batch`` for the mean and the (biased) variance (and the running divisor worked
-            out from it), or the deviation when ``tracks='divisor'``. This layer is unchanged.
+            out from it), or the divisor when ``tracks='divisor'``. This layer is unchanged.
         """
         moved = moved_parameters(self, gradient, rate)
         stats = gradient.statistics
@@ -234,10 +234,10 @@ class GhostBatchNorm(BatchNorm):
       R / group_rows groups, and each row is standardised by its own group's mean and (biased)
       variance, as each of R / group_rows machines would standardise the rows it holds. With
       ``group_rows == R`` the answer is `BatchNorm`'s.
-    - Scale, shift and running statistics: one per feature, shared by every group. A step folds the
-      groups' average statistics (the mean of their means, of their variances and of their
-      deviations) into the running statistics, with `BatchNorm`'s momentum rule.
-    - Predicting: exactly `BatchNorm`'s (the running statistics, row by row), for any number of
+    - Scale, shift and running statistics: one per feature, shared by every group. A step updates
+      the running statistics with the groups' average statistics (the mean of their means, of
+      their variances and of their divisors), with `BatchNorm`'s momentum rule.
+    - Evaluation mode: exactly `BatchNorm`'s (the running statistics, row by row), for any number of
       rows.
     - Backward (training): each group's three routes, inside its group (the input gradient's columns
       of every group sum to zero); the parameter gradients sum over every row of every group.

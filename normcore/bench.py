@@ -4,8 +4,8 @@ PyTorch: ``python -m normcore.bench``.
 Four measurements in one process:
 
 1. one training step of a normaliser (forward in training mode, backward, and a step of
-   plain gradient descent, the running statistics folded in for batch norm and the deviation
-   predicting divides by worked out from them) on float64 blocks of
+   plain gradient descent, the running statistics updated for batch norm and the divisor
+   evaluation mode divides by worked out from them) on float64 blocks of
    4 x 2, 20 x 16, 64 x 64 and 256 x 128 values, for batch, layer, RMS and group norm (group
    norm reads a block (rows, features) as images (rows, features, 1, 1) in two groups), three
    ways: normcore's layers; the same arithmetic written in bare numpy, cs231n-style (the floor:

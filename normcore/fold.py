@@ -36,7 +36,7 @@ def fold_batch_norm(dense: Any, batch: Any) -> Dense:
             shape (*stack, fan_in, features) and bias (*stack, features).
         batch: a `BatchNorm` over the same `features`, with parameters of shape
             (*stack, features); running statistics of either kind (``tracks`` 'variance' or
-            'deviation') are folded as predicting reads them.
+            'divisor') are folded as evaluation mode reads them.
 
     Returns:
         A new `Dense` with weights ``W * k`` and bias ``(b - running_mean) * k + shift``, where

@@ -115,7 +115,7 @@ class GroupNorm(Normaliser):
 @own_error_state
 def adain(content: Any, style: Any, eps: float = 1e-5) -> np.ndarray:
     """Adaptive instance normalisation: `content` (N, C, H, W) standardised by its own per-image,
-    per-channel statistics, then given the `style` block's deviation as scale and its mean as
+    per-channel statistics, then given the `style` block's divisor as scale and its mean as
     shift. `style` must have the same number of images and channels (its H, W may differ).
 
     Returns a read-only block shaped as `content`, float32 only when both blocks are float32.

@@ -725,8 +725,10 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "PyTorch",
             "setting": "BatchNorm1d/2d(momentum=0.1, eps=1e-5)",
-            "behaviour": "momentum is the share taken from the batch; unbiased variance folded in",
-            "normcore": "momentum 0.9 is the share kept; biased variance folded in",
+            "behaviour": "momentum is the share taken from the batch; running variance updated "
+            "with the unbiased variance",
+            "normcore": "momentum 0.9 is the share kept; running variance updated with the "
+            "biased variance",
         },
         {
             "framework": "PyTorch",
@@ -830,7 +832,8 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Keras",
             "setting": "BatchNormalization(momentum=0.99, epsilon=1e-3)",
-            "behaviour": "momentum is the share kept, as in normcore; biased variance folded in; "
+            "behaviour": "momentum is the share kept, as in normcore; running variance updated "
+            "with the biased variance; "
             "epsilon 100 times PyTorch's",
             "normcore": "same naming and variance, momentum 0.9, epsilon 1e-5",
         },
@@ -862,7 +865,8 @@ def framework_defaults() -> list[dict[str, str]]:
         {
             "framework": "Flax",
             "setting": "nn.BatchNorm(momentum=0.99, epsilon=1e-5)",
-            "behaviour": "momentum is the share kept; biased variance folded in; "
+            "behaviour": "momentum is the share kept; running variance updated with the biased "
+            "variance; "
             "use_running_average chooses evaluation mode; the running statistics live in the "
             "batch_stats collection",
             "normcore": "same naming and variance, momentum 0.9",

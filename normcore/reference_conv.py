@@ -212,7 +212,10 @@ def conv_statements() -> list[dict[str, str]]:
             "StandardisedConv2d",
             "kernel run",
             ws["kernel"],
-            ("no such layer; the authors' PyTorch layer divides by the unbiased deviation + 1e-5"),
+            (
+                "no such layer; the authors' PyTorch layer divides by the unbiased "
+                "standard deviation + 1e-5"
+            ),
             "no",
         ),
         ("StandardisedConv2d", "gradients", ws["grad"], "autograd through the same kernel", "yes"),

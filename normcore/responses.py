@@ -60,10 +60,10 @@ class Standardised(Sealed):
 
 @dataclass(frozen=True, eq=False, init=False)
 class Statistics(Sealed):
-    """A batch's own statistics, per feature (or channel): mean, biased variance, deviation.
+    """A batch's own statistics, per feature (or channel): mean, biased variance, divisor.
 
     Shapes match the layer's running statistics. Carried on a training response and on its gradient,
-    so that `step` can fold them into the running statistics. Every array is read-only (sealed by
+    so that `step` can update the running statistics with them. Every array is read-only (sealed by
     the constructor).
     """
 
@@ -254,8 +254,8 @@ def check_gradient(
 
 
 def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
-    """A batch's statistics as `step` folds them in: finite blocks of `shape`, variance >= 0 and
-    deviation > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
+    """A batch's statistics as `step` reads them: finite blocks of `shape`, variance >= 0 and
+    divisor > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
     if not isinstance(stats, Statistics):
         raise _foreign("gradient.statistics", f"the batch's Statistics, got {type(stats).__name__}")
     values = {}
@@ -266,8 +266,8 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
         values[name] = a
     if smallest(values["variance"]) < 0 or smallest(values["divisor"]) <= 0:
         raise SettingError(
-            "statistics: expected a variance >= 0 and a deviation > 0, got a negative variance "
-            "or a deviation <= 0"
+            "statistics: expected a variance >= 0 and a divisor > 0, got a negative variance "
+            "or a divisor <= 0"
         )
     return Statistics(**values)
 

@@ -108,7 +108,7 @@ def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
 
 
 def naive_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
-    """The tempting wrong answer, d / deviation, that ignores the routes through the statistics.
+    """The tempting wrong answer, d / divisor, that ignores the routes through the statistics.
 
     Kept so the book can show how far it lands from the oracle; no layer uses it.
     """

@@ -6,9 +6,9 @@ shipped file equals what this script produces.
 How the crowd is made (all draws from ``np.random.default_rng(CROWD_SEED)``, in this order):
 
 1. labels: 13 zeros and 12 ones, put in a random order;
-2. height (cm): normal with mean 168 for label 0 and 175 for label 1, deviation 7;
-3. body-mass index (kg/m²): normal with mean 22.5 for label 0 and 24.5 for label 1, deviation 2.5;
-   weight = index · (height in m)², so weight grows with height;
+2. height (cm): normal with mean 168 for label 0 and 175 for label 1, standard deviation 7;
+3. body-mass index (kg/m²): normal with mean 22.5 for label 0 and 24.5 for label 1,
+   standard deviation 2.5; weight = index · (height in m)², so weight grows with height;
 4. heights are clipped to 140–200 cm and weights to 40–110 kg, then both are rounded to 0.1.
 
 Label 1 is therefore a group that is on average taller and heavier, but the two groups share a

@@ -11,8 +11,8 @@ digit:
   consumption readings), leaving 1260 rows;
 * a Fisher-Yates shuffle seeded with ``SEED + 90000``; the first 300 shuffled rows train, rows
   1008 onward (252 rows) are the test set;
-* every field standardised with the training rows' mean (``statistics.fmean``) and population
-  deviation (``statistics.pstdev``, floored at 1e-9).
+* every field standardised with the training rows' mean (``statistics.fmean``) and
+  population standard deviation (``statistics.pstdev``, floored at 1e-9).
 
 All of it is done with plain Python floats in the same order of operations as the program, and
 only converted to numpy (exactly) at the end, so the arrays are bit-identical to its lists.
@@ -293,7 +293,7 @@ class Subscribers:
     * ``x_train`` (300, 12), ``y_train`` (300,): standardised features and 0/1 labels.
     * ``x_test`` (252, 12), ``y_test`` (252,): the test rows, scaled with the training figures.
     * ``fields``: the 12 column names, in column order.
-    * ``mean``, ``std`` (12,): the training rows' mean and population deviation (floored at
+    * ``mean``, ``std`` (12,): the training rows' mean and population standard deviation (floored at
       1e-9) used for the scaling.
     * ``baseline``: share of test rows with label 0 (always answering "not suspicious").
     * ``linear_line`` = 202/252 and ``tree_line`` = 198/252: quoted by the program from another

@@ -65,10 +65,11 @@ def pytorch_running_var(
     mistake_tolerance: float | None = None,
 ) -> Verdict:
     """A checker for PyTorch's running variance after one training batch from its start of 1:
-    momentum 0.1 in PyTorch's naming (the share taken from the batch), the batch's *unbiased*
-    variance folded in. `biased` is the batch's biased variance, `rows` its number of rows.
+    momentum 0.1 in PyTorch's naming (the share taken from the batch), the running variance
+    updated with the batch's *unbiased* variance. `biased` is the batch's biased variance, `rows`
+    its number of rows.
 
-    The mistakes it names: the biased variance folded in (normcore's and this book's rule),
+    The mistakes it names: an update with the biased variance (normcore's and this book's rule),
     momentum read as the share kept, the start of 1 forgotten, and the batch's variance taken
     whole.
     """
@@ -76,7 +77,7 @@ def pytorch_running_var(
     mistakes = [
         (
             0.9 + 0.1 * biased,
-            "that folds in the biased variance, as normcore does; PyTorch folds in the "
+            "that updates with the biased variance, as normcore does; PyTorch updates with the "
             "unbiased one (the squared offsets divided by n - 1)",
         ),
         (

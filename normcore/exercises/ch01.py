@@ -18,14 +18,15 @@ FAN_IN = 16
 
 
 def _ratio(bias: bool, layer: int = 10) -> float:
-    """Layer `layer`'s deviation with a tenfold input over its deviation with the input as is."""
+    """Layer `layer`'s standard deviation with a tenfold input over its standard deviation with
+    the input as is."""
     big = deep_stack(False, input_scale=10.0, bias=bias).deviation[layer]
     return float(big / deep_stack(False, bias=bias).deviation[layer])
 
 
 def check_bias_free_ratio(ratio: Any) -> Verdict:
-    """Exercise 1: with every bias zeroed, the deviation of the block after layer 10 when the
-    input is ten times larger, over the deviation with the input as it is."""
+    """Exercise 1: with every bias zeroed, the standard deviation of the block after layer 10
+    when the input is ten times larger, over the standard deviation with the input as it is."""
     return judged(
         ratio,
         10.0,
@@ -44,8 +45,9 @@ def check_bias_free_ratio(ratio: Any) -> Verdict:
 
 
 def _floor_deviation() -> float:
-    """The deviation a default-initialised ReLU layer hands on at the fixed point of the
-    mean-square recursion: s = (fan_in Var w) q + Var b, q = s / 2, deviation = sqrt(s) c."""
+    """The standard deviation a default-initialised ReLU layer hands on at the fixed point of the
+    mean-square recursion: s = (fan_in Var w) q + Var b, q = s / 2, standard deviation =
+    sqrt(s) c."""
     var = BOUND**2 / 3.0
     q = var / 2.0 / (1.0 - FAN_IN * var / 2.0)  # q = (16 var q + var) / 2
     s = 2.0 * q
@@ -53,8 +55,8 @@ def _floor_deviation() -> float:
 
 
 def check_floor_deviation(deviation: Any) -> Verdict:
-    """Exercise 2: the deviation of the block a layer of the default stack hands on at the fixed
-    point where what the weights lose of the mean square equals what the bias adds."""
+    """Exercise 2: the standard deviation of the block a layer of the default stack hands on at
+    the fixed point where what the weights lose of the mean square equals what the bias adds."""
     c = np.sqrt(0.5 - 1.0 / (2.0 * np.pi))
 
     def mistakes() -> list[tuple[float, str]]:
@@ -75,7 +77,7 @@ def check_floor_deviation(deviation: Any) -> Verdict:
             ),
             (
                 np.sqrt(q),
-                "that is the root mean square of the block; its deviation subtracts "
+                "that is the root mean square of the block; its standard deviation subtracts "
                 "the mean first (a ReLU's output is not centred)",
             ),
             (
@@ -133,8 +135,8 @@ def check_wide_block_mean(mean: Any) -> Verdict:
 
 
 def _first_epoch() -> tuple[float, float]:
-    """(smallest deviation of the read block at the first epoch, that unit's batch variance)
-    under the batch layer, seed 0."""
+    """(smallest standard deviation of the read block at the first epoch, that unit's batch
+    variance) under the batch layer, seed 0."""
     record = crowd_shift("batch", seed=0, epochs=1)
     unit = int(np.argmin(record.deviation[0]))
     return float(record.deviation[0, unit]), float(record.source_variance[0, unit])
@@ -142,7 +144,7 @@ def _first_epoch() -> tuple[float, float]:
 
 def check_first_epoch_variance(variance: Any) -> Verdict:
     """Exercise 3: the biased variance v of the ReLU column that the batch layer (seed 0, first
-    epoch) standardises to the smallest deviation of the read block."""
+    epoch) standardises to the smallest standard deviation of the read block."""
     eps = BatchNorm.create(1).eps
 
     def mistakes() -> list[tuple[float, str]]:
@@ -150,13 +152,14 @@ def check_first_epoch_variance(variance: Any) -> Verdict:
         return [
             (
                 d,
-                "that is the deviation of the standardised column; solve d = sqrt(v / (v + ε)) "
-                "for v",
+                "that is the standard deviation of the standardised column; solve "
+                "d = sqrt(v / (v + ε)) for v",
             ),
             (d**2, "that is the standardised column's variance, v / (v + ε); solve it for v"),
             (
                 eps * d / (1.0 - d),
-                "the deviation is the square root of v / (v + ε): square it before solving",
+                "the standard deviation is the square root of v / (v + ε): square it before "
+                "solving",
             ),
             (1.0 - d**2, "that is ε / (v + ε), the share ε takes; v follows from it"),
         ]

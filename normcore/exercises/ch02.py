@@ -68,7 +68,7 @@ def check_running_after_three(mean: Any, variance: Any) -> Verdict:
     mistakes = [
         (
             [layer.running_mean, kept + (1 - kept) * unbiased],
-            "the means are right; the variance folded in is the biased one (divide by 4)",
+            "the means are right; the running variance takes the biased one (divide by 4)",
         ),
         (
             [(1 - 0.1**3) * WORKED.mean(axis=0), 0.1**3 + (1 - 0.1**3) * WORKED.var(axis=0)],
@@ -76,7 +76,7 @@ def check_running_after_three(mean: Any, variance: Any) -> Verdict:
         ),
         (
             [0.1 * WORKED.mean(axis=0), 0.9 + 0.1 * WORKED.var(axis=0)],
-            "that is one step; the block is folded in three times",
+            "that is one step; the running statistics are updated three times",
         ),
     ]
     return judged([mean, variance], [layer.running_mean, layer.running_var], mistakes)
@@ -103,7 +103,7 @@ def check_steps_to_one_percent(steps: Any) -> Verdict:
 
 def check_pytorch_running_var(value: Any) -> Verdict:
     """Exercise 4: the running variance of feature 2 after one step if, as PyTorch does, the
-    unbiased variance were folded in (momentum 0.1 in PyTorch's naming)."""
+    running variance were updated with the unbiased variance (momentum 0.1 in PyTorch's naming)."""
     response = BatchNorm.create(2).forward(WORKED, "train")
     biased = float(response.statistics.variance[1])
     return pytorch_running_var(

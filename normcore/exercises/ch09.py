@@ -64,7 +64,7 @@ def _mistakes() -> dict[str, tuple[float, float]]:
         ),
         "the weight and the bias are swapped": ((b - mu) * k + beta, w * k),
         "the running mean is not subtracted from the bias": (w * k, b * k + beta),
-        "this divides by the variance, not by the deviation": (
+        "this divides by the variance, not by the divisor": (
             w * gamma / (var + EPSILON),
             (b - mu) * gamma / (var + EPSILON) + beta,
         ),

@@ -10,7 +10,7 @@
 * :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
 * :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
   and the tests; :func:`losses_one_at_a_time` keeps only their losses, for the chapter.
-* :func:`sensitivities` trains every fold run twice in one stack, once from starting weights
+* :func:`sensitivities` trains every fold's run twice in one stack, once from starting weights
   moved by one unit in the last place, and reports how far each table figure moves, after one
   run length or several.
 """

@@ -101,8 +101,8 @@ RESNET_SIDES = (112, 56, 28, 14, 7)
 
 def digits_images(split_seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
     """(x_train, y_train, x_held, y_held): images (n, 1, 8, 8), pixels / 16, then put in standard
-    units by the training images' mean and deviation over every pixel (one pair of figures, so
-    the picture's shape is kept)."""
+    units by the training images' mean and standard deviation over every pixel (one pair of
+    figures, so the picture's shape is kept)."""
     digits = load_digits()
     train, held = split_digits(HELD_OUT, split_seed)
     x = digits.scaled.reshape(-1, 1, SIDE, SIDE)
@@ -251,7 +251,7 @@ def gradients(net: ConvNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN
 
 
 def step(net: ConvNet, grads: list, rate: float) -> ConvNet:
-    """A new network: every parameter moved by ``-rate * grad``, running statistics folded in."""
+    """A new network: every parameter moved by ``-rate * grad``, running statistics updated."""
     by_layer = {id(g.layer): g for g in grads}
 
     def moved(layer: Any) -> Any:
@@ -271,7 +271,7 @@ def accuracy(net: ConvNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class Training:
     """What `train` recorded: the trained stack, `loss` (steps, S) from each step's own forward
-    pass and `accuracy` (S,) on the held-out images, predicting, at the end."""
+    pass and `accuracy` (S,) on the held-out images, in evaluation mode, at the end."""
 
     net: ConvNet
     loss: np.ndarray
@@ -303,7 +303,7 @@ def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
     """`net` (the batch version) with every batch layer's running statistics replaced by the
     statistics of the images `x` at the final weights ("precise" statistics, Wu & Johnson 2021):
     the first layer's mean and biased variance over every image and pixel of `x`, then the
-    second's over what the first, now predicting by its new figures, hands on."""
+    second's over what the first, now in evaluation mode with its new figures, hands on."""
     if net.version != "batch":
         raise SettingError(f"net: expected the batch version, got {net.version!r}")
     a = np.broadcast_to(x, (net.size, *x.shape))
@@ -390,7 +390,8 @@ def variance_ratios_by_size(
 
 def fold_gap(net: ConvNet, x: np.ndarray) -> np.ndarray:
     """For each stacked network (S,), the largest difference between the logits of `net` (the
-    batch version, predicting) and of its folded form, over the images `x` and the classes."""
+    batch version, in evaluation mode) and of its folded form, over the images `x` and the
+    classes."""
     gap = np.abs(forward(folded(net), x)[1] - forward(net, x)[1])
     return gap.max(axis=(1, 2))
 
@@ -414,7 +415,7 @@ def fine_tune(net: ConvNet, x: np.ndarray, y: np.ndarray, mode: str, seed: int =
     """`net` (the batch version) after TUNE_STEPS steps at TUNE_RATE on random batches of
     TUNE_BATCH images of (x, y) (drawn by ``np.random.default_rng(seed)``), its batch layers in
     `mode`: 'train' (standardised by each batch's statistics, running statistics moving at
-    each step) or 'eval' (frozen: standardised by the running statistics, which stay where
+    each step) or 'eval' (running statistics held fixed: standardised by them, which stay where
     they are; scale and shift still learn)."""
     if net.version != "batch":
         raise SettingError(f"net: expected the batch version, got {net.version!r}")

@@ -184,10 +184,10 @@ class SideGradient:
 class SideBySide:
     """Several normalisers side by side along the stack: `parts[i]` (a normaliser, or None for
     none) serves the next `counts[i]` stacked networks, in order; `modes[i]`, when given,
-    replaces the mode of every call for part i (a frozen part predicts while another trains).
+    replaces the mode of every call for part i (a part in evaluation mode while another trains).
 
     So networks that differ only in their normalisers (the batch layer read over different
-    group sizes, or frozen and training) train as one stack: their dense layers and ReLUs run
+    group sizes, or eval and train mode) train as one stack: their dense layers and ReLUs run
     once for all of them, and each normaliser is called on its own networks' block exactly as in
     a stack of its own (the tests hold the two to the last bit). `join` builds such a network
     and `split` takes it apart.

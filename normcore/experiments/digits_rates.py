@@ -39,7 +39,7 @@ SPLIT_SEED = 0
 
 def digits_data(split_seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
     """(x_train, y_train, x_held, y_held): pixels / 16, each pixel put in standard units by the
-    training rows' own mean and deviation (a pixel that is always 0 there stays 0)."""
+    training rows' own mean and standard deviation (a pixel that is always 0 there stays 0)."""
     digits = load_digits()
     train, held = split_digits(HELD_OUT, split_seed)
     x = digits.scaled

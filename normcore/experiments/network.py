@@ -73,7 +73,7 @@ class CrowdNetwork:
 
 @dataclass(frozen=True, eq=False)
 class NaiveGradInput:
-    """A normaliser whose backward pass hands down the naive block, d / deviation, instead of the
+    """A normaliser whose backward pass hands down the naive block, d / divisor, instead of the
     three-route one (chapter 3); its parameter gradients, its forward pass and its step are the
     normaliser's own. A layer like any other, so that it can stand in a `Sequential`."""
 
@@ -85,7 +85,7 @@ class NaiveGradInput:
 
     def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
         """The normaliser's gradient with `grad_input` replaced by the naive block: the upstream
-        gradient at the standardised block (grad_output times the scale) over the deviation."""
+        gradient at the standardised block (grad_output times the scale) over the divisor."""
         gradient = self.layer.backward(response, grad_output)
         arriving = grad_output * self.layer.aligned(self.layer.scale, grad_output)
         return dataclasses.replace(gradient, grad_input=naive_backward(response.cache, arriving))
@@ -220,9 +220,9 @@ def train(
     """Train for `epochs` full-batch steps (`train_step`, one an epoch).
 
     The loss recorded for an epoch is the one its own forward pass measured, before its step.
-    With `watch`, also record the block the output layer reads (per-unit mean and deviation over
-    the rows, before the step), the normaliser's shift, and, after each step, the accuracy on
-    `x` asked two ways: predicting, and training (the batch's own statistics). `two_ways`
+    With `watch`, also record the block the output layer reads (per-unit mean and standard deviation
+    over the rows, before the step), the normaliser's shift, and, after each step, the accuracy on
+    `x` asked two ways: evaluation mode, and training mode (the batch's own statistics). `two_ways`
     records only those two accuracies, more cheaply: the training-mode answer after step k
     is read off step k + 1's own forward pass, which asks exactly that question of exactly that
     network.
@@ -262,8 +262,8 @@ def train(
 
 
 def standardise_features(train_x: np.ndarray, *others: np.ndarray) -> list[np.ndarray]:
-    """Put features in standard units using the training rows' mean and (population) deviation
-    only, along axis -2; apply the same figures to `others`."""
+    """Put features in standard units using the training rows' mean and (population)
+    standard deviation only, along axis -2; apply the same figures to `others`."""
     mean = train_x.mean(axis=-2, keepdims=True)
     dev = train_x.std(axis=-2, keepdims=True)
     return [(a - mean) / dev for a in (train_x, *others)]

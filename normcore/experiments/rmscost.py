@@ -2,8 +2,8 @@
 backward pass over a block of tokens, written out and timed.
 
 Per token of n features, layer normalisation's forward pass makes two reductions over the
-features (the mean, then the mean square of the deviations) and one extra pass to subtract the
-mean; its backward pass two reductions (the mean of the upstream gradient and the mean of its
+features (the mean, then the mean square of the departures from it) and one extra pass to subtract
+the mean; its backward pass two reductions (the mean of the upstream gradient and the mean of its
 product with the output). RMS normalisation makes one reduction forward (the mean square) and one
 backward, and has no mean to subtract or carry. `REDUCTIONS` counts them; `saving` times both
 passes, written out in numpy exactly as normcore's layers define them (no scale, no shift; the

@@ -328,7 +328,7 @@ class PartlyNaive:
 
     def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
         """The normaliser's gradient, its `grad_input` swapped for the naive block (the upstream
-        gradient at the standardised block over the deviation) in the marked networks."""
+        gradient at the standardised block over the divisor) in the marked networks."""
         gradient = self.layer.backward(response, grad_output)
         arriving = grad_output * self.layer.aligned(self.layer.scale, grad_output)
         naive = naive_backward(response.cache, arriving)

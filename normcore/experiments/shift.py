@@ -2,13 +2,13 @@
 
 * :func:`deep_stack` pushes one block of 64 rows through a stack of ten dense + ReLU layers,
   with or without a batch layer between the dense layer and its ReLU, and records the mean and
-  deviation of every block handed on.
+  standard deviation of every block handed on.
 * :func:`crowd_shift` trains the crowd network (2 → 16 ReLU → [batch layer] → 1) on the whole
-  crowd and records, per epoch, every unit's mean and deviation over the rows of the block the
-  output layer reads, and (under the batch layer) the layer's shift.
+  crowd and records, per epoch, every unit's mean and standard deviation over the rows of the block
+  the output layer reads, and (under the batch layer) the layer's shift.
 * :func:`fold_in` takes one real step with a zero upstream gradient: the scale and shift stay put
-  and the batch's statistics are folded into the running statistics. :func:`running_lag` repeats it
-  and records how far the predicting answer still is from the training answer.
+  and the running statistics are updated with the batch's statistics. :func:`running_lag` repeats it
+  and records how far the evaluation-mode answer still is from the training-mode answer.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ sqrt(6), so `deep_stack(init="he")` stretches the very same draws by this factor
 
 LEVEL = 1.25
 """What "nearly level" means for a stack (chapter 1 and its claims suite): from layer 1 on, the
-largest of its block deviations is less than LEVEL times the smallest, and so are its means."""
+largest of its block standard deviations is less than LEVEL times the smallest, and so are its
+means."""
 
 
 def uniform_dense(fan_in: int, fan_out: int, rng: np.random.Generator) -> Dense:
@@ -51,15 +52,16 @@ def uniform_dense(fan_in: int, fan_out: int, rng: np.random.Generator) -> Dense:
 
 
 def skewness(block: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndarray:
-    """Each column's skewness, E[(x - mean)^3] / deviation^3 along `axis` (population moments).
+    """Each column's skewness, E[(x - mean)^3] / sd^3 along `axis`, sd the standard deviation
+    (population moments).
 
-    A column whose deviation is at most `floor` (a constant column: a unit that is off for every
-    row) has no shape to speak of; its skewness is NaN.
+    A column whose standard deviation is at most `floor` (a constant column: a unit that is off for
+    every row) has no shape to speak of; its skewness is NaN.
 
     Args:
         block: any array; the moments run along `axis` (the rows, by default).
         axis: the axis the statistics run along.
-        floor: the deviation at or below which a column counts as constant.
+        floor: the standard deviation at or below which a column counts as constant.
 
     Returns:
         The skewness per column, `block`'s shape without `axis`.
@@ -77,7 +79,7 @@ def correlations(block: np.ndarray, floor: float = 1e-12) -> np.ndarray:
 
     Returns:
         Shape (*stack, units, units); NaN in every entry that involves a constant column
-        (deviation at most `floor`).
+        (standard deviation at most `floor`).
     """
     centred = block - block.mean(axis=-2, keepdims=True)
     deviation = np.sqrt(np.mean(centred * centred, axis=-2))
@@ -95,8 +97,8 @@ class StackDrift:
 
     Entry 0 of `mean`, `deviation` and `mean_square` is the input; entry k the block after layer
     k's ReLU. These figures are taken over every value of the block (rows × features), the
-    deviation being the population one. `skewness` (depth, features) is each column's skewness
-    of the scores layer k hands its ReLU (after the batch layer, if there is one), and
+    standard deviation being the population one. `skewness` (depth, features) is each column's
+    skewness of the scores layer k hands its ReLU (after the batch layer, if there is one), and
     `score_magnitude` (depth,) the mean of those scores' absolute values over the block.
     """
 
@@ -304,7 +306,8 @@ def stack_scores(
 
 
 def crowd_block() -> tuple[np.ndarray, np.ndarray]:
-    """The whole crowd in standard units (its own mean and population deviation) and labels."""
+    """The whole crowd in standard units (its own mean and population standard deviation)
+    and labels."""
     crowd = load_crowd()
     (x,) = network.standardise_features(crowd.features)
     return x, crowd.labels
@@ -325,16 +328,16 @@ def _largest_change(first: np.ndarray, last: np.ndarray) -> float:
 class CrowdShift:
     """Per-epoch records of the block the crowd network's output layer reads.
 
-    `mean` and `deviation` have shape (epochs, units): each unit's mean and population deviation
-    over the rows, measured on each epoch's training pass before its step. `shift` and `scale`
-    (same shape) are the batch layer's shift and scale at that pass, and `source_variance` the
-    biased variance of the block it standardised (the ReLU's output); all three None without a
-    batch layer. `read` (epochs, rows, units) is the block itself. `skewness` (epochs, units) and
-    `correlation` (epochs, units, units) describe its shape and how its units move together; NaN
-    where a unit is constant over the rows (off for every person). They are computed from `read`
-    when first asked for (None without it), and the travels need only the first and last epochs,
-    so a record whose shape is never drawn costs two epochs' worth, not four hundred. `rate` is
-    the learning rate the network was trained at.
+    `mean` and `deviation` have shape (epochs, units): each unit's mean and population
+    standard deviation over the rows, measured on each epoch's training pass before its step.
+    `shift` and `scale` (same shape) are the batch layer's shift and scale at that pass, and
+    `source_variance` the biased variance of the block it standardised (the ReLU's output); all
+    three None without a batch layer. `read` (epochs, rows, units) is the block itself. `skewness`
+    (epochs, units) and `correlation` (epochs, units, units) describe its shape and how its units
+    move together; NaN where a unit is constant over the rows (off for every person). They are
+    computed from `read` when first asked for (None without it), and `travels` needs only the first
+    and last epochs, so a record whose shape is never drawn costs two epochs' worth, not four
+    hundred. `rate` is the learning rate the network was trained at.
     """
 
     variant: str
@@ -359,18 +362,18 @@ class CrowdShift:
 
     @property
     def largest_shift(self) -> float:
-        """The largest distance any unit's mean travels from the first epoch to the last (the
-        mean's travel; the name is older than the chapter's word for it)."""
+        """The largest distance any unit's mean drifts from the first epoch to the last (the
+        mean's drift; the name is older than the chapter's word for it)."""
         return float(np.max(np.abs(self.travel)))
 
     @property
     def mean_travel(self) -> float:
-        """The largest distance any unit's mean travels, first epoch to last."""
+        """The largest distance any unit's mean drifts, first epoch to last."""
         return self.largest_shift
 
     @property
     def deviation_travel(self) -> float:
-        """The largest change of any unit's deviation, first epoch to last."""
+        """The largest change of any unit's standard deviation, first epoch to last."""
         return _largest_change(self.deviation[0], self.deviation[-1])
 
     @cached_property
@@ -405,7 +408,7 @@ class CrowdShift:
         return _largest_change(first[upper], last[upper])
 
     def travels(self) -> dict[str, float]:
-        """The four travels, first epoch to last, by measure."""
+        """The four drifts, first epoch to last, by measure."""
         return {
             "mean": self.mean_travel,
             "deviation": self.deviation_travel,
@@ -414,13 +417,13 @@ class CrowdShift:
         }
 
     def largest_shift_to(self, epoch: int) -> float:
-        """The largest distance any unit's mean travels from the first epoch to `epoch`
+        """The largest distance any unit's mean drifts from the first epoch to `epoch`
         (counted from 1)."""
         return float(np.max(np.abs(self.mean[epoch - 1] - self.mean[0])))
 
     @property
     def shift_unit(self) -> int:
-        """The unit whose mean travels furthest, first epoch to last."""
+        """The unit whose mean drifts furthest, first epoch to last."""
         return int(np.argmax(np.abs(self.travel)))
 
     @property
@@ -457,7 +460,7 @@ class CrowdShift:
 
     @property
     def scale_gap(self) -> float | None:
-        """The largest gap, over epochs and units, between the block's deviation and
+        """The largest gap, over epochs and units, between the block's standard deviation and
         |scale| * sqrt(v / (v + epsilon)), v the variance the batch layer standardised (None
         without a batch layer)."""
         if self.scale is None:
@@ -536,7 +539,7 @@ def crowd_shifts(
 
 def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm:
     """One real step of `layer` on `block` with a zero upstream gradient: scale and shift do not
-    move, and the block's statistics are folded into the running statistics."""
+    move, and the running statistics are updated with the block's statistics."""
     response = layer.forward(block, TRAIN)
     gradient = layer.backward(response, np.zeros_like(response.output))
     return layer.step(gradient, rate)
@@ -544,7 +547,7 @@ def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm
 
 @dataclass(frozen=True, eq=False)
 class Lag:
-    """`gaps[k - 1]` is the largest gap, over the block, between the predicting answer and the
+    """`gaps[k - 1]` is the largest gap, over the block, between the evaluation-mode answer and the
     training answer after k zero-gradient steps on the same block."""
 
     gaps: np.ndarray
@@ -579,8 +582,8 @@ class VarianceEstimate:
     """What the running variance of a batch layer settles on, batch after batch of fresh rows
     from one distribution of variance `true_variance`, per independent stream.
 
-    `folded` is normcore's running variance after the last step (the biased batch variance
-    folded in), `unbiased` the same rule with n / (n - 1) times it folded in (the paper's and
+    `folded` is normcore's running variance after the last step (updated with the biased
+    batch variance), `unbiased` the same rule updated with n / (n - 1) times it (the paper's and
     PyTorch's choice), and `precise` the variance of every row of the last `recent` batches
     pooled, recomputed once after the steps (shape (streams,) each).
     """

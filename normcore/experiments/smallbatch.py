@@ -1,5 +1,5 @@
-"""Small batches: training on a batch layer's small-batch statistics, and freezing it for
-fine-tuning.
+"""Small batches: training on a batch layer's small-batch statistics, and holding its running
+statistics fixed for fine-tuning.
 
 - `by_group_size`: the digits batch network trained for one epoch of the chapter's 64-row steps
   with its batch layers reading their statistics over groups of B rows (`GhostBatchNorm`), B from 2
@@ -9,10 +9,10 @@ fine-tuning.
   normaliser reads no other row, so its training is the same run for every B.
 - `recomputed`: "precise" statistics (Wu & Johnson 2021): every batch layer's running mean and
   variance replaced by the statistics of the whole training set at the final weights, layer by
-  layer, each layer below already predicting with its own recomputed figures.
+  layer, each layer below already in evaluation mode with its own recomputed figures.
 - `fine_tune`: a trained batch network takes more steps on batches of two rows, either in training
   mode (statistics of two rows, running statistics moving) or in evaluation mode
-  (the batch layer frozen: a fixed scale and shift per feature, running statistics still), and the
+  (running statistics held fixed: the layer standardises by constants per feature), and the
   training-mode result once more with its statistics recomputed.
 - `shifted_task`: fine-tuning on a genuine shift of the data: the digits with their ink inverted
   (each pixel in standard units negated), a few hundred labelled images, on small batches, in the
@@ -122,7 +122,7 @@ def _group_size_net(
 def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
     """`net` with every batch layer's running mean and (biased) variance replaced by the
     statistics of all rows of `x` (the training rows) at the current weights: layer by layer,
-    the layers below predicting with their recomputed figures. Other parameters are kept."""
+    the layers below in evaluation mode with their recomputed figures. Other parameters are kept."""
     if not all(isinstance(n, BatchNorm) for n in net.norms):
         raise SettingError("net: expected the batch version of the digits network")
     a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
@@ -259,9 +259,9 @@ def _tuned(
 def _tuned_both(
     net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float
 ) -> tuple[deepnet.DeepNet, deepnet.DeepNet]:
-    """`_tuned` in training mode and in the predicting one (frozen), side by side in one
-    stack (`deepnet.join` with a mode per copy; dense layers and ReLUs answer the same for
-    either mode): the same two networks as two separate runs, in one pass per step."""
+    """`_tuned` in training mode and in evaluation mode (running statistics held fixed), side by
+    side in one stack (`deepnet.join` with a mode per copy; dense layers and ReLUs answer the same
+    for either mode): the same two networks as two separate runs, in one pass per step."""
     joined = deepnet.join([net, net], modes=("train", "eval"))
     training, frozen = deepnet.split(_tuned(joined, x, y, batches, rate, "train"))
     return training, frozen
@@ -304,9 +304,9 @@ SHIFT_NEAR_ZERO = 0.1
 @dataclass(frozen=True, eq=False)
 class ShiftedTask:
     """Held-out accuracy on the inverted digits (S,): before fine-tuning, and after SHIFT_STEPS
-    steps of SHIFT_BATCH rows in training mode, frozen (evaluation mode), and in training mode with
-    the statistics recomputed on the new task's labelled images afterwards; `original_before` the
-    accuracy on the original held-out digits."""
+    steps of SHIFT_BATCH rows in training mode, in evaluation mode (running statistics held fixed),
+    and in training mode with the statistics recomputed on the new task's labelled images
+    afterwards; `original_before` the accuracy on the original held-out digits."""
 
     original_before: np.ndarray
     before: np.ndarray

@@ -209,8 +209,9 @@ def turning_factor(layer: WeightNormDense) -> np.ndarray:
 def data_dependent_start(layer: WeightNormDense, x: np.ndarray) -> WeightNormDense:
     """Salimans and Kingma's data-dependent initialisation: keep the directions, and choose each
     length g and bias b so that the layer's pre-activations over the batch `x` (rows, inputs) have
-    mean 0 and deviation 1 per neuron: t = x . u, g = 1 / sd(t), b = -mean(t) / sd(t). A stacked
-    layer (directions (*stack, inputs, neurons)) takes a stacked batch (*stack, rows, inputs).
+    mean 0 and standard deviation 1 per neuron: t = x . u, g = 1 / sd(t), b = -mean(t) / sd(t). A
+    stacked layer (directions (*stack, inputs, neurons)) takes a stacked batch (*stack, rows,
+    inputs).
 
     Raises:
         SettingError: a neuron's t is constant over the batch (nothing to scale by).

@@ -36,8 +36,8 @@ def _framed(rows: int, columns: int, figsize: tuple[float, float], **shared):
 
 
 def stack_drift_figure(plain: StackDrift, normalised: StackDrift, he: StackDrift | None = None):
-    """The deviation (left) and mean (right) of the block each layer hands on: the plain stack,
-    the same draws He-initialised (if given) and the plain stack with batch layers."""
+    """The standard deviation (left) and mean (right) of the block each layer hands on: the plain
+    stack, the same draws He-initialised (if given) and the plain stack with batch layers."""
     use_book_style()
     fig, (left, right) = _framed(1, 2, (6.8, 3.3), sharex=True)
     for ax, frame in zip((left, right), STACK_FRAME, strict=True):
@@ -50,7 +50,11 @@ def stack_drift_figure(plain: StackDrift, normalised: StackDrift, he: StackDrift
     for drift, colour, marker, label in lines:
         left.plot(depth, drift.deviation, marker=marker, color=colour, label=label)
         right.plot(depth, drift.mean, marker=marker, color=colour, label=label)
-    left.set(title="deviation of the block", xlabel="layer (0 = input)", ylabel="deviation")
+    left.set(
+        title="standard deviation of the block",
+        xlabel="layer (0 = input)",
+        ylabel="standard deviation",
+    )
     right.set(title="mean of the block", xlabel="layer (0 = input)", ylabel="mean")
     left.set_ylim(bottom=0)
     right.set_ylim(bottom=0)
@@ -74,17 +78,17 @@ def _unit_lines(ax, epochs: np.ndarray, values: np.ndarray, marked: int, label=N
 
 
 def crowd_shift_axes(shift: CrowdShift, mean_ax, deviation_ax, skewness_ax=None) -> None:
-    """Draw every unit's mean and deviation (and skewness, if an axis is given) per epoch: one
-    collection of lines per panel, the unit whose mean travels furthest drawn on top in red."""
+    """Draw every unit's mean and standard deviation (and skewness, if an axis is given) per epoch:
+    one collection of lines per panel, the unit whose mean drifts furthest drawn on top in red."""
     epochs = np.arange(1, shift.epochs + 1, dtype=np.float64)
     marked = shift.shift_unit
-    label = f"unit {marked + 1} (mean travels furthest)"
+    label = f"unit {marked + 1} (mean drifts furthest)"
     _unit_lines(mean_ax, epochs, shift.mean, marked, label)
     _unit_lines(deviation_ax, epochs, shift.deviation, marked)
     if skewness_ax is not None and shift.skewness is not None:
         _unit_lines(skewness_ax, epochs, shift.skewness, marked)
     mean_ax.set(xlabel="epoch", ylabel="mean over the 25 people")
-    deviation_ax.set(xlabel="epoch", ylabel="deviation over the 25 people")
+    deviation_ax.set(xlabel="epoch", ylabel="standard deviation")
     deviation_ax.set_ylim(bottom=0)
     if skewness_ax is not None:
         skewness_ax.set(xlabel="epoch", ylabel="skewness over the 25 people")
@@ -117,7 +121,7 @@ def crowd_shift_figure(shift: CrowdShift):
 
 
 def crowd_shift_comparison(plain: CrowdShift, batch: CrowdShift):
-    """Both variants, one above the other, on shared axes: mean, deviation and skewness."""
+    """Both variants, one above the other, on shared axes: mean, standard deviation and skewness."""
     use_book_style()
     fig, axes = _framed(2, 3, (7.2, 5.4), sharex=True, sharey="col")
     width, height = COMPARISON_PANEL

@@ -10,8 +10,8 @@ from normcore.plots.style import BOOK_COLOURS, decade_label, use_book_style
 
 
 def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
-    """The widest gap between the predicting and the training answer, step by step (log scale),
-    with the first step under each tolerance marked."""
+    """The widest gap between the evaluation-mode and the training-mode answer, step by step
+    (log scale), with the first step under each tolerance marked."""
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     steps = np.arange(1, lag.gaps.size + 1)
@@ -29,9 +29,9 @@ def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
             )
     ax.yaxis.set_major_formatter(decade_label)  # plain-text powers of ten: no mathtext parse
     ax.set(
-        title="Predicting catches up with training",
+        title="Evaluation mode catches up with training mode",
         xlabel="steps on the same batch (zero gradient)",
-        ylabel="largest |predicting − training|",
+        ylabel="largest |evaluation − training|",
     )
     ax.legend(loc="upper right")
     return fig

@@ -10,7 +10,7 @@ between the kernel and the page (``js/playground-model.js`` is its JavaScript tw
     mode    "train" | "eval"
     scale, shift                       one number per feature (the sliders)
     running_mean, running_var     the batch layer's running statistics
-    steps      int         how many times Step has folded a batch in since the layer was fresh
+    steps      int         running-statistics updates by Step since the layer was fresh
     note       str | None  what the last action has to say (a key; the page words it)
 
 Every action takes a state and returns a new one; the state passed in is never changed.
@@ -291,8 +291,8 @@ def set_parameter(state: State, which: str, j: int, value: float) -> State:
 
 
 def undo(state: State) -> State:
-    """Undo exactly: scale = the deviation and shift = the mean the batch layer standardises by
-    (the batch's own while training, the running statistics in evaluation mode), as `figures`
+    """Undo exactly: scale = the divisor √(σ²+ε) and shift = the mean the batch layer standardises
+    by (the batch's own while training, the running statistics in evaluation mode), as `figures`
     reports them."""
     why = _batch_only(state, "undo")
     if why:
@@ -303,8 +303,7 @@ def undo(state: State) -> State:
 
 
 def step(state: State) -> State:
-    """One real step with a zero gradient: normcore's step folds the batch into the running
-    statistics."""
+    """One real step with a zero gradient: normcore's step updates the running statistics."""
     why = _batch_only(state, "step")
     if why:
         return _edited(state, why)

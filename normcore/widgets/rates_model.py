@@ -161,9 +161,9 @@ def figures(state: State, results: Results) -> dict[str, Any]:
     and the bracket (last stable, first unstable rate, None where there is none); the factor the
     batch layer allows (normalised over plain last stable rate) and its range on the grid; and,
     for the chosen run over the first `orders` random orders, the accuracies with batch
-    statistics (mean, deviation with ddof 1, lowest, highest), where the stored order falls among
-    them (per cent below, ties counted half), and the running statistics' and label-sorted answers.
-    """
+    statistics (mean, standard deviation with ddof 1, lowest, highest), where the stored order falls
+    among them (per cent below, ties counted half), and the running statistics' and label-sorted
+    answers."""
     check(state)
     bound = limit(state)
     out: dict[str, Any] = {}

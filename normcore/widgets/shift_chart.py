@@ -55,7 +55,7 @@ def _image(shift: CrowdShift, name: str) -> dict[str, str]:
     data = base64.b64encode(png_bytes(crowd_shift_figure(shift))).decode("ascii")
     return {
         "src": f"data:image/png;base64,{data}",
-        "alt": f"each hidden unit's mean and deviation per epoch, {name} network",
+        "alt": f"each hidden unit's mean and standard deviation per epoch, {name} network",
     }
 
 

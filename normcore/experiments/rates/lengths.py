@@ -1,12 +1,12 @@
-"""The brake the batch layer puts on the learning rate: the length of the weights in front of it.
+"""The shrinking effective learning rate behind a batch layer: the length of the weights before it.
 
-Hidden unit j's incoming weights w_j (column j of the first dense layer) feed the batch layer,
-which takes out each unit's batch mean (and the bias with it) and divides by its batch deviation.
+Hidden unit j's incoming weights w_j (column j of the first dense layer) feed the batch layer, which
+takes out each unit's batch mean (and the bias with it) and divides by its batch divisor.
 Multiplying w_j by any c > 0 therefore changes nothing after the layer: L(c w_j) = L(w_j), up to
-epsilon. Differentiating in c at c = 1 puts the gradient at right angles to w_j, so a step of
-plain descent lengthens it, ||w_j - eta g_j||^2 = ||w_j||^2 + eta^2 ||g_j||^2, and since the
-gradient shrinks as 1 / ||w_j||, the direction turns at the *effective* rate eta / ||w_j||^2
-(chapter 8 derives it). A plain network's loss sees the length, and gets no such brake.
+epsilon. Differentiating in c at c = 1 puts the gradient at right angles to w_j, so a step of plain
+descent lengthens it, ||w_j - eta g_j||^2 = ||w_j||^2 + eta^2 ||g_j||^2, and since the gradient
+shrinks as 1 / ||w_j||, the direction turns at the *effective* rate eta / ||w_j||^2 (chapter 8
+derives it). A plain network's loss sees the length: its effective rate does not shrink so.
 
 Nothing here trains: `lengths` reads each run's squared lengths at the start (its seed's starting
 weights, `network.build`) and at the end (the network the run kept), so the sweep's own runs

@@ -4,7 +4,7 @@ Twelve inputs, a dense layer to sixteen hidden units, optionally a batch layer o
 pre-activations, a ReLU, and a dense layer to one output (a logit): one `normcore.Sequential`.
 The batch layer is configured as the reference program behaves: nothing learned
 (``affine=False``), epsilon under the root, and running statistics that follow the mean and the
-*deviation* (``tracks='divisor'``) with momentum 0.9.
+*divisor* (``tracks='divisor'``) with momentum 0.9.
 
 A network may hold several runs side by side: every array then has a leading stack axis, one
 entry per run, and a block (runs, rows, 12) asks each run its own rows (see `normcore.Dense`).

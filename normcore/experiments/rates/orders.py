@@ -1,4 +1,4 @@
-"""Predicting with batch statistics, over many orders of the test rows.
+"""Evaluating with batch statistics, over many orders of the test rows.
 
 A batch layer asked for training-mode answers standardises each batch by its own statistics,
 so a row's answer depends on the rows it shares a batch with. `batch_accuracies` asks one trained

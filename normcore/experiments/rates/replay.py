@@ -79,7 +79,7 @@ def _logs(values: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True, eq=False)
 class OrderNet:
     """The reference program's weights as plain arrays, for one run or several side by side:
-    w1 (..., 16, 12), b1 (..., 16), w2 (..., 16), b2 (...), and the running mean and deviation
+    w1 (..., 16, 12), b1 (..., 16), w2 (..., 16), b2 (...), and the running mean and divisor
     (..., 16) if it normalises; a block x (rows, 12) is shared by every run."""
 
     w1: np.ndarray
@@ -98,8 +98,8 @@ class OrderNet:
         return _add_all(np.moveaxis(terms, -1, 0), self.compensated) + self.b1[..., None, :]
 
     def forward(self, x: np.ndarray, stats: tuple[np.ndarray, np.ndarray] | None) -> tuple:
-        """(pre-activations after the batch layer, batch mean, batch deviation, hidden outputs,
-        probabilities); `stats` (mean, deviation) replaces the batch's own figures."""
+        """(pre-activations after the batch layer, batch mean, batch divisor, hidden outputs,
+        probabilities); `stats` (mean, divisor) replaces the batch's own figures."""
         z = self.pre(x)
         mu = sd = None
         if self.mean is not None:

@@ -25,7 +25,7 @@ const NOTES = {
   "step-needs-rows": "Step needs at least one row switched on.",
   "step-not-batch": "Stepped with a zero gradient: nothing moved. Layer and RMS normalisation " +
     "keep no running statistics.",
-  "step": "Step {steps}: the batch's mean and biased variance folded into the running statistics " +
+  "step": "Step {steps}: the running statistics updated with the batch's mean and biased variance " +
     `with weight ${Number((1 - pm.MOMENTUM).toPrecision(12))} (momentum ${pm.MOMENTUM}); ` +
     "scale and shift unchanged.",
   "fresh": "A fresh layer: scale 1, shift 0, running mean 0, running variance 1.",
@@ -184,9 +184,9 @@ function render({model, el}) {
     s.scale.forEach((_, j) => sliders.append(slider("scale", j), slider("shift", j)));
     const actions = element("div", {class: "nc-buttons"});
     actions.append(
-      button("Undo exactly", "scale = the deviation, shift = the mean the layer standardises by",
+      button("Undo exactly", "scale = the divisor √(σ²+ε), shift = the mean the layer standardises by",
         pm.undo),
-      button("Step", "one real step with a zero gradient: folds the batch into the running statistics",
+      button("Step", "one real step with a zero gradient: updates the running statistics with the batch",
         pm.step),
       button("Fresh layer", "scale 1, shift 0, running mean 0, variance 1", pm.fresh));
     controls.append(grid, hint, sizes, sliders, actions);

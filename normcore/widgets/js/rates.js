@@ -62,7 +62,7 @@ export function ordersReadout(state, f, asked) {
     line("by the running statistics", "running", four(f.running)) +
     line("batch statistics, rows in their stored order", "in_order", four(f.in_order)) +
     line(`batch statistics, mean over ${state.orders} random orders`, "mean", four(f.mean)) +
-    line("their deviation", "sd", four(f.sd)) +
+    line("their standard deviation", "sd", four(f.sd)) +
     line("lowest order", "lowest", four(f.lowest)) +
     line("highest order", "highest", four(f.highest)) +
     line("orders scoring below the stored order (per cent)", "percentile",

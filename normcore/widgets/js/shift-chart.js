@@ -7,7 +7,7 @@ import {follow} from "./view.js";
 export function readout(f) {
   const item = (key) => `<b data-key="${key}">${f[key]}</b>`;
   const lines = [
-    `largest travel of a unit's mean, first epoch to last: ${item("largest_shift")} (unit ${item("shift_unit")})`,
+    `largest drift of a unit's mean, first epoch to last: ${item("largest_shift")} (unit ${item("shift_unit")})`,
     `largest single-epoch move: ${item("largest_move")} (unit ${item("move_unit")}, epoch ` +
       `${item("move_epoch")})`,
   ];
