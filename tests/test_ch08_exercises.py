@@ -50,7 +50,7 @@ def test_folded_names_the_typical_mistakes() -> None:
     assert "eps" in ch09.check_folded(3.0, 1.5)
     assert "swapped" in ch09.check_folded((2 - 1) * k + 0.5, 3 * k)
     assert "running mean" in ch09.check_folded(3 * k, 2 * k + 0.5)
-    assert "variance, not by the deviation" in ch09.check_folded(
+    assert "variance, not by the divisor" in ch09.check_folded(
         3 * 0.02 / (0.0004 + 1e-5), (2 - 1) * 0.02 / (0.0004 + 1e-5) + 0.5
     )
     assert "shift" in ch09.check_folded(3 * k, k)
