@@ -31,13 +31,12 @@ CHAPTERS = [
     p for p in teaching.chapters() if teaching.has_exercises(nbformat.read(p, as_version=4))
 ]
 #: (chapter, exercise): the names it needs that its notebook lacks today (see the report).
-KNOWN: dict[tuple[str, int], str] = {
-    ("00-preface", 2): "fold_in and stepped: bound only in the chapter's hidden or later cells",
-}
+KNOWN: dict[tuple[str, int], str] = {}
 
 # Names an exercise's text asks the reader to choose or make (a keyword's value, the rate of a
 # loop they write, the probabilities they compute): not the notebook's to define.
 READER_MAKES: dict[tuple[str, int], set[str]] = {
+    ("00-preface", 2): {"stepped"},
     ("01-moving-target", 4): {"width"},
     ("06-comparison", 5): {"r"},
     ("07-rates-and-leaks", 3): {"probabilities"},
