@@ -39,4 +39,16 @@ def test_the_audit_catches_a_cause_nobody_holds(tmp_path: Path, monkeypatch):
         "| 98-x | The loss falls | intervention tests/claims/test_ch98.py::test_nothing |\n",
         encoding="utf-8",
     )
-    assert any("expected tests/claims/FILE::TEST" in p for p in cs.problems(audit))
+    assert any("expected tests/FILE.py::TEST" in p for p in cs.problems(audit))
+
+
+def test_the_markers_take_since_as_a_cause_not_a_time():
+    def caught(sentence: str) -> bool:
+        return bool(cs.MARKERS.search(sentence))
+
+    assert caught("The loss falls, since the rate is small.")
+    assert caught("Most of it comes from the output layer.")
+    assert caught("It diverges for the same reason.")
+    assert not caught("RMS norm has since become the usual normaliser.")
+    assert not caught("Most language models since GPT-2 normalise the input.")
+    assert not caught("It is False since PyTorch 1.12.")

@@ -4,12 +4,15 @@ A sentence that gives a cause ("because", "the reason", "which is why", ...) is 
 mechanism. The book allows four kinds of support, and ``docs/claim-audit-mechanisms.md`` names
 one for each such sentence, as a table row ``| chapter | fragment | holder |``:
 
-* ``intervention tests/claims/test_chNN.py::test_name``: a claims test that removes, pins or
-  rescales the proposed cause and shows the effect change as predicted;
+* ``intervention tests/PATH.py::test_name``: a test that removes, pins or rescales the proposed
+  cause and shows the effect change as predicted (a claims test on fresh draws, or a test that
+  replays the stored runs with the cause changed);
 * ``derivation``: the cause is algebra the page derives (a Jacobian, a sum that is zero), not an
   empirical mechanism;
-* ``cited KEY``: the sentence reports a paper's explanation, cited (``{cite}`KEY```) in it;
-* ``consistent with``: the sentence itself says "consistent with" (no intervention was made).
+* ``cited KEY``: the sentence reports a paper's explanation, cited (``{cite}`KEY```) in it or in
+  its paragraph;
+* ``consistent with``: the sentence itself says "consistent with" (no intervention was made);
+* ``not claimed``: the sentence says the cause is not measured ("does not measure").
 
 The fragment is a piece of the sentence, quoted exactly (glue roles and all), long enough to be
 unique. ``python tools/causal_sentences.py`` lists the sentences with no row, and the rows whose
@@ -29,10 +32,11 @@ AUDIT = ROOT / "docs" / "claim-audit-mechanisms.md"
 
 MARKERS = re.compile(
     r"\b(because|the reason|which is why|that is why|this is why|explains why|"
-    r"this is what lets|is what lets|is what makes)\b",
+    r"this is what lets|is what lets|is what makes|is what sets|due to|owing to|thanks to|"
+    r"for the same reason|comes from|(?<!has )since(?! GPT| PyTorch))\b",
     re.IGNORECASE,
 )
-HOLDERS = ("intervention", "derivation", "cited", "consistent with")
+HOLDERS = ("intervention", "derivation", "cited", "consistent with", "not claimed")
 
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(*_`$\[])")
@@ -45,6 +49,7 @@ class Sentence:
     chapter: str
     line: int
     text: str
+    paragraph: str = ""  # the paragraph it is in (a citation may sit in the sentence before)
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ def causal_sentences(path: Path) -> list[Sentence]:
     for line, paragraph in prose_paragraphs(path.read_text(encoding="utf-8")):
         for sentence in _SENTENCE_END.split(paragraph):
             if MARKERS.search(sentence):
-                found.append(Sentence(path.stem, line, sentence.strip()))
+                found.append(Sentence(path.stem, line, sentence.strip(), paragraph))
     return found
 
 
@@ -155,9 +160,16 @@ def problems(audit: Path = AUDIT) -> list[str]:
         elif r.kind == "cited":
             key = r.holder.removeprefix("cited").strip()
             out += [
-                f"{audit.name}: {r.fragment!r}: the sentence does not cite {key}"
+                f"{audit.name}: {r.fragment!r}: its paragraph does not cite {key}"
                 for s in matched
-                if not key or key not in s.text
+                if not key or key not in (s.paragraph or s.text)
+            ]
+        elif r.kind == "not claimed":
+            out += [
+                f"{audit.name}: {r.fragment!r} is held by 'not claimed', but the sentence does "
+                "not say the cause is not measured"
+                for s in matched
+                if "not measure" not in s.text
             ]
         elif r.kind == "intervention":
             out += _check_test(audit, r)
@@ -168,8 +180,8 @@ def _check_test(audit: Path, r: Row) -> list[str]:
     target = r.holder.removeprefix("intervention").strip()
     file, _, name = target.partition("::")
     path = ROOT / file
-    if not file.startswith("tests/claims/") or not name or not path.is_file():
-        return [f"{audit.name}: {r.fragment!r}: expected tests/claims/FILE::TEST, got {target!r}"]
+    if not file.startswith("tests/") or not name or not path.is_file():
+        return [f"{audit.name}: {r.fragment!r}: expected tests/FILE.py::TEST, got {target!r}"]
     if not re.search(rf"^def {re.escape(name)}\(", path.read_text(encoding="utf-8"), re.M):
         return [f"{audit.name}: {r.fragment!r}: {file} has no test {name}"]
     return []

@@ -163,3 +163,28 @@ def test_shortcut_error_is_radial():
     )
     assert moved_w == neurons  # exact algebra, not a count near a line
     assert shortened >= 0.9 * wanted
+
+
+def test_the_turning_factor_leaves_one_by_the_end_of_the_comparison_run():
+    """Chapter 6: 'by the end of this run the factor that sets how fast a weight-normalised neuron
+    turns is no longer 1' (chapter 5 measures it on chapter 6's curve seed): on fresh seeds, some
+    neuron's g^2/|v|^2 ends more than a half away from its starting 1."""
+    crowd = load_crowd()
+    (x,) = network.standardise_features(crowd.features)
+    n = len(SEEDS)
+    xs, ys = np.repeat(x[None], n, axis=0), np.repeat(crowd.labels[None], n, axis=0)
+    start = network.build("weight", SEEDS)
+    np.testing.assert_allclose(weightnorm.turning_factor(start.hidden), 1.0, rtol=1e-12)
+    trained, _ = network.train(start, xs, ys, comparison.EPOCHS, comparison.RATE)
+    away = np.abs(weightnorm.turning_factor(trained.hidden) - 1).max(axis=-1)  # (seeds,)
+    held = int(np.sum(away > 0.5))
+    record(
+        "ch05",
+        "factor_leaves_one_over_the_comparison_run",
+        held=held,
+        of=n,
+        setting=f"whole crowd, {comparison.EPOCHS} epochs at rate {comparison.RATE:g}, "
+        f"fresh seeds {SEEDS[0]}-{SEEDS[-1]}, some neuron's g^2/|v|^2 off 1 by more than 0.5",
+        resampled=("initial seeds",),
+    )
+    assert held >= n - 2
