@@ -20,6 +20,14 @@ AVX2 = f"{SSE} avx f16c fma avx2 bmi1 bmi2"
 AVX512 = f"{AVX2} avx512f avx512cd avx512bw avx512dq avx512vl avx512_vnni"
 
 
+@pytest.fixture(autouse=True)
+def _a_real_processor(monkeypatch):
+    """These tests describe processors of their own; a run that simulates a processor without the
+    reference arithmetic (NORMCORE_SIMULATE_NO_REFERENCE=1, as make test is tried for an ARM
+    laptop) must not reach them."""
+    monkeypatch.delenv(am.NO_REFERENCE, raising=False)
+
+
 def x86(flags: str, present: tuple[str, ...]) -> am.Cpu:
     return am.Cpu("x86_64", frozenset(flags.split()), DISPATCH, frozenset({"X86_V2", *present}))
 
