@@ -244,39 +244,53 @@ def check_backward_function(backward: Any) -> Verdict:
     gradient to a (rows, features) block `x` standardised down its columns, given the
     gradient `d` arriving at the standardised block. The finite-difference oracle judges it on the
     worked four and on three random blocks; the answer itself is never shown."""
+    return _judged_backward(
+        backward,
+        seed=5,
+        shapes=((3, 1), (5, 2), (6, 3)),
+        offset=0.0,
+        loss=_standardised_sum,
+        mistakes=_typical_mistakes,
+        otherwise="the oracle disagrees, and not in one of the usual ways (naive d / s, a "
+        "missing route, the unbiased variance, the wrong axis, epsilon outside the root); check "
+        "each sum's axis and the three terms",
+    )
+
+
+def _judged_backward(backward, *, seed, shapes, offset, loss, mistakes, otherwise) -> Verdict:
+    """The finite-difference oracle's verdict on a reader's ``backward(x, d, eps)``: on the worked
+    four and on random inputs `x` of the given shapes (times 3, plus `offset`), against the
+    gradient of ``loss(x, d, eps)``; a wrong function is matched against the usual `mistakes`,
+    and `otherwise` is what a verdict says when none matches."""
     from normcore.oracle import finite_difference
 
     if backward is None:
         return verdict(None, 0.0)
     if not callable(backward):
-        return Verdict("not yet: the answer should be a function backward(x, d, epsilon)")
-    rng = np.random.default_rng(5)
-    blocks = [four_rows()]
-    blocks += [rng.normal(size=shape) * 3.0 for shape in ((3, 1), (5, 2), (6, 3))]
+        return Verdict("not yet: the answer should be a function backward(x, d, eps)")
+    rng = np.random.default_rng(seed)
+    inputs = [four_rows()]
+    inputs += [rng.normal(size=shape) * 3.0 + offset for shape in shapes]
     worst, scale = 0.0, 0.0
-    for x in blocks:
+    for x in inputs:
         d = rng.normal(size=x.shape)
         try:
             given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
         except Exception as error:  # the reader's code: say what it raised, never crash
             return Verdict(f"not yet: your function raised {type(error).__name__}: {error}")
         if given.shape != x.shape:
-            return Verdict(f"not yet: for a block of shape {x.shape} it returned {given.shape}")
-        oracle = finite_difference(lambda b, d=d: _standardised_sum(b, d, 1e-5), x, 1e-6)
+            return Verdict(f"not yet: for an input x of shape {x.shape} it returned {given.shape}")
+        oracle = finite_difference(lambda b, d=d: loss(b, d, 1e-5), x, 1e-6)
         worst = max(worst, float(np.max(np.abs(given - oracle))))
         scale = max(scale, float(np.max(np.abs(oracle))))
     if worst < 1e-6 * max(1.0, scale):
-        return Verdict("right")  # it agrees with the oracle on four blocks
-    x, d = blocks[-1], rng.normal(size=blocks[-1].shape)
+        return Verdict("right")  # it agrees with the oracle on every input
+    x, d = inputs[-1], rng.normal(size=inputs[-1].shape)
     given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
-    for said, wrong in _typical_mistakes(x, d, 1e-5).items():
+    for said, wrong in mistakes(x, d, 1e-5).items():
         if np.allclose(given, wrong, rtol=1e-7, atol=1e-9):
             return Verdict("not yet: " + said)
-    return Verdict(
-        "not yet: the oracle disagrees, and not in one of the usual ways (naive "
-        "d / s, a missing route, the unbiased variance, the wrong axis, epsilon "
-        "outside the root); check each sum's axis and the three terms"
-    )
+    return Verdict("not yet: " + otherwise)
 
 
 def _collected(
@@ -357,35 +371,13 @@ def check_rms_backward_function(backward: Any) -> Verdict:
     each row of a (rows, features) block `x`, y = x / sqrt(mean(x^2 over the row) + epsilon),
     given the upstream gradient `d` at y; it returns the input gradient. The finite-difference
     oracle judges it on four blocks; the usual mistakes are named, the answer never shown."""
-    from normcore.oracle import finite_difference
-
-    if backward is None:
-        return verdict(None, 0.0)
-    if not callable(backward):
-        return Verdict("not yet: the answer should be a function backward(x, d, epsilon)")
-    rng = np.random.default_rng(11)
-    blocks = [four_rows()]
-    blocks += [rng.normal(size=shape) * 3.0 + 1.0 for shape in ((3, 4), (5, 2), (2, 6))]
-    worst, scale = 0.0, 0.0
-    for x in blocks:
-        d = rng.normal(size=x.shape)
-        try:
-            given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
-        except Exception as error:  # the reader's code: say what it raised, never crash
-            return Verdict(f"not yet: your function raised {type(error).__name__}: {error}")
-        if given.shape != x.shape:
-            return Verdict(f"not yet: for a block of shape {x.shape} it returned {given.shape}")
-        oracle = finite_difference(lambda b, d=d: _rms_sum(b, d, 1e-5), x, 1e-6)
-        worst = max(worst, float(np.max(np.abs(given - oracle))))
-        scale = max(scale, float(np.max(np.abs(oracle))))
-    if worst < 1e-6 * max(1.0, scale):
-        return Verdict("right")  # it agrees with the oracle on four blocks
-    x, d = blocks[-1], rng.normal(size=blocks[-1].shape)
-    given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
-    for said, wrong in _rms_mistakes(x, d, 1e-5).items():
-        if np.allclose(given, wrong, rtol=1e-7, atol=1e-9):
-            return Verdict("not yet: " + said)
-    return Verdict(
-        "not yet: the oracle disagrees, and not in one of the usual ways (naive d / r, layer "
-        "norm's centring, the wrong axis, a sum where the mean belongs); derive dr/dx_k first"
+    return _judged_backward(
+        backward,
+        seed=11,
+        shapes=((3, 4), (5, 2), (2, 6)),
+        offset=1.0,
+        loss=_rms_sum,
+        mistakes=_rms_mistakes,
+        otherwise="the oracle disagrees, and not in one of the usual ways (naive d / r, layer "
+        "norm's centring, the wrong axis, a sum where the mean belongs); derive dr/dx_k first",
     )
