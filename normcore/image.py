@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._checks import (
-    as_block,
+    as_input,
     check_epsilon,
     check_epsilon_fits,
     check_nchw,
@@ -121,8 +121,8 @@ def adain(content: Any, style: Any, eps: float = 1e-5) -> np.ndarray:
     Returns a read-only block shaped as `content`, float32 only when both blocks are float32.
     """
     eps = check_epsilon(eps)
-    content = as_block(content, "content")
-    style = as_block(style, "style")
+    content = as_input(content, "content")
+    style = as_input(style, "style")
     check_rank(content, 4, "content", "(images, channels, height, width)")
     check_rank(style, 4, "style", "(images, channels, height, width)")
     check_not_empty(content, "content")
@@ -173,7 +173,7 @@ def local_response_normalisation(
 
     Returns a read-only block shaped and typed as `a`.
     """
-    a = as_block(a, "a")
+    a = as_input(a, "a")
     check_rank(a, 4, "a", "(images, channels, height, width)")
     size = whole_number(size, "size", SettingError, 1, 2**62, "from 1 to 2**62")
     k = number(k, "k", SettingError, "a finite number > 0")

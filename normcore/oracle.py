@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Sealed, as_block, number, own_error_state
+from ._checks import Sealed, as_input, number, own_error_state
 from .errors import NonFiniteError, SettingError, ShapeError
 
 
@@ -44,7 +44,7 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
     h = number(step, "step", SettingError, "a finite number greater than 0")
     if h <= 0:
         raise SettingError(f"step: expected a finite number greater than 0, got {h!r}")
-    base = np.array(as_block(x, "x"), dtype=np.float64, copy=True)
+    base = np.array(as_input(x, "x"), dtype=np.float64, copy=True)
     grad = np.zeros_like(base)
     flat, out = base.reshape(-1), grad.reshape(-1)
     for i in range(flat.size):
@@ -87,7 +87,7 @@ def check_grad(
     large nor small.
     """
     _check_function(f)
-    claimed = np.array(as_block(claimed, "claimed"), dtype=np.float64)
+    claimed = np.array(as_input(claimed, "claimed"), dtype=np.float64)
     oracle = finite_difference(f, x, step)
     if claimed.shape != oracle.shape:
         raise ShapeError(f"claimed: expected the shape of x {oracle.shape}, got {claimed.shape}")

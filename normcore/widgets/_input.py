@@ -207,12 +207,12 @@ def check_index(value: object, size: int, name: str) -> int:
 def real_block(block: object, name: str = "block") -> Any:
     """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
     a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
-    arithmetic (`normcore.as_block`, the layers' own check)."""
+    arithmetic (`normcore.as_input`, the layers' own check)."""
     import numpy as np
 
-    from normcore import as_block
+    from normcore import as_input
 
-    return np.asarray(as_block(block, name), dtype=np.float64)
+    return np.asarray(as_input(block, name), dtype=np.float64)
 
 
 # -- the arguments of a widget's Python calls: one check per kind, shared by every widget -------
