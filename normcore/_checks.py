@@ -488,7 +488,9 @@ def check_rate(rate: Any) -> Any:
         return rate
     if isinstance(rate, np.ndarray) and rate.ndim:
         if rate.dtype.kind not in "iuf" or not _all_finite(rate):
-            raise RateError(f"rate: expected finite numbers, one per model on the leading axes, got {rate!r}")
+            raise RateError(
+                f"rate: expected finite numbers, one per model on the leading axes, got {rate!r}"
+            )
         return rate
     return number(rate, "rate", RateError, "a finite number")
 

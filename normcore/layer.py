@@ -83,7 +83,9 @@ class LayerNorm(Normaliser):
     def _prepare(self, x: np.ndarray, mode: str) -> None:
         ns, stack = self.normalized_shape, self.stack
         if stack:
-            check_rank(x, len(stack) + 1 + len(ns), "x", "(leading axes..., rows, normalised axes...)")
+            check_rank(
+                x, len(stack) + 1 + len(ns), "x", "(leading axes..., rows, normalised axes...)"
+            )
             if x.shape[: len(stack)] != stack:
                 raise ShapeError(f"x: expected leading axes {stack}, got shape {x.shape}")
         elif x.ndim < len(ns):

@@ -94,7 +94,9 @@ def test_write_it_yourself_is_judged_by_the_oracle():
     assert ch03.check_backward_function(right).startswith("right")
     assert ch03.check_backward_function(naive).startswith("not yet")
     assert "ValueError" in ch03.check_backward_function(broken)
-    assert ch03.check_backward_function(lambda x, d, e: d[:1]).startswith("not yet: for an input x of shape")
+    assert ch03.check_backward_function(lambda x, d, e: d[:1]).startswith(
+        "not yet: for an input x of shape"
+    )
 
 
 def test_expected_is_computed_only_once_there_is_an_answer():
