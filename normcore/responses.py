@@ -26,7 +26,7 @@ class Standardised(Sealed):
 
     `mean`, `variance` and `divisor` keep the reduced axes (size 1) so they broadcast against
     the input. `mean` is None when the input was not centred (RMS); `variance` is then the mean
-    square. `from_block` is False when the statistics were handed in (the running statistics of
+    square. `from_input` is False when the statistics were handed in (the running statistics of
     evaluation mode): those are constants, so the backward pass is a plain division. Every array
     is read-only (sealed by the constructor).
     """
@@ -37,7 +37,7 @@ class Standardised(Sealed):
     divisor: np.ndarray
     axes: tuple[int, ...]
     count: int
-    from_block: bool
+    from_input: bool
 
     def __init__(
         self,
@@ -47,7 +47,7 @@ class Standardised(Sealed):
         divisor: np.ndarray,
         axes: tuple[int, ...],
         count: int,
-        from_block: bool,
+        from_input: bool,
     ) -> None:
         fields = self.__dict__
         fields["z"], fields["mean"], fields["variance"], fields["divisor"] = seal_each(
@@ -55,7 +55,7 @@ class Standardised(Sealed):
         )
         fields["axes"] = axes
         fields["count"] = count
-        fields["from_block"] = from_block
+        fields["from_input"] = from_input
 
 
 @dataclass(frozen=True, eq=False, init=False)

@@ -67,7 +67,7 @@ def standardise(
         divisor=divisor,
         axes=axes,
         count=n,
-        from_block=True,
+        from_input=True,
     )
 
 
@@ -85,7 +85,7 @@ def standardise_by(
         divisor=divisor,
         axes=axes,
         count=statistic_count(x.shape, axes),
-        from_block=False,
+        from_input=False,
     )
 
 
@@ -97,7 +97,7 @@ def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
     centred, two for RMS); statistics handed in are constants and contribute
     none.
     """
-    if not st.from_block:
+    if not st.from_input:
         return d / st.divisor
     n = st.count
     sum_dz = (d * st.z).sum(axis=st.axes, keepdims=True)

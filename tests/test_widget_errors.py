@@ -52,7 +52,7 @@ def _warnings_are_errors():
         (lambda: weightnorm_step_widget([1.0, 2.0, 3.0, 4.0]), ShapeError),
         (lambda: weightnorm_step_widget([1.0, 0.0, 3.0]), NormcoreError),
         (lambda: weightnorm_step_widget([1.0, 2.0, 1j]), DtypeError),
-        (lambda: routes_model.parse_block(None), NormcoreError),
+        (lambda: routes_model.parse_matrix(None), NormcoreError),
         (lambda: routes_model.figures({"source": "typed"}), StateError),
         (lambda: routes_model.choose(routes_model.initial(), "colour", "red"), StateError),
         (lambda: axes_model.choose(axes_model.initial(), "colour", "red"), StateError),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from normcore.widgets import axes_model, routes_model
 from normcore.widgets.axes import axes_widget
-from normcore.widgets.routes import parse_block, routes_widget
+from normcore.widgets.routes import parse_matrix, routes_widget
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
@@ -101,7 +101,7 @@ def test_the_explorer_answers_a_page_that_asks():
 @given(st.text(max_size=40))
 def test_parse_block_only_ever_raises_value_error(text):
     try:
-        block = parse_block(text)
+        block = parse_matrix(text)
     except ValueError:
         return
     assert block.ndim == 2 and np.all(np.isfinite(block))

@@ -10,7 +10,7 @@ import numpy as np
 from normcore.batch import BatchNorm
 from normcore.exercises import Verdict
 from normcore.exercises._mistakes import judged
-from normcore.experiments.shift import crowd_shift, deep_stack, deep_stacks
+from normcore.experiments.shift import crowd_shift, deep_network, deep_networks
 
 #: The stack's weights and biases are uniform in ±BOUND (1 / sqrt(16)).
 BOUND = 0.25
@@ -20,8 +20,8 @@ FAN_IN = 16
 def _ratio(bias: bool, layer: int = 10) -> float:
     """Layer `layer`'s standard deviation with a tenfold input over its standard deviation with
     the input as is."""
-    big = deep_stack(False, input_scale=10.0, bias=bias).deviation[layer]
-    return float(big / deep_stack(False, bias=bias).deviation[layer])
+    big = deep_network(False, input_scale=10.0, bias=bias).deviation[layer]
+    return float(big / deep_network(False, bias=bias).deviation[layer])
 
 
 def check_bias_free_ratio(ratio: Any) -> Verdict:
@@ -67,7 +67,7 @@ def check_floor_deviation(deviation: Any) -> Verdict:
             wrong_var / 2.0 / (1.0 - FAN_IN * wrong_var / 2.0) if FAN_IN * wrong_var < 2 else np.inf
         )
         no_half = var / (1.0 - FAN_IN * var)  # the ReLU's halving left out: q = q_s
-        stacks = deep_stacks(False, list(range(200)))
+        stacks = deep_networks(False, list(range(200)))
         measured = float(np.median([s.deviation[5:] for s in stacks]))
         return [
             (
@@ -105,15 +105,15 @@ def check_floor_deviation(deviation: Any) -> Verdict:
 RELU_NORMAL_MEAN = float(1.0 / np.sqrt(2.0 * np.pi))
 
 
-def check_wide_block_mean(mean: Any) -> Verdict:
+def check_wide_batch_mean(mean: Any) -> Verdict:
     """Exercise 3: the average of layers 1 to 10's block means of the batch stack (seed 3) with
     4096 rows a column, to three significant figures."""
 
     def wide() -> float:
-        return float(deep_stack(True, rows=4096).mean[1:].mean())
+        return float(deep_network(True, rows=4096).mean[1:].mean())
 
     def mistakes() -> list[tuple[float, str]]:
-        drift = deep_stack(True, rows=4096)
+        drift = deep_network(True, rows=4096)
         return [
             (
                 RELU_NORMAL_MEAN,
@@ -121,7 +121,7 @@ def check_wide_block_mean(mean: Any) -> Verdict:
                 "test, not the stack's; run the cell",
             ),
             (
-                float(deep_stack(True).mean[1:].mean()),
+                float(deep_network(True).mean[1:].mean()),
                 "that is the stack with 64 rows; the question asks for 4096",
             ),
             (

@@ -8,22 +8,22 @@ import numpy as np
 
 from normcore.exercises import Verdict, verdict
 from normcore.exercises._mistakes import judged
-from normcore.experiments.routes import compare_blocks
+from normcore.experiments.routes import compare_gradients
 from normcore.worked import four_rows
 
 #: Exercise 1: the block and the upstream gradient.
-BLOCK_ONE = np.array([[2.0], [4.0], [9.0]])
+X_ONE = np.array([[2.0], [4.0], [9.0]])
 GRAD_ONE = np.array([[1.0], [0.0], [-1.0]])
 #: Exercises 1 and 6: an upstream gradient that does not sum to zero, so that an answer missing
 #: the route through the mean (the sum(d) term) is told apart from the right one.
 GRAD_UNEVEN = np.array([[1.0], [0.0], [2.0]])
 
 #: Exercise 2: a block whose upstream gradient is the same in every row of a column.
-BLOCK_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
+X_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
 GRAD_TWO = np.array([[2.0, -0.5], [2.0, -0.5], [2.0, -0.5]])
 
 #: Exercise 5: which cells does the naive block get backwards? (Upstream gradient: counting 1 to 8.)
-BLOCK_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
+X_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
 
 #: The standardising epsilon every exercise here uses.
 EPSILON = 1e-5
@@ -51,13 +51,13 @@ def _route_mistakes(x: np.ndarray, d: np.ndarray) -> list[tuple[np.ndarray, str]
 
 
 def check_grad_input(answer: Any) -> Verdict:
-    """Exercise 1: the input gradient of BLOCK_ONE under GRAD_UNEVEN (a 3 x 1 array), four
+    """Exercise 1: the input gradient of X_ONE under GRAD_UNEVEN (a 3 x 1 array), four
     decimals. The naive block and a missing route are named (GRAD_UNEVEN does not sum to zero,
     so the route through the mean matters)."""
     return judged(
         answer,
-        compare_blocks(BLOCK_ONE, GRAD_UNEVEN).true,
-        lambda: _route_mistakes(BLOCK_ONE, GRAD_UNEVEN),
+        compare_gradients(X_ONE, GRAD_UNEVEN).true,
+        lambda: _route_mistakes(X_ONE, GRAD_UNEVEN),
         tolerance=6e-5,
         mistake_tolerance=6e-5,
     )
@@ -65,13 +65,13 @@ def check_grad_input(answer: Any) -> Verdict:
 
 def check_naive_sum(answer: Any) -> Verdict:
     """Exercise 1, second part: the naive block's column sum for the same block and gradient."""
-    return verdict(answer, float(compare_blocks(BLOCK_ONE, GRAD_ONE).naive_sums[0]))
+    return verdict(answer, float(compare_gradients(X_ONE, GRAD_ONE).naive_sums[0]))
 
 
 def check_constant_grad(answer: Any) -> Verdict:
-    """Exercise 2: the input gradient of BLOCK_TWO under GRAD_TWO (a 3 x 2 array). With a
+    """Exercise 2: the input gradient of X_TWO under GRAD_TWO (a 3 x 2 array). With a
     constant d the naive block and the line without its mean route agree (d / s); both named."""
-    x, d = BLOCK_TWO, GRAD_TWO
+    x, d = X_TWO, GRAD_TWO
     s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
     mistakes = [
         (
@@ -82,14 +82,14 @@ def check_constant_grad(answer: Any) -> Verdict:
         ),
     ]
     return judged(
-        answer, compare_blocks(x, d).true, mistakes, tolerance=1e-6, mistake_tolerance=1e-3
+        answer, compare_gradients(x, d).true, mistakes, tolerance=1e-6, mistake_tolerance=1e-3
     )
 
 
 def check_step_gap(answer: Any) -> Verdict:
     """The former exercise 3 (kept for old notebooks): the largest gap between the oracle with
     step 1e-3 and the collected block on the worked four under the counting gradient (10%)."""
-    expected = compare_blocks(four_rows(), step=1e-3).true_gap
+    expected = compare_gradients(four_rows(), step=1e-3).true_gap
     if answer is None:
         return verdict(None, expected)
     try:
@@ -151,8 +151,8 @@ def check_float32_floor(answer: Any) -> Verdict:
 
 def check_backwards_cells(answer: Any) -> Verdict:
     """Exercise 5: a (4, 2) array of booleans, True where the naive block d / s and the true
-    input gradient of BLOCK_THREE under the counting gradient point opposite ways."""
-    expected = compare_blocks(BLOCK_THREE).wrong_sign
+    input gradient of X_THREE under the counting gradient point opposite ways."""
+    expected = compare_gradients(X_THREE).wrong_sign
     if answer is None:
         return verdict(None, 0)
     try:
@@ -198,21 +198,21 @@ def _unbiased_objective(x: np.ndarray, d: np.ndarray) -> float:
 
 
 def check_unbiased(answer: Any) -> Verdict:
-    """Exercise 6: the input gradient of BLOCK_ONE under GRAD_UNEVEN when the forward pass
+    """Exercise 6: the input gradient of X_ONE under GRAD_UNEVEN when the forward pass
     divides by n - 1 (a 3 x 1 array). The finite difference of that forward pass decides; the
     upstream gradient does not sum to zero, so n - 1 on the mean's route is caught too."""
     from normcore.oracle import finite_difference
 
-    expected = finite_difference(lambda b: _unbiased_objective(b, GRAD_UNEVEN), BLOCK_ONE, 1e-4)
+    expected = finite_difference(lambda b: _unbiased_objective(b, GRAD_UNEVEN), X_ONE, 1e-4)
     if answer is None:
         return verdict(None, expected)
     result = verdict(answer, expected, tolerance=1e-4)
     if result.right or result.startswith("not yet: expected an answer of shape"):
         return result
     given = np.asarray(answer, dtype=np.float64).reshape(expected.shape)
-    n = BLOCK_ONE.shape[0]
-    s = np.sqrt(BLOCK_ONE.var(axis=0, ddof=1) + EPSILON)
-    z = (BLOCK_ONE - BLOCK_ONE.mean(axis=0)) / s
+    n = X_ONE.shape[0]
+    s = np.sqrt(X_ONE.var(axis=0, ddof=1) + EPSILON)
+    z = (X_ONE - X_ONE.mean(axis=0)) / s
     d = GRAD_UNEVEN
     kept_one_over_n = (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
     every_route = ((n - 1) * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / ((n - 1) * s)
@@ -222,7 +222,7 @@ def check_unbiased(answer: Any) -> Verdict:
         "you kept the biased line's 1/n on the variance route; with n - 1 in the forward pass "
         "ds/dx_k is z_k / (n - 1), so that route is weighted n / (n - 1)": kept_one_over_n,
         "that is the biased layer's block; the forward pass now divides by n - 1, which changes "
-        "s, z and the variance route": compare_blocks(BLOCK_ONE, GRAD_UNEVEN).true,
+        "s, z and the variance route": compare_gradients(X_ONE, GRAD_UNEVEN).true,
         "that is the naive d / s": d / s,
     }
     for said, block in mistakes.items():

@@ -29,7 +29,7 @@ from .routes import counting_grad
 
 #: A block with three features per row, for the layer-norm comparison (the worked four with a
 #: third unit added).
-THREE_FEATURE_BLOCK = np.column_stack([FOUR_ROWS, [4.0, 2.0, 5.0, 3.0]])
+THREE_FEATURE_X = np.column_stack([FOUR_ROWS, [4.0, 2.0, 5.0, 3.0]])
 
 #: The row every two-number figure starts from (the worked four's first).
 WORKED_ROW = np.array(FOUR_ROWS[:1])

@@ -1,7 +1,7 @@
 """Chapter 6's measurement: the crowd network under five variants, five seeds, five folds.
 
 * :func:`deal_folds` deals the 25 people into 5 folds (person i to fold i mod 5).
-* :func:`fold_blocks` builds, for every (seed, fold) run, the training and held-out blocks, each in
+* :func:`fold_data` builds, for every (seed, fold) run, the training and held-out blocks, each in
   standard units worked out on that fold's training rows only.
 * :func:`compare` trains all 25 seed-by-fold runs of each variant as one stack (one numpy call
   per layer serves every run) and reports accuracy and loss, training and held out.
@@ -58,7 +58,7 @@ def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class FoldBlocks:
+class FoldData:
     """Stacked blocks for every (seed, fold) run, run r = seed index * folds + fold.
 
     x_train (runs, 20, 2), y_train (runs, 20), x_held (runs, 5, 2), y_held (runs, 5), and the
@@ -72,7 +72,7 @@ class FoldBlocks:
     folds: int
 
 
-def fold_blocks(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldBlocks:
+def fold_data(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldData:
     crowd = load_crowd()
     x, y = crowd.features, crowd.labels
     fold = deal_folds(len(crowd), folds)
@@ -85,7 +85,7 @@ def fold_blocks(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldBlocks:
         yt.append(y[train])
         yh.append(y[held])
     repeat = len(seeds)
-    return FoldBlocks(
+    return FoldData(
         x_train=np.array(xt * repeat),
         y_train=np.array(yt * repeat),
         x_held=np.array(xh * repeat),
@@ -122,7 +122,7 @@ def _loss(net: network.CrowdNetwork, x: np.ndarray, y: np.ndarray) -> np.ndarray
     return binary_cross_entropy(logits, y, stack_axes=1).value
 
 
-def people_correct(net: network.CrowdNetwork, blocks: FoldBlocks, mode: str = EVAL) -> np.ndarray:
+def people_correct(net: network.CrowdNetwork, blocks: FoldData, mode: str = EVAL) -> np.ndarray:
     """Whether each person was classified right when held out, per seed: shape (seeds, people),
     people in the crowd's order (fold k holds persons k, k + folds, ...)."""
     right = (network.forward(net, blocks.x_held, mode).logits > 0) == (blocks.y_held > 0.5)
@@ -132,7 +132,7 @@ def people_correct(net: network.CrowdNetwork, blocks: FoldBlocks, mode: str = EV
 
 
 def score(
-    variant: str, blocks: FoldBlocks, net: network.CrowdNetwork, run_loss: np.ndarray
+    variant: str, blocks: FoldData, net: network.CrowdNetwork, run_loss: np.ndarray
 ) -> Scores:
     """Accuracy and loss of trained stacked runs, averaged over each seed's folds."""
     seeds = len(blocks.run_seeds) // blocks.folds
@@ -154,7 +154,7 @@ def score(
 
 def compare_variant(
     variant: str,
-    blocks: FoldBlocks,
+    blocks: FoldData,
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> Scores:
@@ -171,12 +171,12 @@ def compare(
     rate: float = RATE,
 ) -> dict[str, Scores]:
     """The fold runs of every variant: len(variants) stacks of len(seeds) * 5 runs."""
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     return {a: compare_variant(a, blocks, epochs, rate) for a in variants}
 
 
 def _one_at_a_time(
-    variant: str, blocks: FoldBlocks, epochs: int, rate: float
+    variant: str, blocks: FoldData, epochs: int, rate: float
 ) -> tuple[list[network.CrowdNetwork], np.ndarray]:
     """Every run of `blocks` trained alone (a stack of one each): the trained networks and the
     per-epoch training loss, shape (epochs, runs)."""
@@ -201,7 +201,7 @@ def losses_one_at_a_time(
     """The per-epoch training loss of the runs `compare_variant` trains as one stack, trained
     here one network at a time: shape (epochs, runs), run r = seed index * 5 + fold, as
     `Scores.run_loss`."""
-    return _one_at_a_time(variant, fold_blocks(seeds), epochs, rate)[1]
+    return _one_at_a_time(variant, fold_data(seeds), epochs, rate)[1]
 
 
 def compare_one_at_a_time(
@@ -209,7 +209,7 @@ def compare_one_at_a_time(
 ) -> Scores:
     """The same runs as `compare_variant`, trained one network at a time (a stack of one
     each), then gathered into the same shapes: the slow route, for the benchmark and tests."""
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     nets, run_loss = _one_at_a_time(variant, blocks, epochs, rate)
 
     def each(measure, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -313,7 +313,7 @@ def run_all(
 ) -> Comparison:
     """The chapter's 130 runs, in this process: len(seeds) * 5 fold runs per variant (one
     stack each), plus one whole-crowd curve per variant."""
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     return Comparison(
         scores={a: compare_variant(a, blocks, epochs, rate) for a in variants},
         curves=curves(variants, epochs=epochs, rate=rate),
@@ -366,9 +366,9 @@ def sensitivities(
     continue the same runs, so (200, 400) costs one run of 400 epochs."""
     if list(lengths) != sorted(set(lengths)) or not lengths or lengths[0] < 1:
         raise SettingError(f"lengths: expected increasing epoch counts from 1, got {lengths}")
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     runs = len(blocks.run_seeds)
-    twice = FoldBlocks(
+    twice = FoldData(
         x_train=np.concatenate([blocks.x_train] * 2),
         y_train=np.concatenate([blocks.y_train] * 2),
         x_held=np.concatenate([blocks.x_held] * 2),
@@ -491,7 +491,7 @@ def paired_people(
     )
 
 
-def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray:
+def recalibrated_held_accuracy(scores: Scores, blocks: FoldData) -> np.ndarray:
     """Held-out accuracy per seed of a trained batch variant after its running statistics are
     replaced by the statistics of its own fold's training rows at the final weights (what
     "recomputing the statistics" means: the lag of the running statistics removed)."""
@@ -537,7 +537,7 @@ __all__ = [
     "batch_before_relu",
     "Comparison",
     "Curve",
-    "FoldBlocks",
+    "FoldData",
     "Paired",
     "Scores",
     "Sensitivity",
@@ -550,7 +550,7 @@ __all__ = [
     "first_apart",
     "first_under",
     "in_overlap",
-    "fold_blocks",
+    "fold_data",
     "losses_one_at_a_time",
     "nudged",
     "paired_people",
@@ -572,7 +572,7 @@ def batch_before_relu(
     """Held-out accuracy per seed of the batch variant with the batch layer moved before the
     ReLU (dense, batch layer, ReLU, dense: the order of the paper that introduced it), trained
     on the same folds from the same starting weights as `compare`'s 'batch'. Returns (seeds,)."""
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     net = network.build("batch", blocks.run_seeds)
     body = Sequential((net.hidden, net.norm, net.relu, net.output))
     stack = len(blocks.run_seeds)

@@ -90,7 +90,7 @@ def _fold_statistics(features: np.ndarray, folds: int) -> list[tuple[np.ndarray,
 
 def _blocks(
     crowd_seeds: Sequence[int], seeds: Sequence[int], folds: int
-) -> tuple[comparison.FoldBlocks, np.ndarray, np.ndarray]:
+) -> tuple[comparison.FoldData, np.ndarray, np.ndarray]:
     """Stacked blocks, run r = (crowd index * seeds + seed index) * folds + fold, and the mean and
     standard deviation each run standardises with, shape (runs, 1, 2)."""
     xt, yt, xh, yh, means, devs, run_seeds = [], [], [], [], [], [], []
@@ -112,7 +112,7 @@ def _blocks(
                 means.append(mean)
                 devs.append(dev)
                 run_seeds.append(s)
-    blocks = comparison.FoldBlocks(
+    blocks = comparison.FoldData(
         x_train=np.array(xt),
         y_train=np.array(yt),
         x_held=np.array(xh),

@@ -1,6 +1,6 @@
 """Chapter 3's computations: the three-route backward pass held against the oracle.
 
-* :func:`compare_blocks` puts the collected (true) input gradient, the naive block d / s and
+* :func:`compare_gradients` puts the collected (true) input gradient, the naive block d / s and
   the finite-difference oracle side by side for any block and upstream gradient, with statistics
   down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
 * :func:`route_terms` splits the true block into its three routes, column by column.
@@ -32,11 +32,11 @@ from ..worked import FOUR_ROWS
 from . import network
 
 #: The worked four: four people at two hidden units, chosen so every statistic comes out whole.
-WORKED_BLOCK = FOUR_ROWS
+WORKED_X = FOUR_ROWS
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
 AXES = ("batch", "layer", "rms")
-#: A true gradient within this share of the block's scale has no sign (`BlockComparison.wrong_sign`)
+#: A true gradient within this share of the block's scale has no sign (`GradientComparison.wrong_sign`)
 SIGN_FLOOR = 1e-8
 
 
@@ -48,7 +48,7 @@ def counting_grad(shape: tuple[int, ...]) -> np.ndarray:
 
 def worked_grad() -> np.ndarray:
     """The upstream gradient on the worked block: 1 to 8 counted across it, row by row."""
-    return counting_grad(WORKED_BLOCK.shape)
+    return counting_grad(WORKED_X.shape)
 
 
 def make_layer(axis: str, features: int, eps: float = 1e-5) -> Any:
@@ -63,7 +63,7 @@ def make_layer(axis: str, features: int, eps: float = 1e-5) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class BlockComparison:
+class GradientComparison:
     """Three answers to "what gradient reaches the block?" and how far each is from the oracle.
 
     `true` is the layer's collected block, `naive` is d / s, `oracle` the central difference of
@@ -137,13 +137,13 @@ class BlockComparison:
         return signed & (np.sign(self.naive) * np.sign(self.true) < 0)
 
 
-def compare_blocks(
+def compare_gradients(
     block: Any,
     arriving: Any | None = None,
     axis: str = "batch",
     eps: float = 1e-5,
     step: float = 1e-6,
-) -> BlockComparison:
+) -> GradientComparison:
     """Standardise `block` (rows, features) while training, pass `arriving` back (default: the
     counting gradient) and hold the true and naive blocks against the finite difference of
     sum(arriving * output)."""
@@ -160,7 +160,7 @@ def compare_blocks(
     def objective(b: np.ndarray) -> float:
         return float(np.sum(d * layer.forward(b, TRAIN).output))
 
-    return BlockComparison(
+    return GradientComparison(
         axis=axis,
         block=x,
         arriving=d,
@@ -214,7 +214,7 @@ class RouteTerms:
         return self.own + self.through_mean + self.through_variance
 
 
-def route_terms(block: Any = WORKED_BLOCK, arriving: Any | None = None, eps: float = 1e-5):
+def route_terms(block: Any = WORKED_X, arriving: Any | None = None, eps: float = 1e-5):
     """Split the input gradient of a batch layer (statistics down the columns) into the three
     routes, written out from the statistics rather than taken from the layer."""
     x = np.array(block, dtype=np.float64)
@@ -255,13 +255,13 @@ class StepSweep:
 
 
 def gap_against_step(
-    block: Any = WORKED_BLOCK,
+    block: Any = WORKED_X,
     arriving: Any | None = None,
     steps: Sequence[float] = STEPS,
     axis: str = "batch",
 ) -> StepSweep:
     """The oracle's largest gap to the true block, for each finite-difference step."""
-    gaps = [compare_blocks(block, arriving, axis, step=h).true_gap for h in steps]
+    gaps = [compare_gradients(block, arriving, axis, step=h).true_gap for h in steps]
     return StepSweep(steps=np.array(steps, dtype=np.float64), gaps=np.array(gaps))
 
 

@@ -1,6 +1,6 @@
 """Covariate shift, measured (chapter 1), and the lag of the running statistics (chapter 2).
 
-* :func:`deep_stack` pushes one block of 64 rows through a stack of ten dense + ReLU layers,
+* :func:`deep_network` pushes one block of 64 rows through a stack of ten dense + ReLU layers,
   with or without a batch layer between the dense layer and its ReLU, and records the mean and
   standard deviation of every block handed on.
 * :func:`crowd_shift` trains the crowd network (2 → 16 ReLU → [batch layer] → 1) on the whole
@@ -30,11 +30,11 @@ from . import network
 # ------------------------------------------------------------------------------ the deep stack
 
 INITS = ("default", "he")
-"""How `deep_stack` draws its weights: PyTorch's ``nn.Linear`` default, or He (Kaiming)."""
+"""How `deep_network` draws its weights: PyTorch's ``nn.Linear`` default, or He (Kaiming)."""
 
 HE_STRETCH = float(np.sqrt(6.0))
 """He-uniform weights are uniform in ±sqrt(6 / fan_in): the default's ±1/sqrt(fan_in) times
-sqrt(6), so `deep_stack(init="he")` stretches the very same draws by this factor."""
+sqrt(6), so `deep_network(init="he")` stretches the very same draws by this factor."""
 
 LEVEL = 1.25
 """What "nearly level" means for a stack (chapter 1 and its claims suite): from layer 1 on, the
@@ -92,7 +92,7 @@ def correlations(block: np.ndarray, floor: float = 1e-12) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class StackDrift:
+class NetworkDrift:
     """What each layer of a deep stack hands on.
 
     Entry 0 of `mean`, `deviation` and `mean_square` is the input; entry k the block after layer
@@ -121,7 +121,7 @@ class StackDrift:
         return self.mean_square[1:] / self.mean_square[:-1]
 
 
-def deep_stack(
+def deep_network(
     normalised: bool,
     *,
     seed: int = 3,
@@ -131,7 +131,7 @@ def deep_stack(
     input_scale: float = 1.0,
     init: str = "default",
     bias: bool = True,
-) -> StackDrift:
+) -> NetworkDrift:
     """The deep stack: `depth` layers of dense → [batch layer, training] → ReLU.
 
     The input (standard normal, `rows` × `features`) and the dense layers come from one
@@ -148,12 +148,12 @@ def deep_stack(
         bias: False sets every bias to zero (with either `init`).
 
     Returns:
-        A `StackDrift`.
+        A `NetworkDrift`.
 
     Raises:
         SettingError: an unknown `init`.
     """
-    (drift,) = deep_stacks(
+    (drift,) = deep_networks(
         normalised,
         (seed,),
         rows=rows,
@@ -166,7 +166,7 @@ def deep_stack(
     return drift
 
 
-def deep_stacks(
+def deep_networks(
     normalised: bool,
     seeds: Sequence[int],
     *,
@@ -176,12 +176,12 @@ def deep_stacks(
     input_scale: float = 1.0,
     init: str = "default",
     bias: bool = True,
-) -> list[StackDrift]:
-    """`deep_stack` for several seeds, the stacks run side by side along a leading axis (one
-    call per layer for all of them); each seed draws exactly what `deep_stack` draws for it.
+) -> list[NetworkDrift]:
+    """`deep_network` for several seeds, the stacks run side by side along a leading axis (one
+    call per layer for all of them); each seed draws exactly what `deep_network` draws for it.
 
     Returns:
-        One `StackDrift` per seed, in the order given.
+        One `NetworkDrift` per seed, in the order given.
     """
     if init not in INITS:
         raise SettingError(f"init: expected one of {INITS}, got {init!r}")
@@ -217,7 +217,7 @@ def deep_stacks(
         squares.append(np.mean(h**2, axis=(-2, -1)))
     per_seed = [np.array(a) for a in (means, deviations, squares, skews, magnitudes)]
     return [
-        StackDrift(
+        NetworkDrift(
             normalised=normalised,
             mean=per_seed[0][:, i],
             deviation=per_seed[1][:, i],
@@ -231,8 +231,8 @@ def deep_stacks(
     ]
 
 
-def _drawn_stacks(seeds, rows, features, depth, init, bias):
-    """What `deep_stacks` draws: per seed the input, then each layer's weights and bias, from one
+def _drawn_networks(seeds, rows, features, depth, init, bias):
+    """What `deep_networks` draws: per seed the input, then each layer's weights and bias, from one
     ``np.random.default_rng(seed)``, stacked along a leading axis (depth first for the layers)."""
     inputs, weights, biases, rngs = [], [], [], []
     for seed in seeds:
@@ -251,7 +251,7 @@ def _drawn_stacks(seeds, rows, features, depth, init, bias):
     return np.stack(inputs), w, b, rngs
 
 
-def stack_gradients(
+def network_gradients(
     seeds: Sequence[int],
     *,
     rows: int = 64,
@@ -260,7 +260,7 @@ def stack_gradients(
     init: str = "default",
 ) -> np.ndarray:
     """The backward half of the deep stack without batch layers: after the forward pass of
-    `deep_stacks`, a standard-normal upstream gradient ∂L/∂h at the top block (drawn from the
+    `deep_networks`, a standard-normal upstream gradient ∂L/∂h at the top block (drawn from the
     seed's generator after the layers) goes back through every ReLU and dense layer.
 
     Returns:
@@ -269,7 +269,7 @@ def stack_gradients(
     """
     if init not in INITS:
         raise SettingError(f"init: expected one of {INITS}, got {init!r}")
-    h, w, b, rngs = _drawn_stacks(seeds, rows, features, depth, init, True)
+    h, w, b, rngs = _drawn_networks(seeds, rows, features, depth, init, True)
     on = []
     for k in range(depth):
         score = h @ w[k] + b[k][:, None, :]
@@ -283,7 +283,7 @@ def stack_gradients(
     return np.array(found[::-1])
 
 
-def stack_scores(
+def network_scores(
     seed: int = 3,
     *,
     rows: int = 64,
@@ -291,8 +291,8 @@ def stack_scores(
     depth: int = 10,
 ) -> np.ndarray:
     """The standardised scores each batch layer of the normalised deep stack hands its ReLU,
-    for one seed: shape (depth, rows, features), the draws of `deep_stack(True, seed=seed)`."""
-    h, w, b, _ = _drawn_stacks([seed], rows, features, depth, "default", True)
+    for one seed: shape (depth, rows, features), the draws of `deep_network(True, seed=seed)`."""
+    h, w, b, _ = _drawn_networks([seed], rows, features, depth, "default", True)
     found = []
     for k in range(depth):
         score = Dense(weights=w[k], bias=b[k]).forward(h).output
@@ -305,7 +305,7 @@ def stack_scores(
 # ------------------------------------------------------------------------ the crowd network
 
 
-def crowd_block() -> tuple[np.ndarray, np.ndarray]:
+def crowd_features() -> tuple[np.ndarray, np.ndarray]:
     """The whole crowd in standard units (its own mean and population standard deviation)
     and labels."""
     crowd = load_crowd()
@@ -492,7 +492,7 @@ def crowd_shifts(
     """
     if variant not in ("none", "batch"):
         raise SettingError(f"variant: expected 'none' or 'batch', got {variant!r}")
-    x, y = crowd_block()
+    x, y = crowd_features()
     count = len(seeds)
     net = network.build(variant, list(seeds))
     xs = np.broadcast_to(x, (count, *x.shape))

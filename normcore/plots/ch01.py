@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from normcore.experiments.shift import CrowdShift, StackDrift
+from normcore.experiments.shift import CrowdShift, NetworkDrift
 from normcore.plots.style import BOOK_COLOURS, PNG_METADATA, use_book_style
 
 TITLES = {"none": "plain network", "batch": "with a batch layer after the ReLU"}
@@ -35,7 +35,7 @@ def _framed(rows: int, columns: int, figsize: tuple[float, float], **shared):
     return plt.subplots(rows, columns, figsize=figsize, layout="none", **shared)
 
 
-def stack_drift_figure(plain: StackDrift, normalised: StackDrift, he: StackDrift | None = None):
+def network_drift_figure(plain: NetworkDrift, normalised: NetworkDrift, he: NetworkDrift | None = None):
     """The standard deviation (left) and mean (right) of the block each layer hands on: the plain
     stack, the same draws He-initialised (if given) and the plain stack with batch layers."""
     use_book_style()
@@ -163,7 +163,7 @@ def _band(ax, values: np.ndarray, colour: str, marker: str, label: str) -> None:
     ax.plot(depth, mid, marker=marker, color=colour, label=label)
 
 
-def stack_spread_figure(activations: dict, gradients: dict) -> Any:
+def network_spread_figure(activations: dict, gradients: dict) -> Any:
     """The untrained deep stacks over many seeds: the standard deviation of each block over the
     input's (left) and the root mean square of ∂L/∂h at each block over the top's (right),
     median and 10-90 % band per layer. Each dict maps a label to (depth + 1, seeds) ratios."""

@@ -11,7 +11,7 @@ from matplotlib.ticker import NullLocator
 from normcore.plots.style import BOOK_COLOURS, decade_label, use_book_style
 
 
-def plot_blocks(comparison: Any, decimals: int = 4) -> Any:
+def plot_gradients(comparison: Any, decimals: int = 4) -> Any:
     """The true block, the oracle and the naive block as annotated grids on one colour scale."""
     import matplotlib.pyplot as plt
 

@@ -36,7 +36,7 @@ ROW_BREAK = "[\n\r;]"
 CELL_BREAK = "[ \t,]+"
 #: The longest text a number box accepts, and a block box, in characters (code points).
 LONGEST = 40
-BLOCK_LONGEST = 2000
+MATRIX_LONGEST = 2000
 #: How many characters of a refused text its sentence quotes.
 QUOTED = 12
 
@@ -52,7 +52,7 @@ def grammar() -> dict[str, object]:
         "ROW_BREAK": ROW_BREAK,
         "CELL_BREAK": CELL_BREAK,
         "LONGEST": LONGEST,
-        "BLOCK_LONGEST": BLOCK_LONGEST,
+        "MATRIX_LONGEST": MATRIX_LONGEST,
         "QUOTED": QUOTED,
     }
 
@@ -112,7 +112,7 @@ def parse_number(text: object, name: str, limit: float = math.inf) -> float:
     return value
 
 
-def parse_block(
+def parse_matrix(
     text: object, name: str, limit: float, max_rows: int, max_columns: int
 ) -> list[list[float]]:
     """The rows of numbers typed into a block box: rows end at a line break or ';' (`ROW_BREAK`),
@@ -121,8 +121,8 @@ def parse_block(
     text, too long, no row, a number that is not one), ShapeError (ragged or too large)."""
     if not isinstance(text, str):
         raise NotANumberError(f"{name} is not text")
-    if len(text) > BLOCK_LONGEST:
-        raise NotANumberError(f"{name} is longer than {BLOCK_LONGEST} characters")
+    if len(text) > MATRIX_LONGEST:
+        raise NotANumberError(f"{name} is longer than {MATRIX_LONGEST} characters")
     rows: list[list[float]] = []
     for line in re.split(ROW_BREAK, text):
         cells = [c for c in re.split(CELL_BREAK, line) if c]
@@ -204,7 +204,7 @@ def check_index(value: object, size: int, name: str) -> int:
     return value
 
 
-def real_block(block: object, name: str = "block") -> Any:
+def real_matrix(block: object, name: str = "block") -> Any:
     """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
     a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
     arithmetic (`normcore.as_input`, the layers' own check)."""

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from normcore.errors import SettingError
-from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
+from normcore.experiments.axes import THREE_FEATURE_X, image_batch, image_check
 from normcore.widgets._input import StateError, check_state, choice_arg, parse_number, strip
 
 State = dict[str, Any]
@@ -29,7 +29,7 @@ AXES = ("batch", "layer", "rms", "instance", "group")
 def data_values() -> dict[str, list]:
     """The block and the image batch the explorer reads."""
     images = np.vectorize(lambda v: float(f"{v:.12g}"))(image_batch(IMAGE_SHAPE))
-    return {"block": THREE_FEATURE_BLOCK.tolist(), "images": images.tolist()}
+    return {"block": THREE_FEATURE_X.tolist(), "images": images.tolist()}
 
 
 def initial() -> State:

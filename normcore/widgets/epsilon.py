@@ -19,7 +19,7 @@ import traitlets
 from normcore.batch import BatchNorm
 from normcore.errors import SettingError, ShapeError
 from normcore.widgets._esm import bundle
-from normcore.widgets._input import check_state, real_block
+from normcore.widgets._input import check_state, real_matrix
 from normcore.widgets._page import PageWidget
 
 LOW, HIGH = -8, 3  # the slider's stops: epsilon from 1e-08 to 1e+03
@@ -31,7 +31,7 @@ def epsilon_at(exponent: int) -> float:
 
 
 def _block(block: Any) -> np.ndarray:
-    rows = real_block(block)
+    rows = real_matrix(block)
     if rows.ndim != 2 or min(rows.shape) < 1:
         raise ShapeError(f"block: expected a 2-D block with rows and features, got {rows.shape}")
     return rows

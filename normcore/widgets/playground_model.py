@@ -37,7 +37,7 @@ from normcore.widgets._input import (
     check_state,
     number_arg,
     parse_number,
-    real_block,
+    real_matrix,
 )
 from normcore.worked import FOUR_ROWS
 
@@ -67,7 +67,7 @@ def _cell_text(value: float) -> str:
 
 def initial(block: Any = None, kind: str = "batch", mode: str = TRAIN) -> State:
     """A fresh layer over `block` (default: the four worked rows), every row switched on."""
-    values = real_block(FOUR_ROWS if block is None else block)
+    values = real_matrix(FOUR_ROWS if block is None else block)
     if (
         values.ndim != 2
         or not (1 <= values.shape[0] <= MAX_ROWS)

@@ -18,7 +18,7 @@ from normcore.widgets._esm import bundle
 from normcore.widgets._page import PageWidget
 
 MAX_ROWS, MAX_COLUMNS = routes_model.MAX_ROWS, routes_model.MAX_COLUMNS
-parse_block = routes_model.parse_block
+parse_matrix = routes_model.parse_matrix
 
 
 class RoutesExplorer(PageWidget):

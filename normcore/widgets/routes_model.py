@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from normcore.errors import ShapeError
-from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_grad
+from normcore.experiments.routes import WORKED_X, compare_gradients, counting_grad
 from normcore.widgets import _input
 from normcore.widgets._input import (
     NotANumberError,
@@ -74,10 +74,10 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     return int(value)
 
 
-def parse_block(text: object, name: str = "block") -> np.ndarray:
+def parse_matrix(text: object, name: str = "block") -> np.ndarray:
     """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
-    one grammar of `normcore.widgets._input.parse_block`, within this explorer's limits."""
-    return np.array(_input.parse_block(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
+    one grammar of `normcore.widgets._input.parse_matrix`, within this explorer's limits."""
+    return np.array(_input.parse_matrix(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
 
 
 SPEC = {key: str for key in initial()}
@@ -98,13 +98,13 @@ def check(state: object) -> State:
 def block(state: State) -> np.ndarray:
     check(state)
     if state["source"] == "worked":
-        return WORKED_BLOCK.copy()
+        return WORKED_X.copy()
     if state["source"] == "random":
         rows = whole(state["rows"], "rows", 1, MAX_ROWS)
         columns = whole(state["columns"], "columns", 1, MAX_COLUMNS)
         seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed, rows * columns, 500, 1000).reshape(rows, columns)
-    return parse_block(state["typed"])
+    return parse_matrix(state["typed"])
 
 
 def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
@@ -115,7 +115,7 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
     if state["grad"] == "random":
         seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
-    grad = parse_block(state["typed_grad"], "grad")
+    grad = parse_matrix(state["typed_grad"], "grad")
     if grad.shape != shape:
         raise ShapeError(
             f"gradient: expected the block's shape {shape[0]} x {shape[1]}, "
@@ -128,7 +128,7 @@ def figures(state: State) -> dict[str, Any]:
     """normcore's comparison for the state (batch layer, training): the collected, oracle and
     naive blocks, and the figures under them. Raises a NormcoreError for unusable input."""
     x = block(check(state))
-    c = compare_blocks(x, arriving(state, x.shape), "batch")
+    c = compare_gradients(x, arriving(state, x.shape), "batch")
     return {
         "true": c.true.tolist(),
         "oracle": c.oracle.tolist(),

@@ -3,7 +3,7 @@
 // check, computed in the page (axes-model.js).
 
 import * as am from "./axes-model.js";
-import {blockTable, computingView, figure} from "./view.js";
+import {matrixTable, computingView, figure} from "./view.js";
 
 const NAMES = {batch: "batch norm", layer: "layer norm", rms: "RMS norm",
   instance: "instance norm", group: "group norm"};
@@ -27,7 +27,7 @@ export function readout(state, f) {
       figure("largest_sum", f.largest_sum, f.largest_sum.toExponential(1))
     : "no centring, so the input gradient need not sum to zero: largest sum " +
       figure("largest_sum", f.largest_sum, f.largest_sum.toFixed(4));
-  return blockTable(f.output, title, "output") + "<ul>" +
+  return matrixTable(f.output, title, "output") + "<ul>" +
     `<li>${NAMES[state.axis]}: statistics ${ALONG[`${rank},${state.axis}`]}</li>` +
     `<li>statistics' shape ${figure("statistics_shape", f.statistics_shape, shape)}, ` +
     `${figure("count", f.count, f.count)} values each</li>` +

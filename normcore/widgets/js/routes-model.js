@@ -3,7 +3,7 @@
 // routes, the finite-difference oracle, the naive d / s) for the block and gradient chosen.
 
 import {affine, naiveBackward, standardise, standardiseBackward} from "./standardise.js";
-import {InputError, quoted, readBlock, readNumber, strip} from "./input.js";
+import {InputError, quoted, readMatrix, readNumber, strip} from "./input.js";
 import {CONFIG} from "./config.js";
 
 // Python's constants (routes_model, experiments/routes.py), written in by the bundler
@@ -11,7 +11,7 @@ export const MAX_ROWS = CONFIG.routes.MAX_ROWS;
 export const MAX_COLUMNS = CONFIG.routes.MAX_COLUMNS;
 const {LIMIT, EPSILON, SEED_HIGH, SIGN_FLOOR, WORKED} = CONFIG.routes;
 const STEP = CONFIG.routes.STEP;
-const {SOURCES, GRADS} = CONFIG.routes;   // the oracle's step, as compare_blocks takes it
+const {SOURCES, GRADS} = CONFIG.routes;   // the oracle's step, as compare_gradients takes it
 
 /** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
 export function seeded(seed, count, low, high) {
@@ -40,9 +40,9 @@ function rowsOf(values, columns) {
 }
 
 /** A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
- * one grammar of input.js, within this explorer's limits (as routes_model.parse_block). */
-export function parseBlock(text, name = "block") {
-  return readBlock(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS);
+ * one grammar of input.js, within this explorer's limits (as routes_model.parse_matrix). */
+export function parseMatrix(text, name = "block") {
+  return readMatrix(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS);
 }
 
 export function block(state) {
@@ -53,7 +53,7 @@ export function block(state) {
     const seed = whole(state.seed, "seed", 0, SEED_HIGH);
     return rowsOf(seeded(seed, rows * columns, 500, 1000), columns);
   }
-  return parseBlock(state.typed);
+  return parseMatrix(state.typed);
 }
 
 export function arriving(state, rows, columns) {
@@ -62,7 +62,7 @@ export function arriving(state, rows, columns) {
   if (state.grad === "random") {
     return rowsOf(seeded(whole(state.seed, "seed", 0, SEED_HIGH) + 1, rows * columns, 100, 100), columns);
   }
-  const grad = parseBlock(state.typed_grad, "grad");
+  const grad = parseMatrix(state.typed_grad, "grad");
   if (grad.length !== rows || grad[0].length !== columns) {
     throw new InputError(`gradient: expected the block's shape ${rows} x ${columns}, ` +
       `got ${grad.length} x ${grad[0].length}`);

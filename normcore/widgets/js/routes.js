@@ -3,11 +3,11 @@
 // and the naive one, computed in the page (routes-model.js).
 
 import * as rm from "./routes-model.js";
-import {blockTable, computingView, figure} from "./view.js";
+import {matrixTable, computingView, figure} from "./view.js";
 
 /** A block's table, in a box of its own. */
 function table(values, title, key) {
-  return `<div class="nc-block">${blockTable(values, title, key)}</div>`;
+  return `<div class="nc-block">${matrixTable(values, title, key)}</div>`;
 }
 
 function sums(values, key) {
