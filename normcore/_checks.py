@@ -483,7 +483,8 @@ def check_momentum(momentum: Any) -> float:
 
 def check_rate(rate: Any) -> Any:
     """The learning rate: a finite number (RateError otherwise), or an array of finite numbers,
-    one per independent model on the parameters' leading axes (its shape those axes: `rate_for` checks that)."""
+    one per independent model on the parameters' leading axes (its shape those axes: `rate_for`
+    checks that)."""
     if type(rate) is float and math.isfinite(rate):  # the common case, as `number` returns it
         return rate
     if isinstance(rate, np.ndarray) and rate.ndim:
@@ -503,8 +504,8 @@ def rate_for(rate: Any, p: np.ndarray, name: str) -> Any:
         return rate
     if p.shape[: rate.ndim] != rate.shape:
         raise RateError(
-            f"rate: expected one per model on the leading axes of {name}, shape {p.shape[: rate.ndim]}, got "
-            f"shape {rate.shape}"
+            f"rate: expected one per model on the leading axes of {name}, shape "
+            f"{p.shape[: rate.ndim]}, got shape {rate.shape}"
         )
     return rate.reshape(rate.shape + (1,) * (p.ndim - rate.ndim))
 

@@ -21,9 +21,9 @@ from .errors import LabelError, SettingError, ShapeError
 
 @dataclass(frozen=True, eq=False)
 class Loss(Sealed):
-    """The mean loss (one value per independent model on the leading axes: shape `logits.shape[:stack_axes]`) and its
-    gradient with respect to the logits (shape of the logits, already divided by the count). Both
-    arrays are read-only (sealed by the constructor)."""
+    """The mean loss (one value per independent model on the leading axes: shape
+    `logits.shape[:stack_axes]`) and its gradient with respect to the logits (shape of the logits,
+    already divided by the count). Both arrays are read-only (sealed by the constructor)."""
 
     value: np.ndarray
     grad: np.ndarray

@@ -293,8 +293,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class EdgeCase:
-    """One edge: which layer, what is tried, how to run it, and (when the layer returns an output) whether
-    the output is plain arithmetic or worth a remark, with the remark."""
+    """One edge: which layer, what is tried, how to run it, and (when the layer returns an
+    output) whether the output is plain arithmetic or worth a remark, with the remark."""
 
     key: str
     layer: str

@@ -109,7 +109,8 @@ def test_bias_free_stack_passes_a_factor_of_ten_exactly() -> None:
     ten = sh.deep_network(False, bias=False, input_scale=10.0)
     one = sh.deep_network(False, bias=False)
     np.testing.assert_allclose(ten.deviation, 10.0 * one.deviation, rtol=1e-12)
-    with_bias = sh.deep_network(False, input_scale=10.0).deviation / sh.deep_network(False).deviation
+    plain = sh.deep_network(False).deviation
+    with_bias = sh.deep_network(False, input_scale=10.0).deviation / plain
     assert abs(with_bias[1] - 10.0) > 0.5
 
 

@@ -36,7 +36,8 @@ WORKED_X = FOUR_ROWS
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
 AXES = ("batch", "layer", "rms")
-#: A true gradient within this share of the block's scale has no sign (`GradientComparison.wrong_sign`)
+#: A true gradient within this share of the gradient's scale has no sign
+#: (`GradientComparison.wrong_sign`)
 SIGN_FLOOR = 1e-8
 
 

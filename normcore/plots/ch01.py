@@ -35,7 +35,9 @@ def _framed(rows: int, columns: int, figsize: tuple[float, float], **shared):
     return plt.subplots(rows, columns, figsize=figsize, layout="none", **shared)
 
 
-def network_drift_figure(plain: NetworkDrift, normalised: NetworkDrift, he: NetworkDrift | None = None):
+def network_drift_figure(
+    plain: NetworkDrift, normalised: NetworkDrift, he: NetworkDrift | None = None
+):
     """The standard deviation (left) and mean (right) of the block each layer hands on: the plain
     stack, the same draws He-initialised (if given) and the plain stack with batch layers."""
     use_book_style()
