@@ -1,10 +1,11 @@
 """Chapter 3's computations: the three-route backward pass held against the oracle.
 
 * :func:`compare_gradients` puts the collected (true) input gradient, the naive gradient d / s
-  and the finite-difference oracle side by side for any input x and upstream gradient, with statistics
-  down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
+  and the finite-difference oracle side by side for any input x and upstream gradient, with
+  statistics down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
 * :func:`route_terms` splits the true input gradient into its three routes, column by column.
-* :func:`gap_against_step` sweeps the oracle's step and records its largest gap to the true gradient.
+* :func:`gap_against_step` sweeps the oracle's step and records its largest gap to the true
+  gradient.
 * :func:`naive_versus_true` trains the crowd network with the naive input gradient and with the
   true one, from the same starting weights.
 """
@@ -69,8 +70,8 @@ class GradientComparison:
     is from the oracle.
 
     `true` is the layer's collected input gradient, `naive` is d / s, `oracle` the central
-    difference of sum(grad_output * output). `sum_axis` is the axis the statistics run along (0 for batch, 1 for
-    layer and RMS); the structural check sums along it.
+    difference of sum(grad_output * output). `sum_axis` is the axis the statistics run along (0 for
+    batch, 1 for layer and RMS); the structural check sums along it.
     """
 
     axis: str
@@ -360,9 +361,9 @@ def naive_versus_true(
     the outputs, so the two runs then differ only in the direction of their steps, not in the
     weight norm that sets their effective learning rate (chapter 8). Only for 'batch'.
 
-    The two passes train side by side in one run of 2 x len(seeds) networks along a leading axis (each seed
-    twice, `PartlyNaive` marking the second copy); each network's arithmetic is its own, so each
-    run is the one it would be on its own."""
+    The two passes train side by side in one run of 2 x len(seeds) networks along a leading axis
+    (each seed twice, `PartlyNaive` marking the second copy); each network's arithmetic is its own,
+    so each run is the one it would be on its own."""
     if equalise and variant != "batch":
         raise SettingError("equalise: only a batch layer makes each hidden unit scale-invariant")
     crowd = load_crowd()
