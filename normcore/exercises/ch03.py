@@ -30,7 +30,7 @@ EPSILON = 1e-5
 
 
 def _route_mistakes(x: np.ndarray, d: np.ndarray) -> list[tuple[np.ndarray, str]]:
-    """The naive block and the collected line with one route missing, for (x, d), named."""
+    """The naive gradient and the collected line with one route missing, for (x, d), named."""
     n = x.shape[0]
     s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
     return [
@@ -52,7 +52,7 @@ def _route_mistakes(x: np.ndarray, d: np.ndarray) -> list[tuple[np.ndarray, str]
 
 def check_grad_input(answer: Any) -> Verdict:
     """Exercise 1: the input gradient of X_ONE under GRAD_UNEVEN (a 3 x 1 array), four
-    decimals. The naive block and a missing route are named (GRAD_UNEVEN does not sum to zero,
+    decimals. The naive gradient and a missing route are named (GRAD_UNEVEN does not sum to zero,
     so the route through the mean matters)."""
     return judged(
         answer,
@@ -64,19 +64,20 @@ def check_grad_input(answer: Any) -> Verdict:
 
 
 def check_naive_sum(answer: Any) -> Verdict:
-    """Exercise 1, second part: the naive block's column sum for the same block and gradient."""
+    """Exercise 1, second part: the naive gradient's column sum for the same input and upstream
+    gradient."""
     return verdict(answer, float(compare_gradients(X_ONE, GRAD_ONE).naive_sums[0]))
 
 
 def check_constant_grad(answer: Any) -> Verdict:
     """Exercise 2: the input gradient of X_TWO under GRAD_TWO (a 3 x 2 array). With a
-    constant d the naive block and the line without its mean route agree (d / s); both named."""
+    constant d the naive gradient and the line without its mean route agree (d / s); both named."""
     x, d = X_TWO, GRAD_TWO
     s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
     mistakes = [
         (
             d / s,
-            "that is d / s: the naive block, which is also the collected line without the route "
+            "that is d / s: the naive gradient, which is also the collected line without the route "
             "through the mean; a gradient the same in every row lies along 1, which that route "
             "removes",
         ),
@@ -88,7 +89,7 @@ def check_constant_grad(answer: Any) -> Verdict:
 
 def check_step_gap(answer: Any) -> Verdict:
     """The former exercise 3 (kept for old notebooks): the largest gap between the oracle with
-    step 1e-3 and the collected block on the worked four under the counting gradient (10%)."""
+    step 1e-3 and the collected gradient on the worked four under the counting gradient (10%)."""
     expected = compare_gradients(four_rows(), step=1e-3).true_gap
     if answer is None:
         return verdict(None, expected)
@@ -150,7 +151,7 @@ def check_float32_floor(answer: Any) -> Verdict:
 
 
 def check_backwards_cells(answer: Any) -> Verdict:
-    """Exercise 5: a (4, 2) array of booleans, True where the naive block d / s and the true
+    """Exercise 5: a (4, 2) array of booleans, True where the naive gradient d / s and the true
     input gradient of X_THREE under the counting gradient point opposite ways."""
     expected = compare_gradients(X_THREE).wrong_sign
     if answer is None:
@@ -163,7 +164,7 @@ def check_backwards_cells(answer: Any) -> Verdict:
     if given is None or given.shape != expected.shape:
         return Verdict(
             "not yet: the answer should be a 4 x 2 array of True and False, one per "
-            "cell of the block"
+            "cell of the input"
         )
     if np.array_equal(given, expected):
         return Verdict("right")
@@ -221,8 +222,8 @@ def check_unbiased(answer: Any) -> Verdict:
         "averages over n)": every_route,
         "you kept the biased line's 1/n on the variance route; with n - 1 in the forward pass "
         "ds/dx_k is z_k / (n - 1), so that route is weighted n / (n - 1)": kept_one_over_n,
-        "that is the biased layer's block; the forward pass now divides by n - 1, which changes "
-        "s, z and the variance route": compare_gradients(X_ONE, GRAD_UNEVEN).true,
+        "that is the biased layer's input gradient; the forward pass now divides by n - 1, "
+        "which changes s, z and the variance route": compare_gradients(X_ONE, GRAD_UNEVEN).true,
         "that is the naive d / s": d / s,
     }
     for said, block in mistakes.items():
@@ -231,19 +232,19 @@ def check_unbiased(answer: Any) -> Verdict:
     return result
 
 
-def _standardised_sum(block: np.ndarray, arriving: np.ndarray, eps: float) -> float:
-    """sum(arriving * z), z the block standardised down its columns (biased variance)."""
-    mean = block.mean(axis=0)
-    divisor = np.sqrt(((block - mean) ** 2).mean(axis=0) + eps)
-    return float(np.sum(arriving * (block - mean) / divisor))
+def _standardised_sum(x: np.ndarray, grad_output: np.ndarray, eps: float) -> float:
+    """sum(grad_output * z), z the input x standardised down its columns (biased variance)."""
+    mean = x.mean(axis=0)
+    divisor = np.sqrt(((x - mean) ** 2).mean(axis=0) + eps)
+    return float(np.sum(grad_output * (x - mean) / divisor))
 
 
 def check_backward_function(backward: Any) -> Verdict:
     """Exercise 7, "write it yourself" (the batch layer's own pass; kept for old notebooks): a
     function ``backward(x, d, eps)`` that returns the input
-    gradient to a (rows, features) block `x` standardised down its columns, given the
-    gradient `d` arriving at the standardised block. The finite-difference oracle judges it on the
-    worked four and on three random blocks; the answer itself is never shown."""
+    gradient to a (rows, features) input `x` standardised down its columns, given the
+    upstream gradient `d` at the standardised output. The finite-difference oracle judges it on the
+    worked four and on three random inputs; the answer itself is never shown."""
     return _judged_backward(
         backward,
         seed=5,
@@ -335,10 +336,10 @@ def _typical_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.
     }
 
 
-def _rms_sum(block: np.ndarray, arriving: np.ndarray, eps: float) -> float:
-    """sum(arriving * y), y the block divided by each row's root mean square (epsilon inside)."""
-    r = np.sqrt(np.mean(block * block, axis=1, keepdims=True) + eps)
-    return float(np.sum(arriving * block / r))
+def _rms_sum(x: np.ndarray, grad_output: np.ndarray, eps: float) -> float:
+    """sum(grad_output * y), y the input x divided by each row's root mean square (eps inside)."""
+    r = np.sqrt(np.mean(x * x, axis=1, keepdims=True) + eps)
+    return float(np.sum(grad_output * x / r))
 
 
 def _rms_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.ndarray]:
@@ -368,9 +369,9 @@ def _rms_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.ndar
 
 def check_rms_backward_function(backward: Any) -> Verdict:
     """Exercise 7, "write it yourself": a function ``backward(x, d, eps)`` for RMS norm along
-    each row of a (rows, features) block `x`, y = x / sqrt(mean(x^2 over the row) + epsilon),
+    each row of a (rows, features) input `x`, y = x / sqrt(mean(x^2 over the row) + epsilon),
     given the upstream gradient `d` at y; it returns the input gradient. The finite-difference
-    oracle judges it on four blocks; the usual mistakes are named, the answer never shown."""
+    oracle judges it on four inputs; the usual mistakes are named, the answer never shown."""
     return _judged_backward(
         backward,
         seed=11,
