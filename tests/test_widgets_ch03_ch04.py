@@ -148,7 +148,7 @@ def test_axes_widget_statistics(data, axis, shape, count):
         (
             {"axis": "instance"},
             "Instance norm reads image axes: it needs an image batch (N, C, H, W), "
-            "not a block of rows.",
+            "not a (rows, features) input.",
         ),
         (
             {"data": "images", "axis": "group", "groups": "3"},

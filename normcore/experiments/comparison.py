@@ -1,16 +1,17 @@
 """Chapter 6's measurement: the crowd network under five variants, five seeds, five folds.
 
 * :func:`deal_folds` deals the 25 people into 5 folds (person i to fold i mod 5).
-* :func:`fold_data` builds, for every (seed, fold) run, the training and held-out blocks, each in
+* :func:`fold_data` builds, for every (seed, fold) run, the training and held-out data, each in
   standard units worked out on that fold's training rows only.
-* :func:`compare` trains all 25 seed-by-fold runs of each variant as one stack (one numpy call
-  per layer serves every run) and reports accuracy and loss, training and held out.
+* :func:`compare` trains all 25 seed-by-fold runs of each variant side by side along a leading
+  axis (one numpy call per layer serves every run) and reports accuracy and loss, training and held
+  out.
 * :func:`curves` trains one network per variant on the whole crowd and keeps its loss after
   every epoch; for the batch layer it also asks the network two ways after every step.
 * :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
 * :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
   and the tests; :func:`losses_one_at_a_time` keeps only their losses, for the chapter.
-* :func:`sensitivities` trains every fold's run twice in one stack, once from starting weights
+* :func:`sensitivities` trains every fold's run twice in one call, once from starting weights
   moved by one unit in the last place, and reports how far each table figure moves, after one
   run length or several.
 """
@@ -59,7 +60,7 @@ def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FoldData:
-    """Stacked blocks for every (seed, fold) run, run r = seed index * folds + fold.
+    """The data of every (seed, fold) run along a leading axis, run r = seed index * folds + fold.
 
     x_train (runs, 20, 2), y_train (runs, 20), x_held (runs, 5, 2), y_held (runs, 5), and the
     seed of each run."""
@@ -105,7 +106,7 @@ class Scores:
     run, shape (epochs, runs). `held_correct` (seeds, people), when filled, says for every seed
     whether each person, in the crowd's order, was classified right when held out: the verdicts
     behind `held_accuracy`, for a comparison paired person by person (`paired_people`). `net`
-    is the trained stack (run r = seed index * folds + fold), when kept."""
+    is the trained networks (run r = seed index * folds + fold), when kept."""
 
     variant: str
     train_accuracy: np.ndarray
@@ -134,7 +135,7 @@ def people_correct(net: network.CrowdNetwork, blocks: FoldData, mode: str = EVAL
 def score(
     variant: str, blocks: FoldData, net: network.CrowdNetwork, run_loss: np.ndarray
 ) -> Scores:
-    """Accuracy and loss of trained stacked runs, averaged over each seed's folds."""
+    """Accuracy and loss of trained runs (along a leading axis), averaged over each seed's folds."""
     seeds = len(blocks.run_seeds) // blocks.folds
 
     def per_seed(values: np.ndarray) -> np.ndarray:
@@ -158,7 +159,7 @@ def compare_variant(
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> Scores:
-    """Every (seed, fold) run of one variant, trained as one stack."""
+    """Every (seed, fold) run of one variant, trained side by side along a leading axis."""
     net = network.build(variant, blocks.run_seeds)
     net, history = network.train(net, blocks.x_train, blocks.y_train, epochs, rate)
     return score(variant, blocks, net, history.loss)
@@ -170,7 +171,7 @@ def compare(
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> dict[str, Scores]:
-    """The fold runs of every variant: len(variants) stacks of len(seeds) * 5 runs."""
+    """The fold runs of every variant: len(variants) calls of len(seeds) * 5 runs each."""
     blocks = fold_data(seeds)
     return {a: compare_variant(a, blocks, epochs, rate) for a in variants}
 
@@ -178,8 +179,8 @@ def compare(
 def _one_at_a_time(
     variant: str, blocks: FoldData, epochs: int, rate: float
 ) -> tuple[list[network.CrowdNetwork], np.ndarray]:
-    """Every run of `blocks` trained alone (a stack of one each): the trained networks and the
-    per-epoch training loss, shape (epochs, runs)."""
+    """Every run of `blocks` trained alone (a leading axis of one each): the trained networks and
+    the per-epoch training loss, shape (epochs, runs)."""
     nets, losses = [], []
     for r, seed in enumerate(blocks.run_seeds):
         one = slice(r, r + 1)
@@ -198,7 +199,7 @@ def _one_at_a_time(
 def losses_one_at_a_time(
     variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
-    """The per-epoch training loss of the runs `compare_variant` trains as one stack, trained
+    """The per-epoch training loss of the runs `compare_variant` trains side by side, trained
     here one network at a time: shape (epochs, runs), run r = seed index * 5 + fold, as
     `Scores.run_loss`."""
     return _one_at_a_time(variant, fold_data(seeds), epochs, rate)[1]
@@ -207,7 +208,7 @@ def losses_one_at_a_time(
 def compare_one_at_a_time(
     variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> Scores:
-    """The same runs as `compare_variant`, trained one network at a time (a stack of one
+    """The same runs as `compare_variant`, trained one network at a time (a leading axis of one
     each), then gathered into the same shapes: the slow route, for the benchmark and tests."""
     blocks = fold_data(seeds)
     nets, run_loss = _one_at_a_time(variant, blocks, epochs, rate)
@@ -312,7 +313,7 @@ def run_all(
     rate: float = RATE,
 ) -> Comparison:
     """The chapter's 130 runs, in this process: len(seeds) * 5 fold runs per variant (one
-    stack each), plus one whole-crowd curve per variant."""
+    call each), plus one whole-crowd curve per variant."""
     blocks = fold_data(seeds)
     return Comparison(
         scores={a: compare_variant(a, blocks, epochs, rate) for a in variants},
@@ -327,8 +328,8 @@ def _weight_field(layer) -> str:
 
 
 def nudged(net: network.CrowdNetwork, runs: slice = slice(None)) -> network.CrowdNetwork:
-    """The same network with the starting hidden weights of the stacked `runs` (default: all)
-    moved by one unit in the last place (``np.nextafter`` towards +inf): a change far below
+    """The same network with the starting hidden weights of the `runs` on the leading axis (default:
+    all) moved by one unit in the last place (``np.nextafter`` towards +inf): a change far below
     anything the prose could show."""
     hidden = net.hidden
     field = _weight_field(hidden)
@@ -360,7 +361,7 @@ def sensitivities(
     lengths: Sequence[int] = (EPOCHS,),
     rate: float = RATE,
 ) -> tuple[Sensitivity, ...]:
-    """Train every fold run of `variant` twice, side by side in one stack: as built, and
+    """Train every fold run of `variant` twice, side by side along a leading axis: as built, and
     from nudged starting weights (see `nudged`). After each of `lengths` epochs (increasing),
     report how far the nudge has moved each per-seed figure of the table. The longer lengths
     continue the same runs, so (200, 400) costs one run of 400 epochs."""
@@ -421,7 +422,7 @@ def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[s
 
 
 def disagreements(curve: Curve) -> int:
-    """Epochs on which the batch layer's two answers (running statistics, batch statistics)
+    """Epochs on which the batch layer's two outputs (running statistics, batch statistics)
     give different accuracies."""
     if curve.accuracy_running is None:
         raise SettingError("disagreements: this curve did not ask the network two ways")
@@ -513,7 +514,7 @@ def recalibrated_held_accuracy(scores: Scores, blocks: FoldData) -> np.ndarray:
 def whole_crowd_losses(
     variant: str, seeds: Sequence[int], epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
-    """The whole-crowd curve of `curves` for many seeds at once, as one stack: the loss per
+    """The whole-crowd curve of `curves` for many seeds at once, along a leading axis: the loss per
     epoch, shape (epochs, seeds) (for the claims suite)."""
     crowd = load_crowd()
     (x,) = network.standardise_features(crowd.features)
