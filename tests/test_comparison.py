@@ -327,7 +327,7 @@ def test_widget_averages_the_seeds_ticked(short_runs):
     w.act(cm.toggle_variant, "layer", False)
     w.act(cm.toggle_variant, "layer", True)  # ticked again: shown in the book's order
     w.act(cm.toggle_variant, "none", False)
-    f = w.answer()
+    f = w.figures_for()
     assert f["variants"] == ["batch", "layer", "rms", "weight"] and f["seeds"] == 4
     for i, key in enumerate(f["variants"]):
         s = short_runs[key]
@@ -348,13 +348,13 @@ def test_widget_errors_are_sentences(short_runs):
 
     w = comparison_widget(short_runs, variants=("none",), seeds=(0,))
     w.act(cm.toggle_seed, 0, False)
-    assert w.answer() == {
+    assert w.figures_for() == {
         "error": "Tick at least one seed: every figure is a mean over the seeds ticked."
     }
     w.state = {"variants": [], "seeds": [0]}
-    assert w.answer()["error"].startswith("Tick at least one variant")
+    assert w.figures_for()["error"].startswith("Tick at least one variant")
     w.state = {"variants": ["none", "group"], "seeds": [0, 9]}
-    assert w.answer() == {"error": "The chapter has no runs for group, 9."}
+    assert w.figures_for() == {"error": "The chapter has no runs for group, 9."}
     with pytest.raises(SettingError):
         cm.figures(w.state, w.results)
 
@@ -375,7 +375,7 @@ def test_widget_pairs_people_as_the_chapter_does(short_runs, seeds):
     from normcore.widgets.comparison import comparison_widget
 
     w = comparison_widget(short_runs, seeds=seeds)
-    f = w.answer()
+    f = w.figures_for()
     assert f["paired"] == ["batch", "layer", "rms", "weight"]
     at = [comparison.SEEDS.index(s) for s in seeds]
     subset = {

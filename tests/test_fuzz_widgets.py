@@ -148,12 +148,12 @@ def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
         np.testing.assert_array_equal(np.array(state["values"]), block)
         on = block[np.array(state["active"], dtype=bool)]
         if on.shape[0] == 0:
-            assert figures["answer"] is None
+            assert figures["output"] is None
             continue
         layer = pm.layer(state)
         assert isinstance(layer, (nc.BatchNorm, nc.LayerNorm, nc.RMSNorm))
         want = layer.forward(on, state["mode"]).output
-        np.testing.assert_array_equal(np.array(figures["answer"]), want)
+        np.testing.assert_array_equal(np.array(figures["output"]), want)
     assert SENTINEL not in sys.modules, "typed text was evaluated as code"
 
 
@@ -162,11 +162,11 @@ def test_playground_all_rows_off_and_back() -> None:
     state = pm.initial()
     for i in range(4):
         state = pm.set_active(state, i, False)
-    assert pm.figures(state)["answer"] is None
+    assert pm.figures(state)["output"] is None
     state = pm.step(pm.undo(state))
     assert state["steps"] == 0 and state["note"] == "step-needs-rows"
     state = pm.set_active(state, 0, True)
-    assert np.array(pm.figures(state)["answer"]).shape == (1, 2)
+    assert np.array(pm.figures(state)["output"]).shape == (1, 2)
 
 
 # ------------------------------------------------------------- the page-computed widgets' models

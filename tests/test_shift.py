@@ -337,12 +337,12 @@ def test_shift_chart_switches_between_the_two_networks() -> None:
     assert chart.selected == "none"
     assert chart.results["none"]["src"].startswith("data:image/png;base64,")
     assert chart.results["none"]["src"] != chart.results["batch"]["src"]
-    assert chart.answer()["largest_shift"] == f"{plain.largest_shift:.4f}"
-    assert chart.answer()["shift_gap"] is None
+    assert chart.figures_for()["largest_shift"] == f"{plain.largest_shift:.4f}"
+    assert chart.figures_for()["shift_gap"] is None
     chart.select("batch")
-    assert chart.answer()["largest_shift"] == f"{batch.largest_shift:.4f}"
-    assert chart.answer()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
-    assert chart.results["batch"]["figures"] == chart.answer()
+    assert chart.figures_for()["largest_shift"] == f"{batch.largest_shift:.4f}"
+    assert chart.figures_for()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
+    assert chart.results["batch"]["figures"] == chart.figures_for()
     with pytest.raises(ValueError, match="variant"):
         chart.select("layer")
     assert chart.selected == "batch"

@@ -204,15 +204,15 @@ def check_index(value: object, size: int, name: str) -> int:
     return value
 
 
-def real_matrix(block: object, name: str = "block") -> Any:
-    """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
+def real_matrix(x: object, name: str = "x") -> Any:
+    """`x` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
     a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
     arithmetic (`normcore.as_input`, the layers' own check)."""
     import numpy as np
 
     from normcore import as_input
 
-    return np.asarray(as_input(block, name), dtype=np.float64)
+    return np.asarray(as_input(x, name), dtype=np.float64)
 
 
 # -- the arguments of a widget's Python calls: one check per kind, shared by every widget -------

@@ -38,7 +38,7 @@ class PageWidget(anywidget.AnyWidget):
     #: normcore's figures for a state (a model module's `figures`); may raise NormcoreError
     compute: ClassVar[Callable[[dict[str, Any]], dict[str, Any]]]
 
-    def answer(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    def figures_for(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """normcore's figures for `state` (default: the state on show), or ``{"error": sentence}``
         when the reader's input cannot be used."""
         try:
@@ -47,9 +47,13 @@ class PageWidget(anywidget.AnyWidget):
             return {"error": friendly(error)}
 
     @traitlets.observe("state", "request")
-    def _answer(self, _change: object) -> None:
+    def _reply(self, _change: object) -> None:
         if self.request:
-            self.kernel = {"token": self.request, "state": self.state, "figures": self.answer()}
+            self.kernel = {
+                "token": self.request,
+                "state": self.state,
+                "figures": self.figures_for(),
+            }
 
     def act(self, action: Callable[..., dict[str, Any]], *args: Any) -> None:
         """Apply one of the model's actions to the state, as a reader's move would."""

@@ -10,7 +10,7 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
     explorer.act(axes_model.choose, "data", "images")
     explorer.act(axes_model.choose, "axis", "group")
     explorer.act(axes_model.choose, "groups", "3")   # does not divide 4 channels
-    explorer.answer()                                # {"error": "Groups: expected ..."}
+    explorer.figures_for()                                # {"error": "Groups: expected ..."}
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ Built without a browser::
 
     w = rate_explorer(rows, [plain_grid, norm_grid], spreads, homogeneous)
     w.choose(limit="0.5", run=2)
-    w.answer()          # normcore's figures for the state on show
+    w.figures_for()          # normcore's figures for the state on show
 """
 
 from __future__ import annotations

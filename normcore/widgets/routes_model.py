@@ -2,13 +2,13 @@
 
 The state (synced with the page; ``js/routes-model.js`` is its JavaScript twin)::
 
-    source       "worked" | "random" | "typed"     the block
-    rows, columns, seed                            the random block's size and seed (text)
+    source       "worked" | "random" | "typed"     the input x
+    rows, columns, seed                            the random input's size and seed (text)
     typed        text: rows on lines (or split by ';'), numbers split by commas or spaces
     gradient        "counting" | "ones" | "random" | "typed"   the upstream gradient at the output
     typed_grad  text, as `typed`
 
-The random block and gradient come from a small generator written the same way in Python and in
+The random input and gradient come from a small generator written the same way in Python and in
 JavaScript (`seeded`), so the page and the kernel draw the same numbers.
 """
 
@@ -74,8 +74,8 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     return int(value)
 
 
-def parse_matrix(text: object, name: str = "block") -> np.ndarray:
-    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+def parse_matrix(text: object, name: str = "input x") -> np.ndarray:
+    """A matrix typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
     one grammar of `normcore.widgets._input.parse_matrix`, within this explorer's limits."""
     return np.array(_input.parse_matrix(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
 
@@ -95,7 +95,7 @@ def check(state: object) -> State:
     return s
 
 
-def block(state: State) -> np.ndarray:
+def input_rows(state: State) -> np.ndarray:
     check(state)
     if state["source"] == "worked":
         return WORKED_X.copy()
@@ -118,7 +118,7 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
     grad = parse_matrix(state["typed_grad"], "grad")
     if grad.shape != shape:
         raise ShapeError(
-            f"gradient: expected the block's shape {shape[0]} x {shape[1]}, "
+            f"gradient: expected the shape of x, {shape[0]} x {shape[1]}, "
             f"got {grad.shape[0]} x {grad.shape[1]}"
         )
     return grad
@@ -126,8 +126,8 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
 
 def figures(state: State) -> dict[str, Any]:
     """normcore's comparison for the state (batch layer, training): the collected, oracle and
-    naive blocks, and the figures under them. Raises a NormcoreError for unusable input."""
-    x = block(check(state))
+    naive input gradients, and the figures under them. Raises a NormcoreError for unusable input."""
+    x = input_rows(check(state))
     c = compare_gradients(x, arriving(state, x.shape), "batch")
     return {
         "true": c.true.tolist(),

@@ -3,7 +3,8 @@
     chart = shift_chart()          # trains both crowd networks (well under a second)
     chart                          # display it
     chart.select("batch")          # what the toggle does
-    chart.answer()                 # the figures under the chart on show, as the page shows them
+    chart.figures_for()                 # the figures under the chart on show, as the page shows
+    them
 
 Both networks are trained and both charts drawn (PNG) when the widget is made; the page chooses
 between them (``js/shift-chart.js``), so on the static site the switch works with no kernel. The

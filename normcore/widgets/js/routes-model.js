@@ -39,13 +39,13 @@ function rowsOf(values, columns) {
   return out;
 }
 
-/** A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+/** A matrix typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
  * one grammar of input.js, within this explorer's limits (as routes_model.parse_matrix). */
-export function parseMatrix(text, name = "block") {
+export function parseMatrix(text, name = "input x") {
   return readMatrix(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS);
 }
 
-export function block(state) {
+export function inputRows(state) {
   if (state.source === "worked") return WORKED.map((r) => r.slice());
   if (state.source === "random") {
     const rows = whole(state.rows, "rows", 1, MAX_ROWS);
@@ -64,7 +64,7 @@ export function arriving(state, rows, columns) {
   }
   const grad = parseMatrix(state.typed_grad, "grad");
   if (grad.length !== rows || grad[0].length !== columns) {
-    throw new InputError(`gradient: expected the block's shape ${rows} x ${columns}, ` +
+    throw new InputError(`gradient: expected the shape of x, ${rows} x ${columns}, ` +
       `got ${grad.length} x ${grad[0].length}`);
   }
   return grad;
@@ -98,7 +98,7 @@ export function figures(state) {
     throw new InputError(`state: source ${quoted(state.source)} or gradient ` +
       `${quoted(state.grad)} is not offered`);
   }
-  const x = block(state);
+  const x = inputRows(state);
   const d = arriving(state, x.length, x[0].length);
   const st = standardise(x, 0, EPSILON);
   const truth = standardiseBackward(st, d);
