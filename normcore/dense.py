@@ -181,8 +181,8 @@ class Dense(_Affine):
         """A new layer with weights and bias moved by ``-rate * grad``.
 
         Args:
-            gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            gradient: what this layer's `backward` returned.
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:
@@ -301,8 +301,8 @@ class WeightNormDense(_Affine):
         """A new layer with direction, magnitude and bias moved by ``-rate * grad``.
 
         Args:
-            gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            gradient: what this layer's `backward` returned.
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:

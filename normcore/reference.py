@@ -3,7 +3,7 @@
 * `statements()` asks every layer of normcore the questions a complete
   implementation must settle (its axis, its variance, epsilon's place, scale and shift, its
   modes, running statistics, backward routes, parameter gradients, weight norm's projection). Each
-  answer is read from a fresh layer or measured on a small input, not typed.
+  finding is read from a fresh layer or measured on a small input, not typed.
 * `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:
   ``'refused'`` (a typed error, named with its message), ``'arithmetic'`` (computed as the
   arithmetic says) and ``'worth knowing'`` (computed, and the result deserves a remark).

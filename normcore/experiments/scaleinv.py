@@ -159,7 +159,7 @@ def effective_rate(
     order_seed: int = 0,
 ) -> EffectiveRate:
     """Train the batch network (DEPTH hidden layers) at RATE with each weight decay, all seeds
-    stacked, `steps` mini-batches of BATCH, recording the middle layer's lengths and the angle
+    side by side, `steps` mini-batches of BATCH, recording the middle layer's lengths and the angle
     it turns each step."""
     x, y, _, _ = digits_data()
     seeds = tuple(int(s) for s in seeds)

@@ -2,7 +2,7 @@
 
 `config()` is what the bundler (`normcore.widgets._esm`) writes into every bundle as the module
 ``./config.js``: ``export const CONFIG = {...}``. A JavaScript file reads ε, momentum, limits,
-sizes, the worked block and the input grammar from it (``import {CONFIG} from "./config.js";``)
+sizes, the worked mini-batch and the input grammar from it (``import {CONFIG} from "./config.js";``)
 and never types them itself, so changing a constant in Python changes every page at its next
 build (``tests/test_widget_config.py`` changes one in a scratch copy and watches the bundle).
 """

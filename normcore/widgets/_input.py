@@ -3,7 +3,7 @@
 A number is read only if it looks like one: an optional sign, ASCII digits with an optional
 decimal point, and an optional exponent (``12``, ``-0.5``, ``.5``, ``1e-3``), with spaces or tabs
 around it. Nothing is evaluated, and words that Python's float() would take (``nan``, ``inf``,
-``1_000``, full-width ``５``) are not numbers here. A block is rows of such numbers. The grammar
+``1_000``, full-width ``５``) are not numbers here. A matrix is rows of such numbers. The grammar
 (patterns, limits, how a sentence quotes a text) is written down once, below; the bundler writes
 the same values into every widget's JavaScript (``CONFIG.input``, see `normcore.widgets._config`),
 where ``js/input.js`` compiles the same patterns, so the site and JupyterLab read every text
@@ -115,7 +115,7 @@ def parse_number(text: object, name: str, limit: float = math.inf) -> float:
 def parse_matrix(
     text: object, name: str, limit: float, max_rows: int, max_columns: int
 ) -> list[list[float]]:
-    """The rows of numbers typed into a block box: rows end at a line break or ';' (`ROW_BREAK`),
+    """The rows of numbers typed into a matrix box: rows end at a line break or ';' (`ROW_BREAK`),
     numbers are split by commas, spaces or tabs (`CELL_BREAK`), blank rows are skipped, and each
     number is read by `parse_number` (named "<name>, row k"). Typed errors: NotANumberError (not
     text, too long, no row, a number that is not one), ShapeError (ragged or too large)."""

@@ -1,5 +1,5 @@
 """The one shape every live widget in the book has: an anywidget whose page computes, and whose
-kernel, when there is one, answers too.
+kernel, when there is one, computes them too.
 
 A widget syncs three values with its page:
 
@@ -7,7 +7,7 @@ A widget syncs three values with its page:
 * ``request``: a token the page sets when it shows the widget;
 * ``kernel``: ``{"token", "state", "figures"}``, normcore's figures for the state, computed here
   in Python, once a page has asked. A static page has no kernel to ask, so it says that it runs
-  in the page; in JupyterLab the page shows the largest difference between the two answers.
+  in the page; in JupyterLab the page shows the largest difference between the two results.
 
 Before a page asks, nothing but the state is stored, so a saved notebook holds no figures.
 """

@@ -3,7 +3,7 @@ figures for them.
 
 The state (synced with the page; ``js/axes-model.js`` is its JavaScript twin)::
 
-    data     "block" (4 rows, 3 features) | "images" (2 images, 4 channels, 3 x 3)
+    data     "block" (an input of 4 rows, 3 features) | "images" (2 images, 4 channels, 3 x 3)
     axis     "batch" | "layer" | "rms" | "instance" | "group"
     groups   text: the group count (group norm only)
 
@@ -27,7 +27,7 @@ AXES = ("batch", "layer", "rms", "instance", "group")
 
 
 def data_values() -> dict[str, list]:
-    """The block and the image batch the explorer reads."""
+    """The (rows, features) input and the image batch the explorer reads."""
     images = np.vectorize(lambda v: float(f"{v:.12g}"))(image_batch(IMAGE_SHAPE))
     return {"block": THREE_FEATURE_X.tolist(), "images": images.tolist()}
 

@@ -4,7 +4,7 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
 ``js/comparison.js``, which averages in the page; the state and normcore's figures are
 `normcore.widgets.comparison_model`. Every choice is among the runs the chapter trained (its five
 variants, five seeds, five folds, at its learning rate and epochs), stored in the widget per
-seed, so on the static site every tick answers with no kernel. Built without a browser::
+seed, so on the static site every tick computes with no kernel. Built without a browser::
 
     w = comparison_widget(comparison.run_all().scores)
     w.act(comparison_model.toggle_seed, 3, False)

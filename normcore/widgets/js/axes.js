@@ -43,7 +43,7 @@ function render({model, el}) {
     figures: (state) => am.figures(state, model.get("data")),
     kept: "The figures below are for the last choice that could be computed.",
     build(form) {
-      form.menu("data", "data", [["a block of 4 rows, 3 features", "block"],
+      form.menu("data", "data", [["an input of 4 rows, 3 features", "block"],
         ["2 images, 4 channels, 3 x 3", "images"]]);
       form.menu("axis", "normaliser", Object.entries(NAMES).map(([k, v]) => [v, k]));
       form.box("groups", "groups", {size: "4"});
