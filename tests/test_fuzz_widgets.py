@@ -243,7 +243,7 @@ def test_weightnorm_model_answers_or_says_why(lengths: list[str], rate: str) -> 
 
 @WIDGET_SETTINGS
 @given(
-    data=st.sampled_from(["block", "images"]),
+    data=st.sampled_from(["rows", "images"]),
     axis=st.sampled_from(["batch", "layer", "rms", "instance", "group"]),
     groups=st.one_of(st.sampled_from(TEXTS), st.integers(-2, 9).map(str)),
 )
@@ -253,7 +253,7 @@ def test_axes_model_answers_or_says_why(data: str, axis: str, groups: str) -> No
 
     state = {"data": data, "axis": axis, "groups": groups}
     count = usable(groups)
-    valid = not (data == "block" and axis in ("instance", "group")) and (
+    valid = not (data == "rows" and axis in ("instance", "group")) and (
         axis != "group"
         or (count is not None and count == int(count) and count >= 1 and 4 % int(count) == 0)
     )

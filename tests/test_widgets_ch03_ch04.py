@@ -127,8 +127,8 @@ def test_axes_widget_opens_on_layer_norm_over_the_block():
 @pytest.mark.parametrize(
     ("data", "axis", "shape", "count"),
     [
-        ("block", "batch", [3], 4),
-        ("block", "rms", [4], 3),
+        ("rows", "batch", [3], 4),
+        ("rows", "rms", [4], 3),
         ("images", "batch", [4], 18),
         ("images", "layer", [2], 36),
         ("images", "instance", [2, 4], 9),

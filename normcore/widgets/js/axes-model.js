@@ -43,7 +43,7 @@ function layout(shape, axis, g) {
   }[axis];
 }
 
-/** The statistics' rows of a flat block: rows[s] lists cell indices of statistic s in order. */
+/** The statistics' rows of a flat array: rows[s] lists cell indices of statistic s in order. */
 function members(size, of, count) {
   const rows = Array.from({length: count}, () => []);
   for (let k = 0; k < size; k++) rows[of(k)].push(k);

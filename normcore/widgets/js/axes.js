@@ -19,8 +19,8 @@ const ALONG = {
 };
 
 export function readout(state, f) {
-  const title = state.data === "block" ? "output" : "output, image 1, channel 1";
-  const rank = state.data === "block" ? 2 : 4;
+  const title = state.data === "rows" ? "output" : "output, image 1, channel 1";
+  const rank = state.data === "rows" ? 2 : 4;
   const shape = `(${f.statistics_shape.join(", ")}${f.statistics_shape.length === 1 ? "," : ""})`;
   const sums = f.centred
     ? "the input gradient sums to zero over each statistic's cells: largest sum " +
@@ -43,7 +43,7 @@ function render({model, el}) {
     figures: (state) => am.figures(state, model.get("data")),
     kept: "The figures below are for the last choice that could be computed.",
     build(form) {
-      form.menu("data", "data", [["an input of 4 rows, 3 features", "block"],
+      form.menu("data", "data", [["an input of 4 rows, 3 features", "rows"],
         ["2 images, 4 channels, 3 x 3", "images"]]);
       form.menu("axis", "normaliser", Object.entries(NAMES).map(([k, v]) => [v, k]));
       form.box("groups", "groups", {size: "4"});

@@ -7,7 +7,7 @@ import {matrixTable, computingView, figure} from "./view.js";
 
 /** A block's table, in a box of its own. */
 function table(values, title, key) {
-  return `<div class="nc-block">${matrixTable(values, title, key)}</div>`;
+  return `<div class="nc-matrix">${matrixTable(values, title, key)}</div>`;
 }
 
 function sums(values, key) {
