@@ -9,15 +9,15 @@ Every layer is an immutable value with three calls::
 Every array a layer keeps or hands back is read-only: each value type (every layer, `Response`,
 `Gradient`, `Statistics`, `Standardised`, `Loss`) seals its arrays in its own constructor, and a
 new layer shares the read-only arrays a step did not change. Read-only protects against
-accidents (a stray ``+=``, a block written while a response still holds it), not against intent:
+accidents (a stray ``+=``, an input written while a response still holds it), not against intent:
 an array's ``.base`` can still be made writable on purpose. Bad input gets a typed error
 (`NormcoreError` and its subclasses) before any arithmetic, including an input too large to
-answer (more than an eighth of this machine's memory); every call computes under numpy's raise
+process (more than an eighth of this machine's memory); every call computes under numpy's raise
 state of its own, whatever the caller's, so an overflow in the arithmetic is refused as a
 `MagnitudeError` naming the call.
 """
 
-from ._checks import as_block
+from ._checks import as_input
 from .activations import ReLU, Sigmoid, Tanh, sigmoid
 from .batch import BatchNorm, GhostBatchNorm, ImageBatchNorm
 from .conv import Conv2d, StandardisedConv2d
@@ -92,7 +92,7 @@ __all__ = [
     "WeightNormDense",
     "ZeroDirectionError",
     "adain",
-    "as_block",
+    "as_input",
     "binary_cross_entropy",
     "check_grad",
     "finite_difference",

@@ -234,7 +234,7 @@ class Sealed(Remade):
 
 # -- numbers and sizes ----------------------------------------------------------------------------
 def statistic_count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
-    """How many values each statistic of a block shaped `shape` is read from, along `axes`."""
+    """How many values each statistic of an input shaped `shape` is read from, along `axes`."""
     n = 1
     for a in axes:
         n *= shape[a]
@@ -299,8 +299,8 @@ def _memory_bytes() -> int:
 #: the most bytes one array normcore makes may take: this machine's memory
 MEMORY = _memory_bytes()
 
-#: the most bytes a block handed to a layer may take: an eighth of this machine's memory
-BLOCK_BYTES = MEMORY // 8
+#: the most bytes an input handed to a layer may take: an eighth of this machine's memory
+INPUT_BYTES = MEMORY // 8
 
 
 def check_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> tuple[int, ...]:
@@ -314,52 +314,52 @@ def check_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> tuple[in
     return shape
 
 
-# -- blocks ---------------------------------------------------------------------------------------
+# -- inputs ---------------------------------------------------------------------------------------
 def _all_finite(a: np.ndarray) -> bool:
     """True when every entry of the float array `a` is finite, read entry by entry."""
     return bool(np.logical_and.reduce(np.isfinite(a), axis=None))
 
 
-def check_block_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> None:
-    """Refuse (ShapeError), before anything is allocated, a block that would take more than
-    `BLOCK_BYTES` (an eighth of this machine's memory): a layer's arithmetic makes several blocks
+def check_input_size(shape: tuple[int, ...], name: str, itemsize: int = 8) -> None:
+    """Refuse (ShapeError), before anything is allocated, an input that would take more than
+    `INPUT_BYTES` (an eighth of this machine's memory): a layer's arithmetic makes several arrays
     of its input's size, so a larger one (a broadcast view of 2·10⁹ values, say) could not be
-    answered."""
+    processed."""
     nbytes = math.prod(shape) * itemsize
-    if nbytes > BLOCK_BYTES:
+    if nbytes > INPUT_BYTES:
         raise ShapeError(
-            f"{name}: expected a block of at most {BLOCK_BYTES / 2**30:.3g} GiB (an eighth of "
+            f"{name}: expected an array of at most {INPUT_BYTES / 2**30:.3g} GiB (an eighth of "
             f"this machine's memory), got shape {shape} ({nbytes / 2**30:.3g} GiB)"
         )
 
 
-def as_block(x: Any, name: str = "block", finite: bool = True) -> np.ndarray:
+def as_input(x: Any, name: str = "x", finite: bool = True) -> np.ndarray:
     """Return `x` as a float32 or float64 array without touching the caller's array.
 
     Integers become float64; float16 becomes float32; bool, complex, object and text are refused.
-    A block larger than `BLOCK_BYTES` (an eighth of this machine's memory, counted in the float
+    An input larger than `INPUT_BYTES` (an eighth of this machine's memory, counted in the float
     type it becomes) is refused (ShapeError) before anything is allocated. NaN and infinity are
     refused, unless ``finite=False`` leaves that to a later `check_values` or
-    `check_magnitudes` (which read the block once for both finiteness and magnitude). The result
+    `check_magnitudes` (which read the input once for both finiteness and magnitude). The result
     may share memory with `x`: callers never write to it, and a value that keeps it seals it (a
     copy, when it is the caller's).
     """
     if type(x) is np.ndarray and (x.dtype == _F64 or x.dtype == _F32):
         a = x  # the common case: already a float64 or float32 array, nothing to convert
-        if a.nbytes > BLOCK_BYTES:
-            check_block_size(a.shape, name, a.itemsize)
+        if a.nbytes > INPUT_BYTES:
+            check_input_size(a.shape, name, a.itemsize)
     else:
         try:
             a = np.asarray(x)
         except (ValueError, TypeError, OverflowError) as exc:  # ragged lists, 10**400, ...
             raise ShapeError(
-                f"{name}: expected a rectangular block of numbers, got {exc}"
+                f"{name}: expected a rectangular array of numbers, got {exc}"
             ) from None
         kind = a.dtype.kind
         if kind == "f" and a.dtype in (_F32, np.float16):
-            check_block_size(a.shape, name, 4)
+            check_input_size(a.shape, name, 4)
         elif kind in "iuf":
-            check_block_size(a.shape, name, 8)
+            check_input_size(a.shape, name, 8)
         if kind in "iu":
             a = a.astype(np.float64)
         elif kind == "f":
@@ -381,20 +381,20 @@ def _refuse_non_finite(a: np.ndarray, name: str) -> None:
     raise NonFiniteError(f"{name}: expected finite values, got {bad} NaN or infinite entries")
 
 
-def check_values(a: np.ndarray, count: int, name: str = "block") -> None:
+def check_values(a: np.ndarray, count: int, name: str = "x") -> None:
     """Refuse NaN, infinity and magnitudes whose squares, summed `count` at a time, would overflow
     (`check_magnitudes` with the limit for `count`)."""
     check_magnitudes(a, magnitude_limit(a.dtype, count), count, name)
 
 
-def check_magnitudes(a: np.ndarray, limit: float, count: int, name: str = "block") -> None:
+def check_magnitudes(a: np.ndarray, limit: float, count: int, name: str = "x") -> None:
     """Refuse NaN, infinity (NonFiniteError) and magnitudes above `limit` (MagnitudeError, which
     says the limit is for statistics over `count` values).
 
-    The block is read once, by one BLAS dot product of the block with itself (`np.vdot`, which
+    The array is read once, by one BLAS dot product of the array with itself (`np.vdot`, which
     numpy's error state does not watch): a NaN or an infinity makes the sum of squares
     non-finite, and a finite sum of squares bounds every magnitude (``|a_i| <= sqrt(sum a**2)``).
-    Only a block that fails that quick test is read again for its smallest and largest values,
+    Only an array that fails that quick test is read again for its smallest and largest values,
     which decide the error.
     """
     if a.size == 0 or math.sqrt(np.vdot(a, a)) <= limit:  # False for NaN and inf
@@ -450,7 +450,7 @@ def check_not_empty(a: np.ndarray, name: str) -> None:
 
 # -- settings -------------------------------------------------------------------------------------
 def check_epsilon(eps: Any) -> float:
-    """A finite number greater than 0 (its range for a float32 block is checked per block)."""
+    """A finite number greater than 0 (its range for a float32 input is checked per input)."""
     value = number(eps, "eps", EpsilonError, "a finite number greater than 0")
     if value <= 0.0:
         raise EpsilonError(f"eps: expected a finite number greater than 0, got {value!r}")
@@ -458,13 +458,13 @@ def check_epsilon(eps: Any) -> float:
 
 
 def check_epsilon_fits(eps: float, dtype: np.dtype) -> None:
-    """Refuse, before any arithmetic, an epsilon that the block's float type cannot hold: below
+    """Refuse, before any arithmetic, an epsilon that the input's float type cannot hold: below
     its smallest positive value it would round to 0 (and a constant stretch divide by zero);
     above its largest it would become infinity."""
     low, high = _float_range(dtype)
     if not low <= eps <= high:
         raise EpsilonError(
-            f"eps: expected a value from {low:.3g} to {high:.3g} for a {dtype} block, got {eps!r}"
+            f"eps: expected a value from {low:.3g} to {high:.3g} for a {dtype} input, got {eps!r}"
         )
 
 
@@ -483,39 +483,42 @@ def check_momentum(momentum: Any) -> float:
 
 def check_rate(rate: Any) -> Any:
     """The learning rate: a finite number (RateError otherwise), or an array of finite numbers,
-    one per stacked model (its shape the parameters' leading axes: `rate_for` checks that)."""
-    if type(rate) is float and math.isfinite(rate):  # the common case, as `number` answers it
+    one per independent model on the parameters' leading axes (its shape those axes: `rate_for`
+    checks that)."""
+    if type(rate) is float and math.isfinite(rate):  # the common case, as `number` returns it
         return rate
     if isinstance(rate, np.ndarray) and rate.ndim:
         if rate.dtype.kind not in "iuf" or not _all_finite(rate):
-            raise RateError(f"rate: expected finite numbers, one per stacked model, got {rate!r}")
+            raise RateError(
+                f"rate: expected finite numbers, one per model on the leading axes, got {rate!r}"
+            )
         return rate
     return number(rate, "rate", RateError, "a finite number")
 
 
 def rate_for(rate: Any, p: np.ndarray, name: str) -> Any:
     """`rate` as it multiplies the gradient of the parameter `p` (named `name`): a number as it
-    is; one rate per stacked model lined up with p's leading axes (RateError when they are not
+    is; one rate per independent model, lined up with p's leading axes (RateError when they are not
     the rates' shape)."""
     if not isinstance(rate, np.ndarray):
         return rate
     if p.shape[: rate.ndim] != rate.shape:
         raise RateError(
-            f"rate: expected one per stacked model of {name}, shape {p.shape[: rate.ndim]}, got "
-            f"shape {rate.shape}"
+            f"rate: expected one per model on the leading axes of {name}, shape "
+            f"{p.shape[: rate.ndim]}, got shape {rate.shape}"
         )
     return rate.reshape(rate.shape + (1,) * (p.ndim - rate.ndim))
 
 
 def fits(p: np.ndarray, dtype: np.dtype, name: str) -> np.ndarray:
-    """The parameter `p` in the block's `dtype`; MagnitudeError (before any cast) when one of its
-    values lies beyond that type's range (a float64 parameter on a float32 block)."""
+    """The parameter `p` in the input's `dtype`; MagnitudeError (before any cast) when one of its
+    values lies beyond that type's range (a float64 parameter on a float32 input)."""
     if p.dtype == dtype:
         return p
     top, largest = float(np.finfo(dtype).max), largest_magnitude(p)
     if largest > top:
         raise MagnitudeError(
-            f"{name}: expected values within the {dtype} range of the block (up to {top:.3g}), "
+            f"{name}: expected values within the {dtype} range of the input (up to {top:.3g}), "
             f"got {largest:.3g}"
         )
     return p.astype(dtype)
@@ -528,5 +531,5 @@ def as_parameter(p: Any, name: str) -> np.ndarray:
     An array sealed by normcore (`sealed`) is shared as it is; anything else is copied, so the
     caller's array stays the caller's.
     """
-    a = as_block(p, name)
+    a = as_input(p, name)
     return a if _is_sealed(a) else frozen(a)

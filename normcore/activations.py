@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Remade, as_block, check_rank, own_error_state
+from ._checks import Remade, as_input, check_rank, own_error_state
 from .mode import EVAL, check_mode
 from .responses import (
     Gradient,
@@ -22,7 +22,7 @@ from .responses import (
 @own_error_state
 def sigmoid(x: Any) -> np.ndarray:
     """1 / (1 + exp(-x)) without overflow for any finite x; float32 stays float32."""
-    x = as_block(x, "x")
+    x = as_input(x, "x")
     return sigmoid_from(x, np.exp(-np.abs(x)))
 
 
@@ -48,14 +48,14 @@ class _Activation(Remade):
         """The function applied to every value.
 
         Args:
-            x: a block of any shape with at least one axis.
-            mode: 'train' or 'eval' (the default); both answer the same.
+            x: an input of any shape with at least one axis.
+            mode: 'train' or 'eval' (the default); both return the same.
 
         Returns:
             A `Response` whose `output` is shaped and typed as `x`.
         """
         mode = check_mode(mode)
-        x = as_block(x, "x")
+        x = as_input(x, "x")
         if x.ndim == 0:
             check_rank(x, 1, "x", "at least one axis")
         return Response(output=self._apply(x), layer=self, mode=mode)
@@ -65,7 +65,7 @@ class _Activation(Remade):
         """The input gradient: `grad_output` times the function's gradient at each value.
 
         Args:
-            response: what this layer's `forward` answered.
+            response: what this layer's `forward` returned.
             grad_output: the upstream gradient at the output (its shape).
 
         Returns:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ._checks import (
-    as_block,
+    as_input,
     as_parameter,
     check_momentum,
     check_nchw,
@@ -36,18 +36,18 @@ Tracks = Literal["variance", "divisor"]
 
 @dataclass(frozen=True, eq=False)
 class BatchNorm(Normaliser):
-    """Batch normalisation of a block of shape (..., rows, features).
+    """Batch normalisation of a mini-batch of shape (..., rows, features).
 
     - Axis: statistics run down the rows (axis -2), one mean and one variance per feature. Leading
-      axes stack independent models: a block (S, rows, features) with parameters (S, features)
-      is S separate layers answered in one call, each reading down its own rows.
+      axes hold independent models: an input (S, rows, features) with parameters (S, features)
+      is S separate layers run in one call, each reading down its own rows.
     - Variance: biased (divided by the number of rows). Epsilon (default 1e-5) sits under the
       square root: divisor = sqrt(variance + epsilon).
     - Scale and shift: per feature, starting at 1 and 0; ``affine=False`` fixes them there
       (nothing learned), as chapter 7's network does.
     - Modes: 'train' standardises by the batch's own statistics; 'eval' by the running
       statistics. Evaluation mode is the default, so a forgotten argument never lets other rows of a
-      request leak into a row's answer.
+      request leak into a row's output.
     - Running statistics: start at mean 0 and variance 1. They move only in `step`, once per batch,
       by ``running = momentum * running + (1 - momentum) * batch`` with momentum 0.9 and the batch's
       *biased* variance. A forward pass never changes the layer: a training pass made for a look,
@@ -72,7 +72,7 @@ class BatchNorm(Normaliser):
     variance (n / (n - 1) times the biased one), this layer with the biased one it standardised by;
     PyTorch updates running statistics inside the training forward pass, this layer in `step`;
     PyTorch modules default to training mode, this layer to evaluation mode; PyTorch refuses a
-    one-row training batch, this layer answers it with zeros (the arithmetic's honest answer, and
+    one-row training batch, this layer returns zeros for it (the arithmetic's honest result, and
     still a mistake in a training loop).
     """
 
@@ -125,7 +125,7 @@ class BatchNorm(Normaliser):
                 divisor = np.sqrt(self.running_var + self.eps)
             given = self.running_divisor
             if given is not None and not np.array_equal(
-                as_block(given, "running_divisor"), divisor
+                as_input(given, "running_divisor"), divisor
             ):
                 raise SettingError(
                     "running_divisor: expected None or sqrt(running_var + epsilon) with "
@@ -172,7 +172,7 @@ class BatchNorm(Normaliser):
     # -- where the statistics run --------------------------------------------------------------
     def _prepare(self, x: np.ndarray, mode: str) -> None:
         stack = self.scale.shape[:-1]
-        check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, features)")
+        check_rank(x, len(stack) + 2, "x", "(" + "model, " * len(stack) + "rows, features)")
         if x.shape[: len(stack)] != stack or x.shape[-1] != self.features:
             raise ShapeError(f"x: expected shape {(*stack, 'rows', self.features)}, got {x.shape}")
 
@@ -200,8 +200,8 @@ class BatchNorm(Normaliser):
         training pass, the running statistics updated with the batch's statistics.
 
         Args:
-            gradient: what this layer's `backward` answered (its `statistics` are the batch's).
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            gradient: what this layer's `backward` returned (its `statistics` are the batch's).
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:
@@ -230,10 +230,10 @@ class GhostBatchNorm(BatchNorm):
     """Batch normalisation whose training statistics are read over groups of `group_rows` rows:
     ghost batch normalisation (Hoffer, Hubara & Soudry 2017).
 
-    - Training: a block of R rows (R a multiple of `group_rows`) is cut, in row order, into
+    - Training: a mini-batch of R rows (R a multiple of `group_rows`) is cut, in row order, into
       R / group_rows groups, and each row is standardised by its own group's mean and (biased)
       variance, as each of R / group_rows machines would standardise the rows it holds. With
-      ``group_rows == R`` the answer is `BatchNorm`'s.
+      ``group_rows == R`` the output is `BatchNorm`'s.
     - Scale, shift and running statistics: one per feature, shared by every group. A step updates
       the running statistics with the groups' average statistics (the mean of their means, of
       their variances and of their divisors), with `BatchNorm`'s momentum rule.

@@ -19,7 +19,7 @@ import numpy as np
 
 from ._checks import (
     Remade,
-    as_block,
+    as_input,
     as_parameter,
     check_epsilon,
     check_not_empty,
@@ -58,7 +58,7 @@ def patches(x: np.ndarray, kernel: tuple[int, int], stride: int, padding: int) -
     """Every kernel position's patch of `x` as one column (im2col).
 
     Args:
-        x: a checked block (*stack, images, channels, height, width).
+        x: a checked input (*stack, images, channels, height, width).
         kernel: (kernel height, kernel width).
         stride, padding: as `Conv2d`'s.
 
@@ -131,20 +131,20 @@ class Conv2d(Remade):
 
     - Layout NCHW: x (*stack, images, in_channels, height, width); weights (*stack, out_channels,
       in_channels, kh, kw), PyTorch's ``Conv2d`` layout; bias (*stack, out_channels), default 0.
-      Leading axes stack independent models, as the dense layer's do.
+      Leading axes hold independent models, as the dense layer's do.
     - `padding` zeros on each side of height and width (default 0); `stride` the step between
       kernel positions (default 1). Output (*stack, images, out_channels, oh, ow) with
       oh = (height + 2 * padding - kh) // stride + 1, and ow likewise.
     - Computed as a dense layer on patches (`patches`, im2col): kernel matrix @ columns + bias,
       the kernel matrix (out_channels, in_channels * kh * kw).
-    - Modes are accepted for a uniform interface and answer the same.
+    - Modes are accepted for a uniform interface and return the same.
     - Backward: the weights' gradient is the sum over positions of d ⊗ patch (d @ columnsᵀ), the
       bias' the sum of d over images and positions, both summed (not averaged); grad_input
       adds each position's kernelᵀ @ d back onto the pixels of its patch (a pixel under several
       positions receives their sum; padding receives nothing).
 
     Agrees with ``torch.nn.functional.conv2d(x, weights, bias, stride, padding)`` (PyTorch has no
-    stack axes; dilation and groups are not offered here).
+    leading axes of independent models; dilation and groups are not offered here).
     """
 
     weights: Any
@@ -223,7 +223,7 @@ class Conv2d(Remade):
     def _check_input(self, x: np.ndarray) -> None:
         stack, (kh, kw) = self.stack, self.kernel
         c = self.weights.shape[-3]
-        meaning = "(" + "stack, " * len(stack) + "images, channels, height, width)"
+        meaning = "(" + "model, " * len(stack) + "images, channels, height, width)"
         check_rank(x, len(stack) + 4, "x", meaning)
         if x.shape[: len(stack)] != stack or x.shape[-3] != c:
             raise ShapeError(
@@ -249,14 +249,14 @@ class Conv2d(Remade):
         Args:
             x: images (*stack, images, in_channels, height, width); float32 stays float32,
                 other numbers become float64.
-            mode: 'train' or 'eval' (the default); both answer the same.
+            mode: 'train' or 'eval' (the default); both return the same.
 
         Returns:
             A `Response` whose `output` is (*stack, images, out_channels, oh, ow); its cache
             holds the patches of `x` (read-only), which the weights' gradient needs.
         """
         mode = check_mode(mode)
-        x = as_block(x, "x", finite=False)
+        x = as_input(x, "x", finite=False)
         self._check_input(x)
         check_not_empty(x, "x")
         kh, kw = self.kernel
@@ -278,7 +278,7 @@ class Conv2d(Remade):
         """The input gradient and the gradients of weights and bias.
 
         Args:
-            response: what this layer's `forward` answered.
+            response: what this layer's `forward` returned.
             grad_output: the gradient of the loss with respect to the output, shaped as the output.
 
         Returns:
@@ -324,8 +324,8 @@ class Conv2d(Remade):
         """A new layer with weights and bias moved by ``-rate * grad``.
 
         Args:
-            gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            gradient: what this layer's `backward` returned.
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:

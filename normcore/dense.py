@@ -10,7 +10,7 @@ import numpy as np
 
 from ._checks import (
     Remade,
-    as_block,
+    as_input,
     as_parameter,
     check_not_empty,
     check_rank,
@@ -90,19 +90,19 @@ class _Affine(Remade):
         """output = x @ weights + bias.
 
         Args:
-            x: a block (*stack, rows, fan_in); float32 stays float32, other numbers become float64.
-            mode: 'train' or 'eval' (the default); both answer the same.
+            x: an input (*stack, rows, fan_in); float32 stays float32, other numbers become float64.
+            mode: 'train' or 'eval' (the default); both return the same.
 
         Returns:
             A `Response` whose `output` is (*stack, rows, fan_out), and whose `input` is `x` as
             no one can change it (the weights' gradient needs it): a read-only copy, or `x` itself
-            when it is read-only already (another layer's answer).
+            when it is read-only already (another layer's output).
         """
         mode = check_mode(mode)
         w = self.effective_weights
         stack, fan_in = w.shape[:-2], w.shape[-2]
-        x = as_block(x, "x", finite=False)
-        check_rank(x, len(stack) + 2, "x", "(" + "stack, " * len(stack) + "rows, inputs)")
+        x = as_input(x, "x", finite=False)
+        check_rank(x, len(stack) + 2, "x", "(" + "model, " * len(stack) + "rows, inputs)")
         if x.shape[: len(stack)] != stack or x.shape[-1] != fan_in:
             raise ShapeError(f"x: expected shape {(*stack, 'rows', fan_in)}, got {x.shape}")
         check_not_empty(x, "x")
@@ -116,7 +116,7 @@ class _Affine(Remade):
         """The input gradient and the parameter gradients.
 
         Args:
-            response: what this layer's `forward` answered.
+            response: what this layer's `forward` returned.
             grad_output: the gradient of the loss with respect to the output, (*stack, rows,
                 fan_out).
 
@@ -142,7 +142,7 @@ class Dense(_Affine):
     """A dense layer: output = x @ weights + bias.
 
     Shapes: x (..., rows, fan_in), weights (..., fan_in, fan_out), bias (..., fan_out); leading axes
-    stack independent models. Modes are accepted for a uniform interface and answer the same.
+    hold independent models. Modes are accepted for a uniform interface and return the same.
     Backward: grad_input = d @ weightsᵀ; weights' gradient xᵀ @ d and bias' gradient the column sum
     of d, summed (not averaged) over rows; the loss decides any averaging.
     """
@@ -181,8 +181,8 @@ class Dense(_Affine):
         """A new layer with weights and bias moved by ``-rate * grad``.
 
         Args:
-            gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            gradient: what this layer's `backward` returned.
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:
@@ -214,7 +214,7 @@ class WeightNormDense(_Affine):
     (magnitude / ‖v‖) · (∇w − (∇w · u) u): the radial part is projected out, so the gradient is
     orthogonal to the direction and a step can only turn it (and lengthen ‖v‖ slightly), never
     shrink it to zero. A zero direction has no unit vector: it is refused with ZeroDirectionError.
-    Scaling a direction by any positive number leaves every answer unchanged.
+    Scaling a direction by any positive number leaves every output unchanged.
     """
 
     direction: Any
@@ -263,7 +263,7 @@ class WeightNormDense(_Affine):
         cls, fan_in: int, fan_out: int, rng: np.random.Generator, stack: tuple[int, ...] = ()
     ) -> WeightNormDense:
         """Directions drawn exactly as `Dense.create` draws weights, magnitude = their length,
-        so a fresh layer answers exactly as the dense layer drawn from the same stream."""
+        so a fresh layer returns exactly what the dense layer drawn from the same stream."""
         return cls(direction=starting_weights(fan_in, fan_out, rng, stack))
 
     @property
@@ -285,7 +285,7 @@ class WeightNormDense(_Affine):
 
         Returns {'magnitude': (..., fan_out), 'direction': (..., fan_in, fan_out)}.
         """
-        g = as_block(weight_grad, "weight_grad")
+        g = as_input(weight_grad, "weight_grad")
         if g.shape != self.direction.shape:
             raise ShapeError(
                 f"weight_grad: expected the direction's shape {self.direction.shape}, got {g.shape}"
@@ -301,8 +301,8 @@ class WeightNormDense(_Affine):
         """A new layer with direction, magnitude and bias moved by ``-rate * grad``.
 
         Args:
-            gradient: what this layer's `backward` answered.
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            gradient: what this layer's `backward` returned.
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:

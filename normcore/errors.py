@@ -13,19 +13,19 @@ class NormcoreError(ValueError):
 
 
 class ShapeError(NormcoreError):
-    """Wrong rank, wrong feature count, or a block whose shape does not match its partner."""
+    """Wrong rank, wrong feature count, or an input whose shape does not match its partner."""
 
 
 class EmptyBatchError(NormcoreError):
-    """A block with no rows (or no features) where statistics need at least one value."""
+    """An input with no rows (or no features) where statistics need at least one value."""
 
 
 class DtypeError(NormcoreError):
-    """A block of a kind normcore does not compute with (bool, complex, object, strings)."""
+    """An array of a kind normcore does not compute with (bool, complex, object, strings)."""
 
 
 class NonFiniteError(NormcoreError):
-    """NaN or infinity in a block, a parameter or a setting."""
+    """NaN or infinity in an input, a parameter or a setting."""
 
 
 class MagnitudeError(NormcoreError):

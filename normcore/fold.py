@@ -29,7 +29,7 @@ __all__ = ["fold_batch_norm", "fold_into_conv"]
 
 
 def fold_batch_norm(dense: Any, batch: Any) -> Dense:
-    """One `Dense` that answers as ``dense`` followed by ``batch`` in evaluation mode.
+    """One `Dense` that returns what ``dense`` followed by ``batch`` returns in evaluation mode.
 
     Args:
         dense: a `Dense` (or `WeightNormDense`, whose effective weights are folded), weights of
@@ -47,7 +47,8 @@ def fold_batch_norm(dense: Any, batch: Any) -> Dense:
             features: layer, RMS, instance and group norm standardise each row (or image) by its
             own statistics, which change with the input, and an image batch layer's channels are
             not a dense layer's outputs.
-        ShapeError: the batch layer's features or stack do not match the dense layer's outputs.
+        ShapeError: the batch layer's features or leading axes do not match the dense layer's
+        outputs.
     """
     if not isinstance(dense, Dense | WeightNormDense):
         raise FoldError(f"dense: expected a Dense layer, got {type(dense).__name__}")
@@ -82,7 +83,7 @@ def _folded(
 
 
 def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
-    """One `Conv2d` that answers as ``conv`` followed by ``batch`` in evaluation mode.
+    """One `Conv2d` that returns what ``conv`` followed by ``batch`` returns in evaluation mode.
 
     In evaluation mode, the batch layer's running statistics are constants, so per output channel o
     with k[o] = scale[o] / sqrt(running_var[o] + epsilon):
@@ -94,7 +95,7 @@ def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
         conv: a `Conv2d` (a `StandardisedConv2d` folds its standardised kernel), weights
             (*stack, out_channels, in_channels, kh, kw).
         batch: the batch layer after it, one figure per output channel: an `ImageBatchNorm` over
-            `out_channels` for an unstacked convolution, or a `BatchNorm` (or
+            `out_channels` for a convolution without leading model axes, or a `BatchNorm` (or
             `GhostBatchNorm`) whose parameters are (*stack, out_channels), reading the
             convolution's channels as features.
 
@@ -104,8 +105,8 @@ def fold_into_conv(conv: Any, batch: Any) -> Conv2d:
     Raises:
         FoldError: `conv` is not a convolution, or `batch` is not a batch layer: instance, group
             and layer norm read each image's own statistics, which no constant holds.
-        ShapeError: the batch layer's parameters are not one per output channel (per stacked
-            model).
+        ShapeError: the batch layer's parameters are not one per output channel (per model on
+            the leading axes).
     """
     if not isinstance(conv, Conv2d):
         raise FoldError(f"conv: expected a Conv2d, got {type(conv).__name__}")

@@ -1,5 +1,5 @@
-"""The image-axis family on blocks of shape (N, C, H, W): instance norm, group norm, AdaIN and
-local response normalisation. Batch norm per channel is `normcore.batch.ImageBatchNorm`."""
+"""The image-axis family on image batches of shape (N, C, H, W): instance norm, group norm, AdaIN
+and local response normalisation. Batch norm per channel is `normcore.batch.ImageBatchNorm`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ._checks import (
-    as_block,
+    as_input,
     check_epsilon,
     check_epsilon_fits,
     check_nchw,
@@ -33,7 +33,7 @@ class InstanceNorm(Normaliser):
 
     Biased variance, epsilon (default 1e-5) under the root, per-channel scale 1 and shift 0 at
     the start. No running statistics (PyTorch's ``InstanceNorm2d`` default, which also has no
-    scale and shift unless ``affine=True``). Modes are accepted and answer the same.
+    scale and shift unless ``affine=True``). Modes are accepted and return the same.
     Backward: three routes with the sums over (H, W).
     """
 
@@ -67,7 +67,7 @@ class GroupNorm(Normaliser):
 
     groups = 1 is layer norm over (C, H, W); groups = C is instance norm. Biased variance,
     epsilon (default 1e-5) under the root, per-channel scale 1 and shift 0 at the start, no
-    running statistics, both modes answer the same. Agrees with PyTorch's ``GroupNorm``.
+    running statistics, both modes return the same. Agrees with PyTorch's ``GroupNorm``.
     """
 
     groups: int = 1
@@ -115,14 +115,14 @@ class GroupNorm(Normaliser):
 @own_error_state
 def adain(content: Any, style: Any, eps: float = 1e-5) -> np.ndarray:
     """Adaptive instance normalisation: `content` (N, C, H, W) standardised by its own per-image,
-    per-channel statistics, then given the `style` block's divisor as scale and its mean as
+    per-channel statistics, then given the `style` images' divisor as scale and its mean as
     shift. `style` must have the same number of images and channels (its H, W may differ).
 
-    Returns a read-only block shaped as `content`, float32 only when both blocks are float32.
+    Returns a read-only array shaped as `content`, float32 only when both inputs are float32.
     """
     eps = check_epsilon(eps)
-    content = as_block(content, "content")
-    style = as_block(style, "style")
+    content = as_input(content, "content")
+    style = as_input(style, "style")
     check_rank(content, 4, "content", "(images, channels, height, width)")
     check_rank(style, 4, "style", "(images, channels, height, width)")
     check_not_empty(content, "content")
@@ -171,9 +171,9 @@ def local_response_normalisation(
     n = 5, alpha = 1e-4, beta = 0.75, k = 2 is size=5, alpha=5e-4 here. The defaults (alpha
     1e-4 over size 5) are therefore PyTorch's alpha with AlexNet's k.
 
-    Returns a read-only block shaped and typed as `a`.
+    Returns a read-only array shaped and typed as `a`.
     """
-    a = as_block(a, "a")
+    a = as_input(a, "a")
     check_rank(a, 4, "a", "(images, channels, height, width)")
     size = whole_number(size, "size", SettingError, 1, 2**62, "from 1 to 2**62")
     k = number(k, "k", SettingError, "a finite number > 0")

@@ -29,12 +29,12 @@ class LayerNorm(Normaliser):
 
     - Axis: statistics run over the trailing axes named by ``normalized_shape`` (as PyTorch's
       ``LayerNorm``): an input (a, b, c, d) with normalized_shape (c, d) gets statistics of shape
-      (a, b). For the usual block (rows, features), normalized_shape is (features,) and there is
-      one mean and one variance per row. Leading axes stack independent models when the
-      parameters carry them: parameters (S, features) take a block (S, rows, features).
+      (a, b). For the usual input (rows, features), normalized_shape is (features,) and there is
+      one mean and one variance per row. Leading axes hold independent models when the
+      parameters carry them: parameters (S, features) take an input (S, rows, features).
     - Variance: biased; epsilon (default 1e-5) under the square root.
     - Scale and shift: one per normalised position, starting at 1 and 0.
-    - Modes: accepted for a uniform interface; both answer the same, because nothing is read
+    - Modes: accepted for a uniform interface; both return the same, because nothing is read
       from other rows. No running statistics exist.
     - Backward: the same three routes as batch norm with the sums along the row; the input
       gradient's rows sum to zero. Parameter gradients: scale's is sum over rows of grad_output * z,
@@ -83,7 +83,9 @@ class LayerNorm(Normaliser):
     def _prepare(self, x: np.ndarray, mode: str) -> None:
         ns, stack = self.normalized_shape, self.stack
         if stack:
-            check_rank(x, len(stack) + 1 + len(ns), "x", "(stack..., rows, normalised axes...)")
+            check_rank(
+                x, len(stack) + 1 + len(ns), "x", "(leading axes..., rows, normalised axes...)"
+            )
             if x.shape[: len(stack)] != stack:
                 raise ShapeError(f"x: expected leading axes {stack}, got shape {x.shape}")
         elif x.ndim < len(ns):

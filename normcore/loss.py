@@ -9,7 +9,7 @@ import numpy as np
 
 from ._checks import (
     Sealed,
-    as_block,
+    as_input,
     check_not_empty,
     own_error_state,
     statistic_count,
@@ -21,9 +21,9 @@ from .errors import LabelError, SettingError, ShapeError
 
 @dataclass(frozen=True, eq=False)
 class Loss(Sealed):
-    """The mean loss (one figure per stacked model: shape `logits.shape[:stack_axes]`) and its
-    gradient with respect to the logits (shape of the logits, already divided by the count). Both
-    arrays are read-only (sealed by the constructor)."""
+    """The mean loss (one value per independent model on the leading axes: shape
+    `logits.shape[:stack_axes]`) and its gradient with respect to the logits (shape of the logits,
+    already divided by the count). Both arrays are read-only (sealed by the constructor)."""
 
     value: np.ndarray
     grad: np.ndarray
@@ -42,8 +42,8 @@ def binary_cross_entropy(logits: Any, labels: Any, stack_axes: int = 0) -> Loss:
     Returns a `Loss`: `value` shaped ``logits.shape[:stack_axes]`` and `grad` shaped as the
     logits, in the logits' dtype.
     """
-    z = as_block(logits, "logits")
-    y = as_block(labels, "labels")
+    z = as_input(logits, "logits")
+    y = as_input(labels, "labels")
     if y.shape != z.shape:
         raise ShapeError(f"labels: expected the logits' shape {z.shape}, got {y.shape}")
     check_not_empty(z, "logits")
@@ -71,9 +71,9 @@ def softmax_cross_entropy(logits: Any, labels: Any) -> Loss:
     Returns a `Loss`: `value` shaped (S,) and `grad` (∂L/∂logits) shaped as the logits, already
     divided by the row count.
     """
-    z = as_block(logits, "logits")
+    z = as_input(logits, "logits")
     if z.ndim != 3:
-        raise ShapeError(f"logits: expected shape (stack, rows, classes), got {z.shape}")
+        raise ShapeError(f"logits: expected shape (models, rows, classes), got {z.shape}")
     y = np.asarray(labels)
     if y.shape != z.shape[1:2] or y.dtype.kind not in "iu":
         raise ShapeError(f"labels: expected {z.shape[1]} whole numbers, got {y.shape} {y.dtype}")

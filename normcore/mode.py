@@ -1,7 +1,7 @@
 """The two modes a forward pass serves, as names a caller can import and a type checker knows.
 
-``TRAIN`` standardises a block by its own statistics; ``EVAL`` (every layer's default) by
-the running statistics, so that no row of a request can change another row's answer.
+``TRAIN`` standardises a mini-batch by its own statistics; ``EVAL`` (every layer's default) by
+the running statistics, so that no row of a request can change another row's output.
 """
 
 from __future__ import annotations

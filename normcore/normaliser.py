@@ -29,7 +29,7 @@ import numpy as np
 
 from ._checks import (
     Remade,
-    as_block,
+    as_input,
     as_parameter,
     check_epsilon,
     check_epsilon_fits,
@@ -146,7 +146,7 @@ class Normaliser(Remade):
             variance and divisor (shaped as the running statistics) when a batch layer trained.
         """
         mode = check_mode(mode)
-        x = as_block(x, "x", finite=False)
+        x = as_input(x, "x", finite=False)
         plan = self.__dict__["_plans"].get((x.shape, x.dtype, mode)) or self._plan(x, mode)
         check_magnitudes(x, plan.limit, plan.n, "x")
         view = x.reshape(plan.shape)
@@ -208,7 +208,7 @@ class Normaliser(Remade):
 
         Args:
             gradient: what this layer's `backward` handed back.
-            rate: the learning rate, a finite number (or one per stacked model, an array
+            rate: the learning rate, a finite number (or one per independent model, an array
                 shaped as the parameters' leading axes).
 
         Returns:
@@ -226,7 +226,7 @@ class Normaliser(Remade):
         (groups, channels in a group), and ghost batch norm, which splits the rows into
         (groups, rows in a group). Refuses an input of the wrong shape (ShapeError).
         """
-        x = as_block(x, "x")
+        x = as_input(x, "x")
         self._prepare(x, TRAIN)
         view = self._view(x, TRAIN)
         return view, self._stat_axes(view)
@@ -234,10 +234,10 @@ class Normaliser(Remade):
     def aligned(self, p: Any, x: Any) -> np.ndarray:
         """A per-feature array `p` (shaped as scale: scale, shift, running statistics) reshaped
         to broadcast against the input `x`."""
-        p = as_block(p, "p")
+        p = as_input(p, "p")
         if p.shape != self.scale.shape:
             raise ShapeError(f"p: expected the scale's shape {self.scale.shape}, got {p.shape}")
-        x = as_block(x, "x")
+        x = as_input(x, "x")
         self._prepare(x, EVAL)
         return p.reshape(self._lined(x.ndim))
 

@@ -1,4 +1,4 @@
-"""The finite-difference oracle: central differences of any scalar function of a block."""
+"""The finite-difference oracle: central differences of any scalar function of an array."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import Sealed, as_block, number, own_error_state
+from ._checks import Sealed, as_input, number, own_error_state
 from .errors import NonFiniteError, SettingError, ShapeError
 
 
@@ -23,7 +23,7 @@ def _scalar(value: Any) -> float:
 def _check_function(f: Any) -> None:
     """Refuse (SettingError) an `f` that cannot be called, before any arithmetic."""
     if not callable(f):
-        raise SettingError(f"f: expected a function of a block returning one number, got {f!r}")
+        raise SettingError(f"f: expected a function of an array returning one number, got {f!r}")
 
 
 @own_error_state
@@ -31,20 +31,20 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
     """The gradient of scalar `f` at `x`, cell by cell: (f(x + h) - f(x - h)) / 2h.
 
     Args:
-        f: a function of a block shaped as `x`, returning one number.
-        x: the point (a block of real numbers); it is not modified (each nudge is made on a
+        f: a function of an array shaped as `x`, returning one number.
+        x: the point (an array of real numbers); it is not modified (each nudge is made on a
             private float64 copy).
         step: h, a finite number greater than 0.
 
     Returns:
-        A float64 block shaped as `x`. NonFiniteError if `f` answers NaN or infinity;
+        A float64 array shaped as `x`. NonFiniteError if `f` returns NaN or infinity;
         SettingError if `f` is not callable.
     """
     _check_function(f)
     h = number(step, "step", SettingError, "a finite number greater than 0")
     if h <= 0:
         raise SettingError(f"step: expected a finite number greater than 0, got {h!r}")
-    base = np.array(as_block(x, "x"), dtype=np.float64, copy=True)
+    base = np.array(as_input(x, "x"), dtype=np.float64, copy=True)
     grad = np.zeros_like(base)
     flat, out = base.reshape(-1), grad.reshape(-1)
     for i in range(flat.size):
@@ -62,7 +62,7 @@ def finite_difference(f: Callable[[np.ndarray], float], x: Any, step: float = 1e
 
 @dataclass(frozen=True)
 class OracleCheck(Sealed):
-    """A claimed gradient held against the oracle: the oracle's block and the largest gap (both
+    """A claimed gradient held against the oracle: the oracle's gradient and the largest gap (both
     arrays read-only)."""
 
     oracle: np.ndarray
@@ -87,7 +87,7 @@ def check_grad(
     large nor small.
     """
     _check_function(f)
-    claimed = np.array(as_block(claimed, "claimed"), dtype=np.float64)
+    claimed = np.array(as_input(claimed, "claimed"), dtype=np.float64)
     oracle = finite_difference(f, x, step)
     if claimed.shape != oracle.shape:
         raise ShapeError(f"claimed: expected the shape of x {oracle.shape}, got {claimed.shape}")

@@ -1,12 +1,12 @@
-"""The reference: what each layer states, and how it answers the edges, found by running it.
+"""The reference: what each layer states, and what it does at the edges, found by running it.
 
 * `statements()` asks every layer of normcore the questions a complete
-  implementation must answer (its axis, its variance, epsilon's place, scale and shift, its
+  implementation must settle (its axis, its variance, epsilon's place, scale and shift, its
   modes, running statistics, backward routes, parameter gradients, weight norm's projection). Each
-  answer is read from a fresh layer or measured on a small block, not typed.
+  finding is read from a fresh layer or measured on a small input, not typed.
 * `edge_cases()` runs every edge case and sorts the outcome into one of three kinds:
-  ``'refused'`` (a typed error, named with its message), ``'arithmetic'`` (answered as the
-  arithmetic says) and ``'worth knowing'`` (answered, and the answer deserves a remark).
+  ``'refused'`` (a typed error, named with its message), ``'arithmetic'`` (computed as the
+  arithmetic says) and ``'worth knowing'`` (computed, and the result deserves a remark).
 * `pytorch_differences()` sets normcore's convention beside PyTorch's, worked from the formulas
   both use (no torch is imported).
 """
@@ -76,7 +76,7 @@ STATEMENTS = (
 
 # ------------------------------------------------------------------------------ statements
 def _layers() -> dict[str, tuple[Any, np.ndarray]]:
-    """Each layer with a small block it takes (rows of FOUR, or images built from them)."""
+    """Each layer with a small input it takes (rows of FOUR, or images built from them)."""
     images = np.arange(2 * 4 * 2 * 3, dtype=float).reshape(2, 4, 2, 3) ** 1.5 % 7.0
     rng = np.random.default_rng(0)
     return {
@@ -140,7 +140,7 @@ def _modes(layer: Any, x: np.ndarray) -> str:
     default = inspect.signature(layer.forward).parameters["mode"].default
     same = np.allclose(layer.forward(x, "train").output, layer.forward(x, "eval").output)
     return f"{TRAIN}, {EVAL} (default {default}); " + (
-        "both answer alike" if same else "they differ"
+        "both return the same" if same else "they differ"
     )
 
 
@@ -283,7 +283,7 @@ def _grads_dense(layer: WeightNormDense, x: np.ndarray) -> str:
 @dataclass(frozen=True)
 class Outcome:
     """What running a case gave: its kind, the error's type and message (if refused), and a
-    short account of the answer (if answered)."""
+    short account of the output (if the layer returned one)."""
 
     kind: str
     error: str
@@ -293,8 +293,8 @@ class Outcome:
 
 @dataclass(frozen=True)
 class EdgeCase:
-    """One edge: which layer, what is tried, how to run it, and (when it is answered) whether
-    the answer is plain arithmetic or worth a remark, with the remark."""
+    """One edge: which layer, what is tried, how to run it, and (when the layer returns an
+    output) whether the output is plain arithmetic or worth a remark, with the remark."""
 
     key: str
     layer: str
@@ -388,7 +388,7 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-rank-3",
             "BatchNorm",
-            "a block of rank 3 for an unstacked layer",
+            "an input of rank 3 for a layer without leading model axes",
             lambda: _bn().forward(np.ones((2, 4, 2))),
         ),
         EdgeCase(
@@ -440,7 +440,7 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-bool",
             "BatchNorm",
-            "a block of booleans",
+            "an input of booleans",
             lambda: _bn().forward(FOUR > 5, "train"),
         ),
         EdgeCase(
@@ -477,7 +477,7 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "in-rank",
             "InstanceNorm",
-            "a (rows, features) block instead of images",
+            "a (rows, features) input instead of images",
             lambda: InstanceNorm.create(2).forward(FOUR),
         ),
         EdgeCase(
@@ -514,13 +514,13 @@ def _cases() -> list[EdgeCase]:
         EdgeCase(
             "bn-float32",
             "BatchNorm",
-            "a float32 block",
+            "a float32 input",
             lambda: str(_train_out(_bn(), FOUR.astype(np.float32)).dtype),
         ),
         EdgeCase(
             "bn-int",
             "BatchNorm",
-            "an integer block",
+            "an integer input",
             lambda: _train_out(_bn(), FOUR.astype(int))[:, 0],
         ),
         EdgeCase(
@@ -559,7 +559,7 @@ def _cases() -> list[EdgeCase]:
             "a batch of one row in evaluation mode",
             lambda: _bn().forward(FOUR[:1]).output[0],
             "worth knowing",
-            "the running statistics answer, so one row is fine in evaluation mode",
+            "the running statistics standardise it, so one row is fine in evaluation mode",
         ),
         EdgeCase(
             "gbn-three-predict",
@@ -567,7 +567,7 @@ def _cases() -> list[EdgeCase]:
             "three rows in evaluation mode, in groups of 2",
             lambda: _ghost().forward(FOUR[:3]).output[-1],
             "worth knowing",
-            "answered by the running statistics: evaluation mode reads no group, so any number "
+            "standardised by the running statistics: evaluation mode reads no group, so any number "
             "of rows will do, though training mode refuses three",
         ),
         EdgeCase(
@@ -638,7 +638,7 @@ def edge_cases() -> list[tuple[EdgeCase, Outcome]]:
 # ------------------------------------------------------------------------------ PyTorch
 def pytorch_differences() -> list[dict[str, str]]:
     """normcore's convention beside PyTorch's, each with the number both give on the first
-    column of the worked block (1, 1, 7, 23), starting from running mean 0 and variance 1.
+    column of the worked mini-batch (1, 1, 7, 23), starting from running mean 0 and variance 1.
 
     PyTorch's figures are computed from the formulas its documentation gives for
     ``BatchNorm1d``: running = (1 − momentum)·running + momentum·batch, with the unbiased
@@ -679,7 +679,7 @@ def pytorch_differences() -> list[dict[str, str]]:
     rows.append(
         {
             "difference": "one-row training batch",
-            "normcore": f"answered: {one:.4g}",
+            "normcore": f"returned: {one:.4g}",
             "PyTorch": "refused (ValueError: more than 1 value per channel expected)",
         }
     )
@@ -746,7 +746,7 @@ def framework_defaults() -> list[dict[str, str]]:
             "framework": "PyTorch",
             "setting": "BatchNorm1d, training, one row",
             "behaviour": "refused (ValueError)",
-            "normcore": "answers the shift (zeros)",
+            "normcore": "returns the shift (zeros)",
         },
         {
             "framework": "PyTorch",

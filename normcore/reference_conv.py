@@ -1,8 +1,8 @@
 """The reference's rows for the convolution layers: `Conv2d`, `StandardisedConv2d` and
 `fold_into_conv`, each statement found by running normcore, beside PyTorch's convention.
 
-`conv_statements()` returns one row per statement: the layer, the statement, normcore's answer
-(measured on a small block here: shapes read from an answer, a one-hot kernel's reading, gaps to
+`conv_statements()` returns one row per statement: the layer, the statement, normcore's finding
+(measured on a small input here: shapes read from an output, a one-hot kernel's reading, gaps to
 the finite-difference oracle, a fold's gap to the pair it replaces) and PyTorch's convention,
 with whether the two agree. No torch is imported here; `tests/test_reference_conv.py` runs
 PyTorch (``torch.nn.functional.conv2d``, ``torch.nn.utils.fusion.fuse_conv_bn_eval``, the
@@ -29,7 +29,7 @@ CONV_LAYERS = ("Conv2d", "StandardisedConv2d", "fold_into_conv")
 
 
 def example(seed: int = 0) -> tuple[Conv2d, np.ndarray]:
-    """The block the rows are measured on: 2 images of 3 channels, 5 x 5 pixels, and a
+    """The input the rows are measured on: 2 images of 3 channels, 5 x 5 pixels, and a
     convolution of 4 output channels, 3 x 3 kernels, stride 2, padding 1 (weights and bias
     drawn from ``np.random.default_rng(seed)``)."""
     rng = np.random.default_rng(seed)
@@ -202,7 +202,8 @@ def conv_statements() -> list[dict[str, str]]:
             "Conv2d",
             "options",
             (
-                "zero padding, stride and a stack axis; no dilation, groups or padding modes; "
+                "zero padding, stride and leading axes of independent models; no dilation, groups "
+                "or padding modes; "
                 + _refusal(lambda: Conv2d(weights=conv.weights, stride=0)).split(",")[0]
             ),
             "dilation, groups, padding modes ('zeros', 'reflect', ...), string padding",

@@ -14,19 +14,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._checks import Sealed, as_block, check_rate, fits, rate_for, seal_each, smallest
+from ._checks import Sealed, as_input, check_rate, fits, rate_for, seal_each, smallest
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .mode import Mode
 
 
 @dataclass(frozen=True, eq=False, init=False)
 class Standardised(Sealed):
-    """A block standardised along `axes`, with what the backward pass needs
+    """An input standardised along `axes`, with what the backward pass needs
     (`normcore.standardise`).
 
     `mean`, `variance` and `divisor` keep the reduced axes (size 1) so they broadcast against
     the input. `mean` is None when the input was not centred (RMS); `variance` is then the mean
-    square. `from_block` is False when the statistics were handed in (the running statistics of
+    square. `from_input` is False when the statistics were handed in (the running statistics of
     evaluation mode): those are constants, so the backward pass is a plain division. Every array
     is read-only (sealed by the constructor).
     """
@@ -37,7 +37,7 @@ class Standardised(Sealed):
     divisor: np.ndarray
     axes: tuple[int, ...]
     count: int
-    from_block: bool
+    from_input: bool
 
     def __init__(
         self,
@@ -47,7 +47,7 @@ class Standardised(Sealed):
         divisor: np.ndarray,
         axes: tuple[int, ...],
         count: int,
-        from_block: bool,
+        from_input: bool,
     ) -> None:
         fields = self.__dict__
         fields["z"], fields["mean"], fields["variance"], fields["divisor"] = seal_each(
@@ -55,7 +55,7 @@ class Standardised(Sealed):
         )
         fields["axes"] = axes
         fields["count"] = count
-        fields["from_block"] = from_block
+        fields["from_input"] = from_input
 
 
 @dataclass(frozen=True, eq=False, init=False)
@@ -78,16 +78,16 @@ class Statistics(Sealed):
 
 @dataclass(frozen=True, eq=False, init=False)
 class Response(Sealed):
-    """The answer of one forward pass.
+    """What one forward pass returns.
 
-    `output` is the block the layer answered; `layer` is the layer that answered (backward
+    `output` is the layer's output; `layer` is the layer that computed it (backward
     refuses a response from any other); `mode` is 'train' or 'eval'; `input` is the
-    block read, kept by the layers whose backward pass needs it (dense layers), else None;
+    input read, kept by the layers whose backward pass needs it (dense layers), else None;
     `statistics` holds the batch's statistics when a batch-statistics layer trained, else None;
     `parts` are the responses of the layers inside a `Sequential`, in order; `cache` is what the
     backward pass needs (a `Standardised` for the normalisers) and is not part of the public
     contract. Every array is read-only (sealed by the constructor: an array that views someone
-    else's memory, such as the caller's input block, is copied first).
+    else's memory, such as the caller's input, is copied first).
     """
 
     output: np.ndarray
@@ -118,7 +118,7 @@ class Response(Sealed):
 
 @dataclass(frozen=True, eq=False, init=False)
 class Gradient(Sealed):
-    """The answer of one backward pass.
+    """What one backward pass returns.
 
     `grad_input` is the gradient handed to the layer below (shape of the layer's input); `grads`
     maps each parameter's name to its gradient (same shape as the parameter); `statistics` repeats
@@ -173,7 +173,7 @@ def _foreign(what: str, got: str) -> ForeignResponseError:
 
 
 def check_response(layer: Any, response: Any) -> Response:
-    """`response` when it is a Response of `layer`'s own forward pass, with a float output block;
+    """`response` when it is a Response of `layer`'s own forward pass, with a float output;
     ForeignResponseError otherwise (a response of another layer, or one put together by hand
     that lacks what backward reads)."""
     if not isinstance(response, Response):
@@ -184,12 +184,12 @@ def check_response(layer: Any, response: Any) -> Response:
         raise ForeignResponseError(
             f"response: expected a response from this {type(layer).__name__}, got one from "
             f"another {type(response.layer).__name__} (backward must go to the layer that "
-            "answered)"
+            "computed the output)"
         )
     output = response.output
     if not isinstance(output, np.ndarray) or output.dtype not in _FLOATS:
         raise _foreign(
-            "response.output", f"a float block from forward, got {type(output).__name__}"
+            "response.output", f"a float array from forward, got {type(output).__name__}"
         )
     if response.mode not in ("train", "eval"):
         raise _foreign("response.mode", f"'train' or 'eval', got {response.mode!r}")
@@ -206,19 +206,19 @@ def check_kept_input(response: Response, rows_axis_from_end: int | None = None) 
     if isinstance(x, np.ndarray) and x.dtype == response.output.dtype:
         if x.shape == want if rows_axis_from_end is None else x.shape[:-1] == want[:-1]:
             return x
-    raise _foreign("response.input", f"the block forward read, shaped as {want}")
+    raise _foreign("response.input", f"the input forward read, shaped as {want}")
 
 
 def check_grad_output(response: Response, grad_output: Any, finite: bool = True) -> np.ndarray:
-    """`grad_output` as a block of the output's shape and dtype (finiteness left to the caller when
+    """`grad_output` as an array of the output's shape and dtype (finiteness left to the caller when
     ``finite=False``)."""
-    d = as_block(grad_output, "grad_output", finite)
+    d = as_input(grad_output, "grad_output", finite)
     if d.shape != response.output.shape:
         raise ShapeError(
             f"grad_output: expected the output's shape {response.output.shape}, got {d.shape}"
         )
     if d.dtype != response.output.dtype:  # float64 gradients beyond float32's range: refuse
-        d = fits(as_block(d, "grad_output"), response.output.dtype, "grad_output")
+        d = fits(as_input(d, "grad_output"), response.output.dtype, "grad_output")
     return d
 
 
@@ -226,7 +226,7 @@ def check_gradient(
     layer: Any, gradient: Any, rate: Any, parameters: dict[str, np.ndarray]
 ) -> tuple[float, dict[str, np.ndarray]]:
     """The rate and the gradients of `gradient`, after checking that it is `layer`'s own and that
-    its gradients are finite blocks named and shaped as the layer's `parameters` (a hand-made
+    its gradients are finite arrays named and shaped as the layer's `parameters` (a hand-made
     gradient included). Returns (rate, gradients in the parameters' dtypes)."""
     if not isinstance(gradient, Gradient):
         raise _foreign(
@@ -246,7 +246,7 @@ def check_gradient(
         raise _foreign("gradient.grads", f"gradients named {sorted(parameters)}, got {names}")
     grads = {}
     for name, p in parameters.items():
-        s = as_block(given[name], f"gradient of {name}")
+        s = as_input(given[name], f"gradient of {name}")
         if s.shape != p.shape:
             raise ShapeError(f"gradient of {name}: expected shape {p.shape}, got {s.shape}")
         grads[name] = s
@@ -254,13 +254,13 @@ def check_gradient(
 
 
 def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
-    """A batch's statistics as `step` reads them: finite blocks of `shape`, variance >= 0 and
+    """A batch's statistics as `step` reads them: finite arrays of `shape`, variance >= 0 and
     divisor > 0 (SettingError otherwise: a hand-made gradient could carry anything)."""
     if not isinstance(stats, Statistics):
         raise _foreign("gradient.statistics", f"the batch's Statistics, got {type(stats).__name__}")
     values = {}
     for name in ("mean", "variance", "divisor"):
-        a = as_block(getattr(stats, name), f"statistics.{name}")
+        a = as_input(getattr(stats, name), f"statistics.{name}")
         if a.shape != shape:
             raise ShapeError(f"statistics.{name}: expected shape {shape}, got {a.shape}")
         values[name] = a
@@ -274,7 +274,7 @@ def check_statistics(stats: Any, shape: tuple[int, ...]) -> Statistics:
 
 def moved_parameters(layer: Any, gradient: Any, rate: Any) -> dict[str, Any]:
     """The one parameter step: each learned array (``layer._learned()``) moved by ``-rate *
-    gradient``, `rate` a number or one per stacked model (`rate_for`). A gradient the layer's
+    gradient``, `rate` a number or one per independent model (`rate_for`). A gradient the layer's
     own `backward` made is taken as it is; any other is checked against the layer first
     (`check_gradient`). The new layer seals the moved arrays (`normcore._checks.successor`).
 

@@ -67,7 +67,7 @@ def standardise(
         divisor=divisor,
         axes=axes,
         count=n,
-        from_block=True,
+        from_input=True,
     )
 
 
@@ -85,19 +85,19 @@ def standardise_by(
         divisor=divisor,
         axes=axes,
         count=statistic_count(x.shape, axes),
-        from_block=False,
+        from_input=False,
     )
 
 
 def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
-    """The input gradient to the block, given the gradient `d` arriving at
-    the standardised block.
+    """The input gradient ∂L/∂x, given the upstream gradient `d` at the
+    standardised output.
 
-    Statistics read from the block contribute their routes (three when
+    Statistics read from the input contribute their routes (three when
     centred, two for RMS); statistics handed in are constants and contribute
     none.
     """
-    if not st.from_block:
+    if not st.from_input:
         return d / st.divisor
     n = st.count
     sum_dz = (d * st.z).sum(axis=st.axes, keepdims=True)
@@ -108,7 +108,7 @@ def standardise_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
 
 
 def naive_backward(st: Standardised, d: np.ndarray) -> np.ndarray:
-    """The tempting wrong answer, d / divisor, that ignores the routes through the statistics.
+    """The tempting wrong gradient, d / divisor, that ignores the routes through the statistics.
 
     Kept so the book can show how far it lands from the oracle; no layer uses it.
     """

@@ -1,4 +1,4 @@
-"""The book's worked block, defined once: four rows (people), two features.
+"""The book's worked mini-batch, defined once: four rows (people), two features.
 
 Chapter 2 standardises it by hand, chapter 3 takes its backward pass, and the tests hold the
 layers to the figures worked from it.

@@ -128,7 +128,7 @@ def test_one_rate_per_stacked_model_steps_each_model_at_its_rate() -> None:
         np.testing.assert_array_equal(new.scale[k], alone.scale)
         np.testing.assert_array_equal(new.shift[k], alone.shift)
     gradient = stacked.backward(stacked.forward(x, "train"), d)
-    with pytest.raises(nc.RateError, match="one per stacked model"):
+    with pytest.raises(nc.RateError, match="one per model on the leading axes"):
         stacked.step(gradient, np.array([0.1, 0.2, 0.3]))
     with pytest.raises(nc.RateError):
         stacked.step(gradient, np.array([0.1, np.nan]))

@@ -24,7 +24,7 @@ def test_folds_hold_everyone_out_once():
 
 
 def test_standardised_on_training_rows_only():
-    blocks = comparison.fold_blocks((0,))
+    blocks = comparison.fold_data((0,))
     np.testing.assert_allclose(blocks.x_train.mean(axis=1), 0, atol=1e-12)
     np.testing.assert_allclose(blocks.x_train.std(axis=1), 1, atol=1e-12)
     # the held-out rows use the training rows' figures, worked out here independently
@@ -37,7 +37,7 @@ def test_standardised_on_training_rows_only():
 
 @pytest.mark.parametrize("variant", network.VARIANTS)
 def test_stacked_runs_reproduce_single_runs(variant):
-    blocks = comparison.fold_blocks((0, 1))
+    blocks = comparison.fold_data((0, 1))
     net = network.build(variant, blocks.run_seeds)
     _, stacked = network.train(net, blocks.x_train, blocks.y_train, epochs=10)
     for r in (0, 3, 7):
@@ -49,7 +49,7 @@ def test_stacked_runs_reproduce_single_runs(variant):
 
 
 def test_lean_training_matches_the_watching_route():
-    blocks = comparison.fold_blocks((0,))
+    blocks = comparison.fold_data((0,))
     for variant in network.VARIANTS:
         a = network.train(
             network.build(variant, blocks.run_seeds),
@@ -125,7 +125,7 @@ def test_printed_table_survives_a_last_bit_nudge(table_runs, variant):
     """Every figure chapter 6 prints is the same when every starting weight of all 25 runs moves
     by one unit in the last place: the chapter's run length is not chaotic."""
     built = table_runs.scores[variant]
-    blocks = comparison.fold_blocks()
+    blocks = comparison.fold_data()
     net = comparison.nudged(network.build(variant, blocks.run_seeds))
     net, history = network.train(
         net, blocks.x_train, blocks.y_train, comparison.EPOCHS, comparison.RATE
@@ -208,7 +208,7 @@ def _by_hand(net, x, y, epochs, rate, naive=False):
 
 @pytest.mark.parametrize("variant", network.VARIANTS)
 def test_sequential_training_is_the_layers_called_by_hand(variant):
-    blocks = comparison.fold_blocks((0, 3))
+    blocks = comparison.fold_data((0, 3))
     for naive in (False, True) if variant in ("batch", "layer", "rms") else (False,):
         start = network.build(variant, blocks.run_seeds)
         net, history = network.train(start, blocks.x_train, blocks.y_train, 25, 0.7, naive=naive)
@@ -235,7 +235,7 @@ def test_sequential_training_is_the_layers_called_by_hand(variant):
 
 def test_forward_names_the_sequential_parts():
     net = network.build("batch", [0, 1])
-    x = comparison.fold_blocks((0,)).x_train[:2]
+    x = comparison.fold_data((0,)).x_train[:2]
     p = network.forward(net, x, "train")
     h, a, n, o = p.responses
     assert h.layer is net.hidden and a.layer is net.relu and n.layer is net.norm
@@ -258,7 +258,7 @@ def test_sensitivities_continue_the_same_runs():
     assert long == comparison.sensitivity("layer", seeds=(4,), epochs=60)
     assert (short.epochs, long.epochs) == (30, 60)
     # worked out here from two separate stacks, built and nudged: the nudge moves the losses
-    blocks = comparison.fold_blocks((4,))
+    blocks = comparison.fold_data((4,))
     built = network.train(
         network.build("layer", blocks.run_seeds),
         blocks.x_train,
@@ -327,7 +327,7 @@ def test_widget_averages_the_seeds_ticked(short_runs):
     w.act(cm.toggle_variant, "layer", False)
     w.act(cm.toggle_variant, "layer", True)  # ticked again: shown in the book's order
     w.act(cm.toggle_variant, "none", False)
-    f = w.answer()
+    f = w.figures_for()
     assert f["variants"] == ["batch", "layer", "rms", "weight"] and f["seeds"] == 4
     for i, key in enumerate(f["variants"]):
         s = short_runs[key]
@@ -348,13 +348,13 @@ def test_widget_errors_are_sentences(short_runs):
 
     w = comparison_widget(short_runs, variants=("none",), seeds=(0,))
     w.act(cm.toggle_seed, 0, False)
-    assert w.answer() == {
+    assert w.figures_for() == {
         "error": "Tick at least one seed: every figure is a mean over the seeds ticked."
     }
     w.state = {"variants": [], "seeds": [0]}
-    assert w.answer()["error"].startswith("Tick at least one variant")
+    assert w.figures_for()["error"].startswith("Tick at least one variant")
     w.state = {"variants": ["none", "group"], "seeds": [0, 9]}
-    assert w.answer() == {"error": "The chapter has no runs for group, 9."}
+    assert w.figures_for() == {"error": "The chapter has no runs for group, 9."}
     with pytest.raises(SettingError):
         cm.figures(w.state, w.results)
 
@@ -375,7 +375,7 @@ def test_widget_pairs_people_as_the_chapter_does(short_runs, seeds):
     from normcore.widgets.comparison import comparison_widget
 
     w = comparison_widget(short_runs, seeds=seeds)
-    f = w.answer()
+    f = w.figures_for()
     assert f["paired"] == ["batch", "layer", "rms", "weight"]
     at = [comparison.SEEDS.index(s) for s in seeds]
     subset = {
@@ -394,7 +394,7 @@ def test_widget_pairs_people_as_the_chapter_does(short_runs, seeds):
 
 @pytest.fixture(scope="module")
 def two_seeds():
-    blocks = comparison.fold_blocks((0, 1))
+    blocks = comparison.fold_data((0, 1))
     scores = {a: comparison.compare_variant(a, blocks, epochs=40) for a in ("none", "batch")}
     return blocks, scores
 
@@ -474,7 +474,7 @@ def test_batch_before_relu_is_stacking_invariant_and_differs_from_after():
     net = network.build("batch", [0])
     from normcore.sequential import Sequential
 
-    x = comparison.fold_blocks((0,)).x_train[:1]
+    x = comparison.fold_data((0,)).x_train[:1]
     pre = Sequential((net.hidden, net.norm, net.relu, net.output)).forward(x, "train")
     post = network.forward(net, x, "train")
     assert not np.allclose(pre.output[..., 0], post.logits)

@@ -148,12 +148,12 @@ def test_playground_never_raises_and_reads_true(events: list[tuple]) -> None:
         np.testing.assert_array_equal(np.array(state["values"]), block)
         on = block[np.array(state["active"], dtype=bool)]
         if on.shape[0] == 0:
-            assert figures["answer"] is None
+            assert figures["output"] is None
             continue
         layer = pm.layer(state)
         assert isinstance(layer, (nc.BatchNorm, nc.LayerNorm, nc.RMSNorm))
         want = layer.forward(on, state["mode"]).output
-        np.testing.assert_array_equal(np.array(figures["answer"]), want)
+        np.testing.assert_array_equal(np.array(figures["output"]), want)
     assert SENTINEL not in sys.modules, "typed text was evaluated as code"
 
 
@@ -162,11 +162,11 @@ def test_playground_all_rows_off_and_back() -> None:
     state = pm.initial()
     for i in range(4):
         state = pm.set_active(state, i, False)
-    assert pm.figures(state)["answer"] is None
+    assert pm.figures(state)["output"] is None
     state = pm.step(pm.undo(state))
     assert state["steps"] == 0 and state["note"] == "step-needs-rows"
     state = pm.set_active(state, 0, True)
-    assert np.array(pm.figures(state)["answer"]).shape == (1, 2)
+    assert np.array(pm.figures(state)["output"]).shape == (1, 2)
 
 
 # ------------------------------------------------------------- the page-computed widgets' models
@@ -243,7 +243,7 @@ def test_weightnorm_model_answers_or_says_why(lengths: list[str], rate: str) -> 
 
 @WIDGET_SETTINGS
 @given(
-    data=st.sampled_from(["block", "images"]),
+    data=st.sampled_from(["rows", "images"]),
     axis=st.sampled_from(["batch", "layer", "rms", "instance", "group"]),
     groups=st.one_of(st.sampled_from(TEXTS), st.integers(-2, 9).map(str)),
 )
@@ -253,7 +253,7 @@ def test_axes_model_answers_or_says_why(data: str, axis: str, groups: str) -> No
 
     state = {"data": data, "axis": axis, "groups": groups}
     count = usable(groups)
-    valid = not (data == "block" and axis in ("instance", "group")) and (
+    valid = not (data == "rows" and axis in ("instance", "group")) and (
         axis != "group"
         or (count is not None and count == int(count) and count >= 1 and 4 % int(count) == 0)
     )

@@ -49,7 +49,7 @@ BAD_TEXTS = [
 
 def expected(state: pm.State) -> np.ndarray:
     """The answer by the formulas, in numpy."""
-    block = pm.block(state)
+    block = pm.input_rows(state)
     scale, shift = np.array(state["scale"]), np.array(state["shift"])
     if state["kind"] == "batch":
         if state["mode"] == "train":
@@ -67,13 +67,13 @@ def expected(state: pm.State) -> np.ndarray:
 
 def assert_figures_follow(state: pm.State) -> dict:
     f = pm.figures(state)
-    block = pm.block(state)
+    block = pm.input_rows(state)
     if block.shape[0] == 0:
-        assert f["answer"] is None and f["gap"] is None
+        assert f["output"] is None and f["gap"] is None
         return f
     want = expected(state)
-    np.testing.assert_allclose(f["answer"], want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
-    assert f["gap"] == pytest.approx(np.max(np.abs(np.array(f["answer"]) - block)), abs=1e-15)
+    np.testing.assert_allclose(f["output"], want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
+    assert f["gap"] == pytest.approx(np.max(np.abs(np.array(f["output"]) - block)), abs=1e-15)
     if state["kind"] == "batch":
         np.testing.assert_allclose(f["batch_mean"], block.mean(axis=0), rtol=1e-14)
         np.testing.assert_allclose(
@@ -91,14 +91,14 @@ def assert_figures_follow(state: pm.State) -> dict:
 # ------------------------------------------------------------------------------- the opening
 def test_opens_on_the_worked_block_and_its_column() -> None:
     state = pm.initial()
-    np.testing.assert_array_equal(pm.block(state), WORKED)
+    np.testing.assert_array_equal(pm.input_rows(state), WORKED)
     f = assert_figures_follow(state)
     # seed 000: mean 6, variance 9, deviation 3.0000017, v / (v + eps) ~ 0.9999989
     assert f["batch_mean"][1] == 6.0 and f["batch_variance"][1] == 9.0
     assert f["batch_divisor"][1] == pytest.approx(3.0000017, abs=5e-8)
     assert f["batch_share"][1] == pytest.approx(0.9999989, abs=5e-8)
     # seed 000: 0.3333, 0.9999994, -1.6667, 0.3333
-    column = np.array(f["answer"])[:, 1]
+    column = np.array(f["output"])[:, 1]
     np.testing.assert_allclose(column, [0.3333, 0.9999994, -1.6667, 0.3333], atol=5e-5)
     assert pm.errors(state) == []
 
@@ -137,14 +137,14 @@ def test_one_row_while_training_is_zeros_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f = pm.figures(state)
-    assert f["answer"] == [[0.0, 0.0]] and f["rows_on"] == [0]
+    assert f["output"] == [[0.0, 0.0]] and f["rows_on"] == [0]
 
 
 def test_no_rows_switched_on_gives_no_answer() -> None:
     state = pm.initial()
     for i in range(4):
         state = pm.set_active(state, i, False)
-    assert pm.figures(state)["answer"] is None
+    assert pm.figures(state)["output"] is None
     for action in (pm.undo, pm.step):
         after = action(state)
         assert after["note"].endswith("needs-rows")
@@ -160,13 +160,13 @@ def test_undo_exactly_gives_the_block_back() -> None:
     assert state["scale"][0] == pytest.approx(np.sqrt(81 + EPS), rel=1e-15)
     f = pm.figures(state)
     assert f["gap"] < 1e-13  # seed 000: 8.9e-16
-    np.testing.assert_allclose(f["answer"], WORKED, atol=1e-13)
+    np.testing.assert_allclose(f["output"], WORKED, atol=1e-13)
 
 
 def test_undo_while_predicting_uses_the_running_figures() -> None:
     state = pm.undo(pm.set_mode(pm.step(pm.initial()), "eval"))
     np.testing.assert_allclose(state["shift"], 0.1 * WORKED.mean(axis=0), rtol=1e-15)
-    np.testing.assert_allclose(pm.figures(state)["answer"], WORKED, atol=1e-12)
+    np.testing.assert_allclose(pm.figures(state)["output"], WORKED, atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["layer", "rms"])
@@ -195,19 +195,19 @@ def test_hundred_steps_bring_the_answers_together() -> None:
     state = pm.initial(mode="eval")
     for _ in range(100):
         state = pm.step(state)
-    np.testing.assert_allclose(pm.figures(state)["answer"][0], [-0.7778, 0.3334], atol=5e-5)
+    np.testing.assert_allclose(pm.figures(state)["output"][0], [-0.7778, 0.3334], atol=5e-5)
 
 
 # ------------------------------------------------------------------------- bad typed text
 @pytest.mark.parametrize("text", BAD_TEXTS + [str(2 * pm.LIMIT)])
 def test_bad_text_is_named_and_keeps_the_block(text: str) -> None:
     state = pm.set_cell(pm.initial(), 1, 1, text)
-    np.testing.assert_array_equal(pm.block(state), WORKED)
+    np.testing.assert_array_equal(pm.input_rows(state), WORKED)
     (error,) = pm.errors(state)
     assert error.startswith("row 2, feature 2")
     assert state["texts"][1][1] == text
     state = pm.set_cell(state, 1, 1, "10")
-    assert pm.errors(state) == [] and pm.block(state)[1, 1] == 10.0
+    assert pm.errors(state) == [] and pm.input_rows(state)[1, 1] == 10.0
 
 
 @pytest.mark.parametrize(
@@ -265,7 +265,7 @@ def test_the_widget_answers_a_page_that_asks() -> None:
     assert pg.kernel["state"]["texts"][0][1] == "8"
     assert pg.kernel["figures"] == pm.figures(pg.state)
     pg.act(pm.set_kind, "layer")
-    assert pg.kernel["figures"]["answer"] == pm.figures(pg.state)["answer"]
+    assert pg.kernel["figures"]["output"] == pm.figures(pg.state)["output"]
 
 
 def test_the_widget_module_is_one_es_module() -> None:
@@ -369,7 +369,7 @@ def test_the_javascript_model_is_the_python_model(oracle, runs: list[list[tuple]
                     continue
                 value = np.asarray(value, dtype=np.float64)
                 # the gap is a difference of nearly equal numbers: held to the answer's scale
-                scale = max(float(np.abs(figures["answer" if key == "gap" else key]).max()), 1e-300)
+                scale = max(float(np.abs(figures["output" if key == "gap" else key]).max()), 1e-300)
                 np.testing.assert_allclose(
                     page["figures"][key],
                     value,

@@ -287,7 +287,7 @@ def test_widget_opens_on_the_chapters_bracket_and_order_spread(rows, explorer):
     computed here with the experiment's own functions."""
     w, (plain, norm) = explorer
     assert w.state == {"limit": "1", "run": 1, "orders": 200}
-    f = w.answer()
+    f = w.figures_for()
     assert (f["plain_last"], f["plain_first"]) == (
         f"{plain.last_stable:g}",
         f"{plain.first_unstable:g}",
@@ -302,7 +302,7 @@ def test_widget_opens_on_the_chapters_bracket_and_order_spread(rows, explorer):
     by = {(r.normalised, r.rate): r for r in rows}
     for run in (1, 2):
         w.choose(run=run)
-        f = w.answer()
+        f = w.figures_for()
         net = by[(True, 0.05)].runs[run - 1].net
         spread = R.order_spread(net, data.x_test, data.y_test, orders=200, seed=run - 1)
         assert f["mean"] == pytest.approx(spread.mean, rel=1e-12)
@@ -319,7 +319,7 @@ def test_widget_bracket_follows_the_loss_limit(explorer):
     w, _ = explorer
     fam = w.results["families"]
     for text in ("0.3", "1", "2.5", "100"):
-        f = w.answer({**w.state, "limit": text})
+        f = w.figures_for({**w.state, "limit": text})
         for family in ("plain", "normalised"):
             stable = [
                 all(v is not None and v < float(text) for v in losses)
@@ -330,14 +330,14 @@ def test_widget_bracket_follows_the_loss_limit(explorer):
             want = fam[family]["rates"][first_bad - 1] if first_bad else None
             assert f[f"{family}_last"] == want
     # a larger limit never makes a rate unstable
-    low, high = w.answer({**w.state, "limit": "0.5"}), w.answer({**w.state, "limit": "2"})
+    low, high = w.figures_for({**w.state, "limit": "0.5"}), w.figures_for({**w.state, "limit": "2"})
     assert all(h or not lo for lo, h in zip(low["plain_stable"], high["plain_stable"], strict=True))
 
 
 @pytest.mark.parametrize("text", ["abc", "1e400", "nan", "", "0", "-1"])
 def test_widget_refuses_a_limit_it_cannot_use(explorer, text):
     w, _ = explorer
-    answer = w.answer({**w.state, "limit": text})
+    answer = w.figures_for({**w.state, "limit": text})
     assert answer["error"].startswith("Loss limit") and answer["error"].endswith(".")
 
 
@@ -361,7 +361,7 @@ def test_widget_kernel_answers_the_page_when_asked(explorer):
     fresh.request = "token"
     fresh.choose(orders=10)
     assert fresh.kernel["state"] == fresh.state
-    assert fresh.kernel["figures"] == fresh.answer()
+    assert fresh.kernel["figures"] == fresh.figures_for()
 
 
 def test_exercise_checks_say_right_to_right_answers():

@@ -33,7 +33,7 @@ def collected_by_hand(x: np.ndarray, d: np.ndarray, axis: int) -> np.ndarray:
 
 
 def test_worked_four_matches_the_seeds_printed_figures():
-    c = routes.compare_blocks(routes.WORKED_BLOCK)
+    c = routes.compare_gradients(routes.WORKED_X)
     # seed 000, second unit: -0.9259, -0.1111, -0.0370, 1.0741
     assert np.allclose(c.true[:, 1], [-0.9259, -0.1111, -0.0370, 1.0741], atol=5e-5)
     # first unit by hand: mean 8, s = 9, z = (-7, -7, -1, 15)/9, d = 1, 3, 5, 7,
@@ -52,7 +52,7 @@ def test_worked_four_matches_the_seeds_printed_figures():
 def test_wrong_sign_cells_on_the_worked_four():
     # true signs from the hand derivation above (column 1) and the seed (column 2);
     # the naive block d / s is positive everywhere.
-    c = routes.compare_blocks(routes.WORKED_BLOCK)
+    c = routes.compare_gradients(routes.WORKED_X)
     expected = np.array([[True, True], [False, True], [False, True], [True, False]])
     assert np.array_equal(c.wrong_sign, expected)
 
@@ -62,7 +62,7 @@ def test_route_terms_add_up_to_the_layers_block():
     assert np.allclose(terms.sum_d, [16.0, 20.0])
     assert np.allclose(terms.sum_dz, [8.0, -8 / 3], atol=1e-5)
     assert np.allclose(terms.own, routes.worked_grad() / terms.divisor)
-    assert np.allclose(terms.total, routes.compare_blocks(routes.WORKED_BLOCK).true)
+    assert np.allclose(terms.total, routes.compare_gradients(routes.WORKED_X).true)
 
 
 blocks = hnp.arrays(
@@ -78,7 +78,7 @@ def test_collected_block_matches_an_independent_formula_and_the_oracle(x, axis, 
     stat_axis = 0 if axis == "batch" else 1
     assume(np.all(x.std(axis=stat_axis) > 0.5))
     d = np.random.default_rng(seed).normal(size=x.shape)
-    c = routes.compare_blocks(x, d, axis)
+    c = routes.compare_gradients(x, d, axis)
     assert np.allclose(c.true, collected_by_hand(x, d, stat_axis), atol=1e-10)
     scale = max(1.0, float(np.max(np.abs(c.oracle))))
     assert c.true_gap < 1e-5 * scale
@@ -92,7 +92,7 @@ def test_collected_block_matches_an_independent_formula_and_the_oracle(x, axis, 
 def test_rms_block_has_two_routes_and_no_zero_sum():
     x = np.array([[1.0, 7.0, 4.0], [2.0, -3.0, 5.0]])
     d = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    c = routes.compare_blocks(x, d, "rms")
+    c = routes.compare_gradients(x, d, "rms")
     root = np.sqrt((x**2).mean(axis=1, keepdims=True) + EPS)
     z = x / root
     hand = (3 * d - z * (d * z).sum(axis=1, keepdims=True)) / (3 * root)
@@ -103,11 +103,11 @@ def test_rms_block_has_two_routes_and_no_zero_sum():
 
 def test_compare_blocks_refuses_bad_shapes_and_axes():
     with pytest.raises(ShapeError):
-        routes.compare_blocks(np.ones(3))
+        routes.compare_gradients(np.ones(3))
     with pytest.raises(ShapeError):
-        routes.compare_blocks(np.ones((2, 2)), np.ones((2, 3)))
+        routes.compare_gradients(np.ones((2, 2)), np.ones((2, 3)))
     with pytest.raises(SettingError):
-        routes.compare_blocks(np.ones((2, 2)), axis="diagonal")
+        routes.compare_gradients(np.ones((2, 2)), axis="diagonal")
 
 
 def test_gap_against_step_has_a_floor_between_truncation_and_rounding():
@@ -204,14 +204,14 @@ def test_exercise_checks_accept_the_right_answer_and_hide_it():
     wrong = ch03.check_grad_input(np.zeros((3, 1)))
     assert wrong.startswith("not yet") and f"{hand[0]:.3f}" not in wrong
     assert ch03.check_constant_grad(np.zeros((3, 2))) == "right"  # constant d: all routes cancel
-    naive_two = ch03.GRAD_TWO / np.sqrt(ch03.BLOCK_TWO.var(axis=0) + EPS)
+    naive_two = ch03.GRAD_TWO / np.sqrt(ch03.X_TWO.var(axis=0) + EPS)
     assert "naive" in ch03.check_constant_grad(naive_two.round(4))
     assert ch03.check_step_gap("many").startswith("not yet")
     assert ch03.check_step_gap(-1).startswith("not yet")
 
 
 def test_jacobian_is_the_collected_line_and_a_projection():
-    x = routes.WORKED_BLOCK[:, 0]
+    x = routes.WORKED_X[:, 0]
     J = routes.jacobian(x)
     s = np.sqrt(x.var() + EPS)
     z = (x - x.mean()) / s
@@ -222,29 +222,29 @@ def test_jacobian_is_the_collected_line_and_a_projection():
 
 
 def test_second_structural_check_catches_the_naive_block():
-    c = routes.compare_blocks(routes.WORKED_BLOCK)
+    c = routes.compare_gradients(routes.WORKED_X)
     # review's figures: collected 1.1e-7 and -9.9e-7, naive +-0.889 (8/9 and -(8/3)/3)
     assert np.allclose(c.naive_dots, [8 / 9, -8 / 9], atol=1e-5)
     assert np.allclose(c.true_dots, [1e-5 / 81 * 8 / 9, -1e-5 / 9 * 8 / 9], rtol=1e-4)
-    r = routes.compare_blocks(np.array([[1.0, 2, 3], [4, -1, 2]]), axis="rms")
+    r = routes.compare_gradients(np.array([[1.0, 2, 3], [4, -1, 2]]), axis="rms")
     assert np.max(np.abs(r.true_dots)) < 1e-4 < np.min(np.abs(r.naive_dots))
 
 
 def test_rule_step_is_the_cube_root_of_eps_times_the_scale():
     assert routes.rule_step([[0.5]]) == pytest.approx(np.finfo(float).eps ** (1 / 3))
-    assert routes.rule_step(routes.WORKED_BLOCK) == pytest.approx(23 * 6.055454e-6, rel=1e-5)
+    assert routes.rule_step(routes.WORKED_X) == pytest.approx(23 * 6.055454e-6, rel=1e-5)
 
 
 def test_new_exercise_checks_name_the_mistakes():
-    wrong = routes.compare_blocks(ch03.BLOCK_THREE).wrong_sign
+    wrong = routes.compare_gradients(ch03.X_THREE).wrong_sign
     assert ch03.check_backwards_cells(wrong) == "right"
     assert ch03.check_backwards_cells(~wrong).startswith("not yet: every cell is the other way")
     assert "whole column" in ch03.check_backwards_cells(np.ones((4, 2), bool))
     assert ch03.check_backwards_cells([1, 2]).startswith("not yet: the answer should be a 4 x 2")
-    x, d = ch03.BLOCK_ONE, ch03.GRAD_UNEVEN
+    x, d = ch03.X_ONE, ch03.GRAD_UNEVEN
     assert ch03.check_unbiased(ch03.unbiased_grad_input(x, d)) == "right"
     assert ch03.check_unbiased(ch03.unbiased_grad_input(x, d).round(4)) == "right"
-    assert "biased layer" in ch03.check_unbiased(routes.compare_blocks(x, d).true)
+    assert "biased layer" in ch03.check_unbiased(routes.compare_gradients(x, d).true)
     assert "1/n" in ch03.check_unbiased(_kept_one_over_n(x, d))
 
 
@@ -267,7 +267,7 @@ def test_the_input_gradient_checker_catches_each_wrong_derivation(name):
     """D3: under an upstream gradient that sums to zero a missing mean route is invisible; the
     exercise's gradient does not sum to zero, and each wrong derivation is refused and named,
     also rounded to the four decimals the question asks for."""
-    x, d = ch03.BLOCK_ONE, ch03.GRAD_UNEVEN
+    x, d = ch03.X_ONE, ch03.GRAD_UNEVEN
     assert d.sum() != 0
     wrong = _derivations(x, d)[name]
     for answer in (wrong, wrong.round(4)):
@@ -277,12 +277,12 @@ def test_the_input_gradient_checker_catches_each_wrong_derivation(name):
         assert word in reply
     # the old gradient could not tell the missing mean route from the right answer
     old = _derivations(x, ch03.GRAD_ONE)["missing mean"]
-    assert np.allclose(old, routes.compare_blocks(x, ch03.GRAD_ONE).true)
+    assert np.allclose(old, routes.compare_gradients(x, ch03.GRAD_ONE).true)
 
 
 @pytest.mark.parametrize("name", ["naive", "missing mean", "n - 1 everywhere"])
 def test_the_unbiased_checker_catches_each_wrong_derivation(name):
-    x, d = ch03.BLOCK_ONE, ch03.GRAD_UNEVEN
+    x, d = ch03.X_ONE, ch03.GRAD_UNEVEN
     wrong = _derivations(x, d, ddof=1)[name]
     reply = ch03.check_unbiased(wrong.round(4))
     assert reply.startswith("not yet")

@@ -61,7 +61,7 @@ def _numpy_stack(normalised: bool, seed: int = 3) -> tuple[np.ndarray, np.ndarra
 
 @pytest.mark.parametrize("normalised", [False, True])
 def test_deep_stack_matches_a_numpy_recomputation(normalised: bool) -> None:
-    drift = sh.deep_stack(normalised)
+    drift = sh.deep_network(normalised)
     mean, dev = _numpy_stack(normalised)
     assert drift.depth == 10
     np.testing.assert_allclose(drift.mean, mean, rtol=1e-12, atol=1e-14)
@@ -70,7 +70,7 @@ def test_deep_stack_matches_a_numpy_recomputation(normalised: bool) -> None:
 
 def test_plain_stack_shrinks_as_seed_003_reports() -> None:
     # Seed 003: input std 1.028, about a tenth of it by layer 3, near 0.08 at the end.
-    drift = sh.deep_stack(False)
+    drift = sh.deep_network(False)
     assert drift.deviation[3] < 0.2 * drift.deviation[0]
     assert drift.deviation[-1] < 0.2 * drift.deviation[0]
 
@@ -78,7 +78,7 @@ def test_plain_stack_shrinks_as_seed_003_reports() -> None:
 def test_normalised_stack_mean_is_half_the_scores_mean_magnitude() -> None:
     # Each standardised column has mean 0, so relu(z) = (z + |z|) / 2 averages to mean|z| / 2:
     # the block's mean after the ReLU is set by the columns' shape, which the layer does not fix.
-    drift = sh.deep_stack(True)
+    drift = sh.deep_network(True)
     np.testing.assert_allclose(drift.mean[1:], drift.score_magnitude / 2, rtol=1e-12, atol=1e-15)
     assert np.all(drift.score_magnitude <= 1.0)  # mean |z| <= sqrt(mean z^2) = sqrt(v / (v + eps))
     # the stored table of seed 3: every layer's mean below the normal figure 1/sqrt(2 pi)
@@ -87,9 +87,9 @@ def test_normalised_stack_mean_is_half_the_scores_mean_magnitude() -> None:
 
 def test_stacked_deep_stacks_match_single_ones() -> None:
     for kwargs in ({}, {"init": "he"}, {"bias": False}):
-        many = sh.deep_stacks(True, [3, 8], **kwargs)
+        many = sh.deep_networks(True, [3, 8], **kwargs)
         for seed, drift in zip([3, 8], many, strict=True):
-            alone = sh.deep_stack(True, seed=seed, **kwargs)
+            alone = sh.deep_network(True, seed=seed, **kwargs)
             np.testing.assert_allclose(drift.deviation, alone.deviation, rtol=1e-12, atol=0)
             np.testing.assert_allclose(drift.mean, alone.mean, rtol=1e-12, atol=0)
 
@@ -98,30 +98,31 @@ def test_he_stack_is_the_same_draws_stretched_without_biases() -> None:
     # He-uniform bounds: sqrt(6 / fan_in) = sqrt(6) / sqrt(fan_in); the bias-free He stack is
     # the bias-free default stack with every weight times sqrt(6): positively homogeneous, so
     # layer k's block is sqrt(6)^k times larger.
-    he = sh.deep_stack(False, init="he")
-    free = sh.deep_stack(False, bias=False)
+    he = sh.deep_network(False, init="he")
+    free = sh.deep_network(False, bias=False)
     k = np.arange(11)
     np.testing.assert_allclose(he.deviation, free.deviation * np.sqrt(6.0) ** k, rtol=1e-10)
-    assert he.bias is False and free.bias is False and sh.deep_stack(False).bias is True
+    assert he.bias is False and free.bias is False and sh.deep_network(False).bias is True
 
 
 def test_bias_free_stack_passes_a_factor_of_ten_exactly() -> None:
-    ten = sh.deep_stack(False, bias=False, input_scale=10.0)
-    one = sh.deep_stack(False, bias=False)
+    ten = sh.deep_network(False, bias=False, input_scale=10.0)
+    one = sh.deep_network(False, bias=False)
     np.testing.assert_allclose(ten.deviation, 10.0 * one.deviation, rtol=1e-12)
-    with_bias = sh.deep_stack(False, input_scale=10.0).deviation / sh.deep_stack(False).deviation
+    plain = sh.deep_network(False).deviation
+    with_bias = sh.deep_network(False, input_scale=10.0).deviation / plain
     assert abs(with_bias[1] - 10.0) > 0.5
 
 
 def test_mean_square_factor_of_the_default_stack_without_biases() -> None:
     # fan_in Var(w) = 16 (1/4)^2 / 3 = 1/3, and the ReLU halves: about 1/6 a layer (seed 3)
-    free = sh.deep_stack(False, bias=False)
+    free = sh.deep_network(False, bias=False)
     assert 1 / 9 < float(np.exp(np.mean(np.log(free.factors)))) < 2 / 9
 
 
 def test_unknown_init_is_refused() -> None:
     with pytest.raises(nc.NormcoreError, match="init"):
-        sh.deep_stack(False, init="xavier")
+        sh.deep_network(False, init="xavier")
 
 
 def test_skewness_and_correlations_against_hand_values() -> None:
@@ -170,14 +171,14 @@ def test_shift_figures_on_a_hand_made_record() -> None:
 def test_first_epoch_of_the_plain_network_reads_relu_of_the_hidden_layer() -> None:
     record = sh.crowd_shift("none", seed=0, epochs=3)
     net = network.build("none", [0])
-    x, _ = sh.crowd_block()
+    x, _ = sh.crowd_features()
     hidden = np.maximum(x @ net.hidden.weights[0] + net.hidden.bias[0], 0.0)
     np.testing.assert_allclose(record.mean[0], hidden.mean(axis=0), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(record.deviation[0], hidden.std(axis=0), rtol=1e-12, atol=1e-15)
 
 
 def test_crowd_block_is_in_standard_units() -> None:
-    x, y = sh.crowd_block()
+    x, y = sh.crowd_features()
     assert x.shape == (25, 2) and y.shape == (25,)
     np.testing.assert_allclose(x.mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(x.std(axis=0), 1.0, rtol=1e-12)
@@ -200,7 +201,7 @@ def test_under_the_batch_layer_the_read_deviation_is_the_scale() -> None:
     # a positive scale and a shift leave each column's skewness and correlations alone: the
     # read block's are those of the ReLU block the layer standardised
     net = network.build("batch", [0])
-    x, _ = sh.crowd_block()
+    x, _ = sh.crowd_features()
     relu = np.maximum(x @ net.hidden.weights[0] + net.hidden.bias[0], 0.0)
     np.testing.assert_allclose(record.skewness[0], sh.skewness(relu), rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(record.correlation[0], sh.correlations(relu), rtol=1e-9, atol=1e-12)
@@ -336,12 +337,12 @@ def test_shift_chart_switches_between_the_two_networks() -> None:
     assert chart.selected == "none"
     assert chart.results["none"]["src"].startswith("data:image/png;base64,")
     assert chart.results["none"]["src"] != chart.results["batch"]["src"]
-    assert chart.answer()["largest_shift"] == f"{plain.largest_shift:.4f}"
-    assert chart.answer()["shift_gap"] is None
+    assert chart.figures_for()["largest_shift"] == f"{plain.largest_shift:.4f}"
+    assert chart.figures_for()["shift_gap"] is None
     chart.select("batch")
-    assert chart.answer()["largest_shift"] == f"{batch.largest_shift:.4f}"
-    assert chart.answer()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
-    assert chart.results["batch"]["figures"] == chart.answer()
+    assert chart.figures_for()["largest_shift"] == f"{batch.largest_shift:.4f}"
+    assert chart.figures_for()["shift_gap"] == "1e-14"  # rounding level: shown as its bound
+    assert chart.results["batch"]["figures"] == chart.figures_for()
     with pytest.raises(ValueError, match="variant"):
         chart.select("layer")
     assert chart.selected == "batch"
@@ -437,9 +438,9 @@ def _laid_out(fig) -> None:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_chapter_one_figures_fixed_frames_hold_their_labels(seed: int) -> None:
-    from normcore.plots.ch01 import crowd_shift_comparison, stack_drift_figure
+    from normcore.plots.ch01 import crowd_shift_comparison, network_drift_figure
 
-    stacks = [sh.deep_stack(False, seed=seed + 3), sh.deep_stack(True, seed=seed + 3)]
-    _laid_out(stack_drift_figure(*stacks, sh.deep_stack(False, seed=seed + 3, init="he")))
+    stacks = [sh.deep_network(False, seed=seed + 3), sh.deep_network(True, seed=seed + 3)]
+    _laid_out(network_drift_figure(*stacks, sh.deep_network(False, seed=seed + 3, init="he")))
     plain, batch = sh.crowd_shift("none", seed=seed), sh.crowd_shift("batch", seed=seed)
     _laid_out(crowd_shift_comparison(plain, batch))

@@ -22,7 +22,7 @@ def test_the_statistics_are_the_biased_ones_with_epsilon_under_the_root() -> Non
     np.testing.assert_allclose(s.variance[0], x.var(axis=0), rtol=1e-13)  # ddof=0: biased
     np.testing.assert_allclose(s.divisor[0], np.sqrt(x.var(axis=0) + 1e-3), rtol=1e-13)
     np.testing.assert_allclose(s.z, (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + 1e-3))
-    assert s.count == 7 and s.from_block and s.axes == (0,)
+    assert s.count == 7 and s.from_input and s.axes == (0,)
 
 
 def test_without_centring_the_divisor_is_the_root_mean_square() -> None:
@@ -41,7 +41,7 @@ def test_handed_in_statistics_are_constants_in_the_backward_pass() -> None:
     x = np.random.default_rng(2).normal(size=(5, 3))
     mean, divisor = np.zeros((1, 3)), np.full((1, 3), 2.0)
     s = standardise_by(x, mean, divisor, (0,))
-    assert not s.from_block
+    assert not s.from_input
     d = np.random.default_rng(3).normal(size=(5, 3))
     np.testing.assert_array_equal(standardise_backward(s, d), d / 2.0)
 

@@ -83,18 +83,18 @@ def test_widget_says_what_is_wrong_and_answers_as_the_experiment():
 
     w = weightnorm_step_widget()
     step = weightnorm.one_step(weightnorm.make_case())
-    f = w.answer()
+    f = w.figures_for()
     np.testing.assert_allclose(f["weightnorm"], step.length_weightnorm, rtol=1e-9)
     np.testing.assert_allclose(f["dense"], step.length_dense, rtol=1e-9)
     assert f["distance"] == pytest.approx(step.distance, rel=1e-9)
     w.act(wm.set_length, 1, "0")
-    assert w.answer()["error"].startswith("Length 2 is 0")
+    assert w.figures_for()["error"].startswith("Length 2 is 0")
     w.act(wm.set_length, 0, "abc")
-    assert w.answer()["error"] == "Length 1: 'abc' is not a number."
+    assert w.figures_for()["error"] == "Length 1: 'abc' is not a number."
     w.act(wm.set_learning_rate, "1e400")
     w.act(wm.set_length, 0, "2")
     w.act(wm.set_length, 1, "2")
-    assert w.answer()["error"] == "Learning rate: '1e400' is too large to be a number here."
+    assert w.figures_for()["error"] == "Learning rate: '1e400' is too large to be a number here."
 
 
 def test_dense_and_weightnorm_answer_alike_for_random_layers():

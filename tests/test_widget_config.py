@@ -26,7 +26,7 @@ def test_every_bundle_carries_pythons_constants() -> None:
         assert written.strip() in bundle(entry), entry
     assert json.loads(written.split("Object.freeze(", 1)[1].rsplit(");", 1)[0]) == config()
     assert config()["playground"]["EPSILON"] == playground_model.EPSILON
-    assert config()["routes"]["WORKED"] == routes_model.parse_block("1 7\n1 9\n7 1\n23 7").tolist()
+    assert config()["routes"]["WORKED"] == routes_model.parse_matrix("1 7\n1 9\n7 1\n23 7").tolist()
 
 
 def test_no_javascript_file_types_a_python_constant() -> None:

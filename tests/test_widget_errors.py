@@ -1,6 +1,6 @@
 """Every widget entry point and every model action refuses bad input with normcore's typed error.
 
-A widget catches `NormcoreError` and nothing else (`PageWidget.answer`), so any other exception
+A widget catches `NormcoreError` and nothing else (`PageWidget.figures_for`), so any other exception
 from a reader's input or a malformed state would reach the reader as a traceback. Each case below
 was, before, an untyped failure (a plain ValueError, AttributeError, IndexError, a numpy
 broadcast error, an OverflowError) or a silent answer (complex values cast with a warning).
@@ -39,11 +39,11 @@ def _warnings_are_errors():
 @pytest.mark.parametrize(
     ("call", "error"),
     [
-        (lambda: playground(block=[[float("nan"), 1.0]]), NonFiniteError),
-        (lambda: playground(block=[[1 + 2j, 1.0]]), DtypeError),
-        (lambda: playground(block=[[True, False]]), DtypeError),
-        (lambda: playground(block=[[1, 2], [3]]), ShapeError),
-        (lambda: playground(block=[[1.0] * 5]), ShapeError),
+        (lambda: playground(x=[[float("nan"), 1.0]]), NonFiniteError),
+        (lambda: playground(x=[[1 + 2j, 1.0]]), DtypeError),
+        (lambda: playground(x=[[True, False]]), DtypeError),
+        (lambda: playground(x=[[1, 2], [3]]), ShapeError),
+        (lambda: playground(x=[[1.0] * 5]), ShapeError),
         (lambda: playground(kind="group"), NormcoreError),
         (lambda: playground(mode="testing"), NormcoreError),
         (lambda: epsilon_slider([[1j, 2], [3, 4]]), DtypeError),
@@ -52,7 +52,7 @@ def _warnings_are_errors():
         (lambda: weightnorm_step_widget([1.0, 2.0, 3.0, 4.0]), ShapeError),
         (lambda: weightnorm_step_widget([1.0, 0.0, 3.0]), NormcoreError),
         (lambda: weightnorm_step_widget([1.0, 2.0, 1j]), DtypeError),
-        (lambda: routes_model.parse_block(None), NormcoreError),
+        (lambda: routes_model.parse_matrix(None), NormcoreError),
         (lambda: routes_model.figures({"source": "typed"}), StateError),
         (lambda: routes_model.choose(routes_model.initial(), "colour", "red"), StateError),
         (lambda: axes_model.choose(axes_model.initial(), "colour", "red"), StateError),
@@ -86,16 +86,16 @@ def test_bad_input_gets_a_typed_error(call, error) -> None:
 
 def test_the_epsilon_slider_answers_an_out_of_shape_state_with_a_sentence() -> None:
     slider = epsilon_slider([[1.0, 2.0], [3.0, 5.0]])
-    for state in ({"exponent": -3, "block": [1.0, 2.0]}, {"exponent": -3, "block": [[]]}, {}):
-        assert "error" in slider.answer(state)
-    assert slider.answer({"exponent": -3, "block": [[1.0], [3.0]]})["entry"] > 0
+    for state in ({"exponent": -3, "x": [1.0, 2.0]}, {"exponent": -3, "x": [[]]}, {}):
+        assert "error" in slider.figures_for(state)
+    assert slider.figures_for({"exponent": -3, "x": [[1.0], [3.0]]})["entry"] > 0
 
 
 def test_the_weight_norm_widget_computes_with_the_lengths_given() -> None:
     lengths = (1.2345678901234, 2.0, 0.1 + 0.2)
     w = weightnorm_step_widget(lengths, 0.7)
     assert [float(t) for t in w.state["lengths"]] == list(lengths)  # not 6 figures
-    assert w.answer()["before"] == pytest.approx(list(lengths), rel=1e-12)
+    assert w.figures_for()["before"] == pytest.approx(list(lengths), rel=1e-12)
 
 
 def test_check_state_names_the_wrong_key() -> None:

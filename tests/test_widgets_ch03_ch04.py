@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from normcore.widgets import axes_model, routes_model
 from normcore.widgets.axes import axes_widget
-from normcore.widgets.routes import parse_block, routes_widget
+from normcore.widgets.routes import parse_matrix, routes_widget
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 
@@ -25,7 +25,7 @@ def routes_state(**choices: str) -> dict:
 
 def test_routes_widget_opens_on_the_worked_four():
     w = routes_widget()
-    f = w.answer()
+    f = w.figures_for()
     # seed 000's figures: naive error 2.0370 against a largest true gradient of 1.0741
     assert f"{f['naive_error']:.4f}" == "2.0370" and f"{f['largest_true']:.4f}" == "1.0741"
     assert f"{f['true'][0][1]:.4f}" == "-0.9259"
@@ -47,14 +47,14 @@ def test_routes_widget_typed_block_and_grad():
 @pytest.mark.parametrize(
     ("field", "typed", "words"),
     [
-        ("typed", "1, x\n2, 3", "Block, row 1: 'x' is not a number."),
-        ("typed", "1, 2\n3", "Block: every row needs the same number of entries, got [1, 2]."),
-        ("typed", "1, nan\n2, 3", "Block, row 1: 'nan' is not a number."),
-        ("typed", "1e999, 2\n2, 3", "Block, row 1: '1e999' is too large to be a number here."),
-        ("typed", "", "Block: type at least one row of numbers."),
+        ("typed", "1, x\n2, 3", "Input x, row 1: 'x' is not a number."),
+        ("typed", "1, 2\n3", "Input x: every row needs the same number of entries, got [1, 2]."),
+        ("typed", "1, nan\n2, 3", "Input x, row 1: 'nan' is not a number."),
+        ("typed", "1e999, 2\n2, 3", "Input x, row 1: '1e999' is too large to be a number here."),
+        ("typed", "", "Input x: type at least one row of numbers."),
         ("typed", "__import__('os')", "is not a number"),
         ("typed", "\n".join(["1"] * 20), "at most 12 rows"),
-        ("typed_grad", "1, 2", "Gradient: expected the block's shape 4 x 2, got 1 x 2."),
+        ("typed_grad", "1, 2", "Gradient: expected the shape of x, 4 x 2, got 1 x 2."),
         ("seed", "abc", "Seed: 'abc' is not a number."),
         ("rows", "13", "Rows: expected a whole number from 1 to 12, got '13'."),
     ],
@@ -66,7 +66,7 @@ def test_routes_widget_says_what_is_wrong_in_a_sentence(field, typed, words):
     if field == "typed_grad":
         w.act(routes_model.choose, "grad", "typed")
     w.act(routes_model.choose, field, typed)
-    assert words in w.answer()["error"]
+    assert words in w.figures_for()["error"]
 
 
 def test_routes_widget_random_block_follows_size_and_seed():
@@ -94,14 +94,14 @@ def test_the_explorer_answers_a_page_that_asks():
     assert w.kernel["figures"] == routes_model.figures(routes_model.initial())
     w.act(routes_model.choose, "typed", "oops")
     w.act(routes_model.choose, "source", "typed")
-    assert w.kernel["figures"]["error"].startswith("Block, row 1: 'oops'")
+    assert w.kernel["figures"]["error"].startswith("Input x, row 1: 'oops'")
 
 
 @settings(max_examples=50, deadline=None)
 @given(st.text(max_size=40))
 def test_parse_block_only_ever_raises_value_error(text):
     try:
-        block = parse_block(text)
+        block = parse_matrix(text)
     except ValueError:
         return
     assert block.ndim == 2 and np.all(np.isfinite(block))
@@ -118,7 +118,7 @@ def axes_state(**choices: str) -> dict:
 
 
 def test_axes_widget_opens_on_layer_norm_over_the_block():
-    f = axes_widget().answer()
+    f = axes_widget().figures_for()
     assert (f["statistics_shape"], f["count"]) == ([4], 3)
     # first row 1, 7, 4: mean 4, variance 6 -> -3 / sqrt(6 + 1e-5)
     assert f["output"][0][0] == pytest.approx(-3 / np.sqrt(6 + 1e-5), rel=1e-12)
@@ -127,8 +127,8 @@ def test_axes_widget_opens_on_layer_norm_over_the_block():
 @pytest.mark.parametrize(
     ("data", "axis", "shape", "count"),
     [
-        ("block", "batch", [3], 4),
-        ("block", "rms", [4], 3),
+        ("rows", "batch", [3], 4),
+        ("rows", "rms", [4], 3),
         ("images", "batch", [4], 18),
         ("images", "layer", [2], 36),
         ("images", "instance", [2, 4], 9),
@@ -148,7 +148,7 @@ def test_axes_widget_statistics(data, axis, shape, count):
         (
             {"axis": "instance"},
             "Instance norm reads image axes: it needs an image batch (N, C, H, W), "
-            "not a block of rows.",
+            "not a (rows, features) input.",
         ),
         (
             {"data": "images", "axis": "group", "groups": "3"},
@@ -165,7 +165,7 @@ def test_axes_widget_says_what_is_wrong_in_a_sentence(choices, sentence):
     w = axes_widget()
     for key, value in choices.items():
         w.act(axes_model.choose, key, value)
-    assert w.answer() == {"error": sentence}
+    assert w.figures_for() == {"error": sentence}
 
 
 def test_axes_widget_images_are_chapter_4s_to_12_figures():

@@ -43,7 +43,7 @@ ANSWERS: dict[str, dict[str, dict[str, object]]] = {
     "01-moving-target": {
         "check_bias_free_ratio": {"fill": "answer = 10", "shown": ["Exactly ten"]},
         "check_floor_deviation": {"fill": f"answer = {g('ch01_ex2', '.4f')}", "shown": []},
-        "check_wide_block_mean": {"fill": f"answer = {g('ch01_ex3_wide', '.3f')}", "shown": []},
+        "check_wide_batch_mean": {"fill": f"answer = {g('ch01_ex3_wide', '.3f')}", "shown": []},
     },
     "02-worked-column": {
         "check_gap_below_five_thirds": {

@@ -3,7 +3,7 @@
 Provenance: the test set of the UCI "Optical Recognition of Handwritten Digits" data set
 (E. Alpaydin and C. Kaynak, 1998; https://archive.ics.uci.edu/dataset/80), licensed under
 Creative Commons Attribution 4.0 (CC BY 4.0). Each image is a 32 x 32 bitmap from NIST's
-preprocessing, cut into 4 x 4 blocks whose "on" pixels are counted, so each of the 64 values is a
+preprocessing, cut into 4 x 4 tiles whose "on" pixels are counted, so each of the 64 values is a
 whole number from 0 to 16. The file ``digits.csv.gz`` shipped beside this module is byte for
 byte the copy scikit-learn 1.9.1 ships as ``sklearn/datasets/data/digits.csv.gz`` (SHA-256 in
 `SHA256`): one image a line, 64 pixels (row by row) then the label, no header.

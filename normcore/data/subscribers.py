@@ -295,7 +295,7 @@ class Subscribers:
     * ``fields``: the 12 column names, in column order.
     * ``mean``, ``std`` (12,): the training rows' mean and population standard deviation (floored at
       1e-9) used for the scaling.
-    * ``baseline``: share of test rows with label 0 (always answering "not suspicious").
+    * ``baseline``: share of test rows with label 0 (always saying "not suspicious").
     * ``linear_line`` = 202/252 and ``tree_line`` = 198/252: quoted by the program from another
       course (a linear model and a decision tree on the same split); they are not computed here.
     * ``rows``: every surviving raw row, in shuffled order, so ``rows[:300]`` are the training

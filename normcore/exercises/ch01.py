@@ -10,7 +10,7 @@ import numpy as np
 from normcore.batch import BatchNorm
 from normcore.exercises import Verdict
 from normcore.exercises._mistakes import judged
-from normcore.experiments.shift import crowd_shift, deep_stack, deep_stacks
+from normcore.experiments.shift import crowd_shift, deep_network, deep_networks
 
 #: The stack's weights and biases are uniform in ±BOUND (1 / sqrt(16)).
 BOUND = 0.25
@@ -20,21 +20,21 @@ FAN_IN = 16
 def _ratio(bias: bool, layer: int = 10) -> float:
     """Layer `layer`'s standard deviation with a tenfold input over its standard deviation with
     the input as is."""
-    big = deep_stack(False, input_scale=10.0, bias=bias).deviation[layer]
-    return float(big / deep_stack(False, bias=bias).deviation[layer])
+    big = deep_network(False, input_scale=10.0, bias=bias).deviation[layer]
+    return float(big / deep_network(False, bias=bias).deviation[layer])
 
 
 def check_bias_free_ratio(ratio: Any) -> Verdict:
-    """Exercise 1: with every bias zeroed, the standard deviation of the block after layer 10
+    """Exercise 1: with every bias zeroed, the standard deviation of the activations after layer 10
     when the input is ten times larger, over the standard deviation with the input as it is."""
     return judged(
         ratio,
         10.0,
         lambda: [
-            (_ratio(True), "that is the stack with its biases; zero them (bias=False)"),
+            (_ratio(True), "that is the network with its biases; zero them (bias=False)"),
             (
                 1.0,
-                "a ratio of one would mean the stack forgets the input's size; with no "
+                "a ratio of one would mean the network forgets the input's size; with no "
                 "biases, what does a dense layer do to 10x? and a ReLU?",
             ),
             (100.0, "σ scales like the input, not like its square"),
@@ -55,8 +55,8 @@ def _floor_deviation() -> float:
 
 
 def check_floor_deviation(deviation: Any) -> Verdict:
-    """Exercise 2: the standard deviation of the block a layer of the default stack hands on at
-    the fixed point where what the weights lose of the mean square equals what the bias adds."""
+    """Exercise 2: the standard deviation of the activations a layer of the default network hands on
+    at the fixed point where what the weights lose of the mean square equals what the bias adds."""
     c = np.sqrt(0.5 - 1.0 / (2.0 * np.pi))
 
     def mistakes() -> list[tuple[float, str]]:
@@ -67,7 +67,7 @@ def check_floor_deviation(deviation: Any) -> Verdict:
             wrong_var / 2.0 / (1.0 - FAN_IN * wrong_var / 2.0) if FAN_IN * wrong_var < 2 else np.inf
         )
         no_half = var / (1.0 - FAN_IN * var)  # the ReLU's halving left out: q = q_s
-        stacks = deep_stacks(False, list(range(200)))
+        stacks = deep_networks(False, list(range(200)))
         measured = float(np.median([s.deviation[5:] for s in stacks]))
         return [
             (
@@ -77,12 +77,12 @@ def check_floor_deviation(deviation: Any) -> Verdict:
             ),
             (
                 np.sqrt(q),
-                "that is the root mean square of the block; its standard deviation subtracts "
-                "the mean first (a ReLU's output is not centred)",
+                "that is the root mean square of the activations; their standard deviation "
+                "subtracts the mean first (a ReLU's output is not centred)",
             ),
             (
                 np.sqrt(2.0 * q),
-                "that is the spread of the scores before the ReLU; the block is "
+                "that is the spread of the scores before the ReLU; the activations are "
                 "what the ReLU hands on",
             ),
             (
@@ -105,24 +105,24 @@ def check_floor_deviation(deviation: Any) -> Verdict:
 RELU_NORMAL_MEAN = float(1.0 / np.sqrt(2.0 * np.pi))
 
 
-def check_wide_block_mean(mean: Any) -> Verdict:
-    """Exercise 3: the average of layers 1 to 10's block means of the batch stack (seed 3) with
-    4096 rows a column, to three significant figures."""
+def check_wide_batch_mean(mean: Any) -> Verdict:
+    """Exercise 3: the average of layers 1 to 10's activation means of the network with batch layers
+    (seed 3) with 4096 rows a column, to three significant figures."""
 
     def wide() -> float:
-        return float(deep_stack(True, rows=4096).mean[1:].mean())
+        return float(deep_network(True, rows=4096).mean[1:].mean())
 
     def mistakes() -> list[tuple[float, str]]:
-        drift = deep_stack(True, rows=4096)
+        drift = deep_network(True, rows=4096)
         return [
             (
                 RELU_NORMAL_MEAN,
                 "that is a ReLU of a normal column's mean, the figure the question asks you to "
-                "test, not the stack's; run the cell",
+                "test, not the network's; run the cell",
             ),
             (
-                float(deep_stack(True).mean[1:].mean()),
-                "that is the stack with 64 rows; the question asks for 4096",
+                float(deep_network(True).mean[1:].mean()),
+                "that is the network with 64 rows; the question asks for 4096",
             ),
             (
                 float(drift.mean.mean()),
@@ -135,8 +135,8 @@ def check_wide_block_mean(mean: Any) -> Verdict:
 
 
 def _first_epoch() -> tuple[float, float]:
-    """(smallest standard deviation of the read block at the first epoch, that unit's batch
-    variance) under the batch layer, seed 0."""
+    """(smallest standard deviation of the output layer's input at the first epoch, that unit's
+    batch variance) under the batch layer, seed 0."""
     record = crowd_shift("batch", seed=0, epochs=1)
     unit = int(np.argmin(record.deviation[0]))
     return float(record.deviation[0, unit]), float(record.source_variance[0, unit])
@@ -144,7 +144,7 @@ def _first_epoch() -> tuple[float, float]:
 
 def check_first_epoch_variance(variance: Any) -> Verdict:
     """Exercise 3: the biased variance v of the ReLU column that the batch layer (seed 0, first
-    epoch) standardises to the smallest standard deviation of the read block."""
+    epoch) standardises to the smallest standard deviation of the output layer's input."""
     eps = BatchNorm.create(1).eps
 
     def mistakes() -> list[tuple[float, str]]:

@@ -59,7 +59,7 @@ def check_gap_below_five_thirds(gap: Any) -> Verdict:
 
 def check_running_after_three(mean: Any, variance: Any) -> Verdict:
     """Exercise 2: the running mean and running variance (two features each) after three
-    zero-gradient steps on the worked block, as two arrays."""
+    zero-gradient steps on the worked mini-batch, as two arrays."""
     layer = BatchNorm.create(2)
     for _ in range(3):
         layer = fold_in(layer, WORKED)

@@ -8,29 +8,29 @@ import numpy as np
 
 from normcore.exercises import Verdict, verdict
 from normcore.exercises._mistakes import judged
-from normcore.experiments.routes import compare_blocks
+from normcore.experiments.routes import compare_gradients
 from normcore.worked import four_rows
 
 #: Exercise 1: the block and the upstream gradient.
-BLOCK_ONE = np.array([[2.0], [4.0], [9.0]])
+X_ONE = np.array([[2.0], [4.0], [9.0]])
 GRAD_ONE = np.array([[1.0], [0.0], [-1.0]])
 #: Exercises 1 and 6: an upstream gradient that does not sum to zero, so that an answer missing
 #: the route through the mean (the sum(d) term) is told apart from the right one.
 GRAD_UNEVEN = np.array([[1.0], [0.0], [2.0]])
 
 #: Exercise 2: a block whose upstream gradient is the same in every row of a column.
-BLOCK_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
+X_TWO = np.array([[3.0, -1.0], [5.0, 0.0], [10.0, 4.0]])
 GRAD_TWO = np.array([[2.0, -0.5], [2.0, -0.5], [2.0, -0.5]])
 
 #: Exercise 5: which cells does the naive block get backwards? (Upstream gradient: counting 1 to 8.)
-BLOCK_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
+X_THREE = np.array([[0.0, 3.0], [2.0, 9.0], [5.0, 1.0], [10.0, 4.0]])
 
 #: The standardising epsilon every exercise here uses.
 EPSILON = 1e-5
 
 
 def _route_mistakes(x: np.ndarray, d: np.ndarray) -> list[tuple[np.ndarray, str]]:
-    """The naive block and the collected line with one route missing, for (x, d), named."""
+    """The naive gradient and the collected line with one route missing, for (x, d), named."""
     n = x.shape[0]
     s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
     return [
@@ -51,45 +51,46 @@ def _route_mistakes(x: np.ndarray, d: np.ndarray) -> list[tuple[np.ndarray, str]
 
 
 def check_grad_input(answer: Any) -> Verdict:
-    """Exercise 1: the input gradient of BLOCK_ONE under GRAD_UNEVEN (a 3 x 1 array), four
-    decimals. The naive block and a missing route are named (GRAD_UNEVEN does not sum to zero,
+    """Exercise 1: the input gradient of X_ONE under GRAD_UNEVEN (a 3 x 1 array), four
+    decimals. The naive gradient and a missing route are named (GRAD_UNEVEN does not sum to zero,
     so the route through the mean matters)."""
     return judged(
         answer,
-        compare_blocks(BLOCK_ONE, GRAD_UNEVEN).true,
-        lambda: _route_mistakes(BLOCK_ONE, GRAD_UNEVEN),
+        compare_gradients(X_ONE, GRAD_UNEVEN).true,
+        lambda: _route_mistakes(X_ONE, GRAD_UNEVEN),
         tolerance=6e-5,
         mistake_tolerance=6e-5,
     )
 
 
 def check_naive_sum(answer: Any) -> Verdict:
-    """Exercise 1, second part: the naive block's column sum for the same block and gradient."""
-    return verdict(answer, float(compare_blocks(BLOCK_ONE, GRAD_ONE).naive_sums[0]))
+    """Exercise 1, second part: the naive gradient's column sum for the same input and upstream
+    gradient."""
+    return verdict(answer, float(compare_gradients(X_ONE, GRAD_ONE).naive_sums[0]))
 
 
 def check_constant_grad(answer: Any) -> Verdict:
-    """Exercise 2: the input gradient of BLOCK_TWO under GRAD_TWO (a 3 x 2 array). With a
-    constant d the naive block and the line without its mean route agree (d / s); both named."""
-    x, d = BLOCK_TWO, GRAD_TWO
+    """Exercise 2: the input gradient of X_TWO under GRAD_TWO (a 3 x 2 array). With a
+    constant d the naive gradient and the line without its mean route agree (d / s); both named."""
+    x, d = X_TWO, GRAD_TWO
     s = np.sqrt(x.var(axis=0, keepdims=True) + EPSILON)
     mistakes = [
         (
             d / s,
-            "that is d / s: the naive block, which is also the collected line without the route "
+            "that is d / s: the naive gradient, which is also the collected line without the route "
             "through the mean; a gradient the same in every row lies along 1, which that route "
             "removes",
         ),
     ]
     return judged(
-        answer, compare_blocks(x, d).true, mistakes, tolerance=1e-6, mistake_tolerance=1e-3
+        answer, compare_gradients(x, d).true, mistakes, tolerance=1e-6, mistake_tolerance=1e-3
     )
 
 
 def check_step_gap(answer: Any) -> Verdict:
     """The former exercise 3 (kept for old notebooks): the largest gap between the oracle with
-    step 1e-3 and the collected block on the worked four under the counting gradient (10%)."""
-    expected = compare_blocks(four_rows(), step=1e-3).true_gap
+    step 1e-3 and the collected gradient on the worked four under the counting gradient (10%)."""
+    expected = compare_gradients(four_rows(), step=1e-3).true_gap
     if answer is None:
         return verdict(None, expected)
     try:
@@ -150,9 +151,9 @@ def check_float32_floor(answer: Any) -> Verdict:
 
 
 def check_backwards_cells(answer: Any) -> Verdict:
-    """Exercise 5: a (4, 2) array of booleans, True where the naive block d / s and the true
-    input gradient of BLOCK_THREE under the counting gradient point opposite ways."""
-    expected = compare_blocks(BLOCK_THREE).wrong_sign
+    """Exercise 5: a (4, 2) array of booleans, True where the naive gradient d / s and the true
+    input gradient of X_THREE under the counting gradient point opposite ways."""
+    expected = compare_gradients(X_THREE).wrong_sign
     if answer is None:
         return verdict(None, 0)
     try:
@@ -163,7 +164,7 @@ def check_backwards_cells(answer: Any) -> Verdict:
     if given is None or given.shape != expected.shape:
         return Verdict(
             "not yet: the answer should be a 4 x 2 array of True and False, one per "
-            "cell of the block"
+            "cell of the input"
         )
     if np.array_equal(given, expected):
         return Verdict("right")
@@ -198,21 +199,21 @@ def _unbiased_objective(x: np.ndarray, d: np.ndarray) -> float:
 
 
 def check_unbiased(answer: Any) -> Verdict:
-    """Exercise 6: the input gradient of BLOCK_ONE under GRAD_UNEVEN when the forward pass
+    """Exercise 6: the input gradient of X_ONE under GRAD_UNEVEN when the forward pass
     divides by n - 1 (a 3 x 1 array). The finite difference of that forward pass decides; the
     upstream gradient does not sum to zero, so n - 1 on the mean's route is caught too."""
     from normcore.oracle import finite_difference
 
-    expected = finite_difference(lambda b: _unbiased_objective(b, GRAD_UNEVEN), BLOCK_ONE, 1e-4)
+    expected = finite_difference(lambda b: _unbiased_objective(b, GRAD_UNEVEN), X_ONE, 1e-4)
     if answer is None:
         return verdict(None, expected)
     result = verdict(answer, expected, tolerance=1e-4)
     if result.right or result.startswith("not yet: expected an answer of shape"):
         return result
     given = np.asarray(answer, dtype=np.float64).reshape(expected.shape)
-    n = BLOCK_ONE.shape[0]
-    s = np.sqrt(BLOCK_ONE.var(axis=0, ddof=1) + EPSILON)
-    z = (BLOCK_ONE - BLOCK_ONE.mean(axis=0)) / s
+    n = X_ONE.shape[0]
+    s = np.sqrt(X_ONE.var(axis=0, ddof=1) + EPSILON)
+    z = (X_ONE - X_ONE.mean(axis=0)) / s
     d = GRAD_UNEVEN
     kept_one_over_n = (n * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / (n * s)
     every_route = ((n - 1) * d - d.sum(axis=0) - z * (d * z).sum(axis=0)) / ((n - 1) * s)
@@ -221,8 +222,8 @@ def check_unbiased(answer: Any) -> Verdict:
         "averages over n)": every_route,
         "you kept the biased line's 1/n on the variance route; with n - 1 in the forward pass "
         "ds/dx_k is z_k / (n - 1), so that route is weighted n / (n - 1)": kept_one_over_n,
-        "that is the biased layer's block; the forward pass now divides by n - 1, which changes "
-        "s, z and the variance route": compare_blocks(BLOCK_ONE, GRAD_UNEVEN).true,
+        "that is the biased layer's input gradient; the forward pass now divides by n - 1, "
+        "which changes s, z and the variance route": compare_gradients(X_ONE, GRAD_UNEVEN).true,
         "that is the naive d / s": d / s,
     }
     for said, block in mistakes.items():
@@ -231,52 +232,66 @@ def check_unbiased(answer: Any) -> Verdict:
     return result
 
 
-def _standardised_sum(block: np.ndarray, arriving: np.ndarray, eps: float) -> float:
-    """sum(arriving * z), z the block standardised down its columns (biased variance)."""
-    mean = block.mean(axis=0)
-    divisor = np.sqrt(((block - mean) ** 2).mean(axis=0) + eps)
-    return float(np.sum(arriving * (block - mean) / divisor))
+def _standardised_sum(x: np.ndarray, grad_output: np.ndarray, eps: float) -> float:
+    """sum(grad_output * z), z the input x standardised down its columns (biased variance)."""
+    mean = x.mean(axis=0)
+    divisor = np.sqrt(((x - mean) ** 2).mean(axis=0) + eps)
+    return float(np.sum(grad_output * (x - mean) / divisor))
 
 
 def check_backward_function(backward: Any) -> Verdict:
     """Exercise 7, "write it yourself" (the batch layer's own pass; kept for old notebooks): a
     function ``backward(x, d, eps)`` that returns the input
-    gradient to a (rows, features) block `x` standardised down its columns, given the
-    gradient `d` arriving at the standardised block. The finite-difference oracle judges it on the
-    worked four and on three random blocks; the answer itself is never shown."""
+    gradient to a (rows, features) input `x` standardised down its columns, given the
+    upstream gradient `d` at the standardised output. The finite-difference oracle judges it on the
+    worked four and on three random inputs; the answer itself is never shown."""
+    return _judged_backward(
+        backward,
+        seed=5,
+        shapes=((3, 1), (5, 2), (6, 3)),
+        offset=0.0,
+        loss=_standardised_sum,
+        mistakes=_typical_mistakes,
+        otherwise="the oracle disagrees, and not in one of the usual ways (naive d / s, a "
+        "missing route, the unbiased variance, the wrong axis, epsilon outside the root); check "
+        "each sum's axis and the three terms",
+    )
+
+
+def _judged_backward(backward, *, seed, shapes, offset, loss, mistakes, otherwise) -> Verdict:
+    """The finite-difference oracle's verdict on a reader's ``backward(x, d, eps)``: on the worked
+    four and on random inputs `x` of the given shapes (times 3, plus `offset`), against the
+    gradient of ``loss(x, d, eps)``; a wrong function is matched against the usual `mistakes`,
+    and `otherwise` is what a verdict says when none matches."""
     from normcore.oracle import finite_difference
 
     if backward is None:
         return verdict(None, 0.0)
     if not callable(backward):
-        return Verdict("not yet: the answer should be a function backward(x, d, epsilon)")
-    rng = np.random.default_rng(5)
-    blocks = [four_rows()]
-    blocks += [rng.normal(size=shape) * 3.0 for shape in ((3, 1), (5, 2), (6, 3))]
+        return Verdict("not yet: the answer should be a function backward(x, d, eps)")
+    rng = np.random.default_rng(seed)
+    inputs = [four_rows()]
+    inputs += [rng.normal(size=shape) * 3.0 + offset for shape in shapes]
     worst, scale = 0.0, 0.0
-    for x in blocks:
+    for x in inputs:
         d = rng.normal(size=x.shape)
         try:
             given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
         except Exception as error:  # the reader's code: say what it raised, never crash
             return Verdict(f"not yet: your function raised {type(error).__name__}: {error}")
         if given.shape != x.shape:
-            return Verdict(f"not yet: for a block of shape {x.shape} it returned {given.shape}")
-        oracle = finite_difference(lambda b, d=d: _standardised_sum(b, d, 1e-5), x, 1e-6)
+            return Verdict(f"not yet: for an input x of shape {x.shape} it returned {given.shape}")
+        oracle = finite_difference(lambda b, d=d: loss(b, d, 1e-5), x, 1e-6)
         worst = max(worst, float(np.max(np.abs(given - oracle))))
         scale = max(scale, float(np.max(np.abs(oracle))))
     if worst < 1e-6 * max(1.0, scale):
-        return Verdict("right")  # it agrees with the oracle on four blocks
-    x, d = blocks[-1], rng.normal(size=blocks[-1].shape)
+        return Verdict("right")  # it agrees with the oracle on every input
+    x, d = inputs[-1], rng.normal(size=inputs[-1].shape)
     given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
-    for said, wrong in _typical_mistakes(x, d, 1e-5).items():
+    for said, wrong in mistakes(x, d, 1e-5).items():
         if np.allclose(given, wrong, rtol=1e-7, atol=1e-9):
             return Verdict("not yet: " + said)
-    return Verdict(
-        "not yet: the oracle disagrees, and not in one of the usual ways (naive "
-        "d / s, a missing route, the unbiased variance, the wrong axis, epsilon "
-        "outside the root); check each sum's axis and the three terms"
-    )
+    return Verdict("not yet: " + otherwise)
 
 
 def _collected(
@@ -321,10 +336,10 @@ def _typical_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.
     }
 
 
-def _rms_sum(block: np.ndarray, arriving: np.ndarray, eps: float) -> float:
-    """sum(arriving * y), y the block divided by each row's root mean square (epsilon inside)."""
-    r = np.sqrt(np.mean(block * block, axis=1, keepdims=True) + eps)
-    return float(np.sum(arriving * block / r))
+def _rms_sum(x: np.ndarray, grad_output: np.ndarray, eps: float) -> float:
+    """sum(grad_output * y), y the input x divided by each row's root mean square (eps inside)."""
+    r = np.sqrt(np.mean(x * x, axis=1, keepdims=True) + eps)
+    return float(np.sum(grad_output * x / r))
 
 
 def _rms_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.ndarray]:
@@ -354,38 +369,16 @@ def _rms_mistakes(x: np.ndarray, d: np.ndarray, eps: float) -> dict[str, np.ndar
 
 def check_rms_backward_function(backward: Any) -> Verdict:
     """Exercise 7, "write it yourself": a function ``backward(x, d, eps)`` for RMS norm along
-    each row of a (rows, features) block `x`, y = x / sqrt(mean(x^2 over the row) + epsilon),
+    each row of a (rows, features) input `x`, y = x / sqrt(mean(x^2 over the row) + epsilon),
     given the upstream gradient `d` at y; it returns the input gradient. The finite-difference
-    oracle judges it on four blocks; the usual mistakes are named, the answer never shown."""
-    from normcore.oracle import finite_difference
-
-    if backward is None:
-        return verdict(None, 0.0)
-    if not callable(backward):
-        return Verdict("not yet: the answer should be a function backward(x, d, epsilon)")
-    rng = np.random.default_rng(11)
-    blocks = [four_rows()]
-    blocks += [rng.normal(size=shape) * 3.0 + 1.0 for shape in ((3, 4), (5, 2), (2, 6))]
-    worst, scale = 0.0, 0.0
-    for x in blocks:
-        d = rng.normal(size=x.shape)
-        try:
-            given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
-        except Exception as error:  # the reader's code: say what it raised, never crash
-            return Verdict(f"not yet: your function raised {type(error).__name__}: {error}")
-        if given.shape != x.shape:
-            return Verdict(f"not yet: for a block of shape {x.shape} it returned {given.shape}")
-        oracle = finite_difference(lambda b, d=d: _rms_sum(b, d, 1e-5), x, 1e-6)
-        worst = max(worst, float(np.max(np.abs(given - oracle))))
-        scale = max(scale, float(np.max(np.abs(oracle))))
-    if worst < 1e-6 * max(1.0, scale):
-        return Verdict("right")  # it agrees with the oracle on four blocks
-    x, d = blocks[-1], rng.normal(size=blocks[-1].shape)
-    given = np.asarray(backward(x.copy(), d.copy(), 1e-5), dtype=np.float64)
-    for said, wrong in _rms_mistakes(x, d, 1e-5).items():
-        if np.allclose(given, wrong, rtol=1e-7, atol=1e-9):
-            return Verdict("not yet: " + said)
-    return Verdict(
-        "not yet: the oracle disagrees, and not in one of the usual ways (naive d / r, layer "
-        "norm's centring, the wrong axis, a sum where the mean belongs); derive dr/dx_k first"
+    oracle judges it on four inputs; the usual mistakes are named, the answer never shown."""
+    return _judged_backward(
+        backward,
+        seed=11,
+        shapes=((3, 4), (5, 2), (2, 6)),
+        offset=1.0,
+        loss=_rms_sum,
+        mistakes=_rms_mistakes,
+        otherwise="the oracle disagrees, and not in one of the usual ways (naive d / r, layer "
+        "norm's centring, the wrong axis, a sum where the mean belongs); derive dr/dx_k first",
     )

@@ -66,7 +66,7 @@ def check_layer_row(answer: Any) -> Verdict:
 def check_rms_row(answer: Any) -> Verdict:
     """Exercise 2: ROW through a fresh RMS norm (epsilon 1e-5), to eight decimals; three numbers,
     flat or 1 x 3. Names the usual mistakes: epsilon left out or outside the root, the sum of
-    squares instead of their mean, layer norm's answer."""
+    squares instead of their mean, layer norm's output."""
     square = np.mean(ROW**2)
     mistakes = {
         "that is the row without epsilon; it sits under the root": ROW / np.sqrt(square),
@@ -74,7 +74,7 @@ def check_rms_row(answer: Any) -> Verdict:
         / (np.sqrt(square) + 1e-5),
         "you divided by the root of the sum of squares; RMS takes their mean": ROW
         / np.sqrt(np.sum(ROW**2) + 1e-5),
-        "that is layer norm's answer; RMS norm does not subtract the mean": LayerNorm.create(3)
+        "that is layer norm's output; RMS norm does not subtract the mean": LayerNorm.create(3)
         .forward(ROW)
         .output,
     }
@@ -138,8 +138,8 @@ def check_group_count(answer: Any) -> Verdict:
 
 def check_transformer_axes(answer: Any) -> Verdict:
     """Exercise 5: for activations (B, T, D) = (32, 128, 512), [[statistics, values each]] for
-    layer norm over D and for the per-feature batch layer, counted by running the layers on a
-    block of that layout (zeros, float32, so that the count is cheap)."""
+    layer norm over D and for the per-feature batch layer, counted by running the layers on an
+    input of that layout (zeros, float32, so that the count is cheap)."""
     b, t, d = 32, 128, 512
     if answer is None:
         return verdict(None, 0)

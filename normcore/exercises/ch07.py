@@ -97,7 +97,7 @@ def check_batch_of_ten(answer: Any) -> Verdict:
             (asked("batch", R.BATCH), "that is batches of twenty; pass batch=10"),
             (
                 asked("running", R.BATCH),
-                "that is the running statistics' answer; ask with "
+                "that is the running statistics' accuracy; ask with "
                 'the batch\'s own statistics ("batch")',
             ),
         ]

@@ -94,8 +94,8 @@ def check_folded(weight: Any, bias: Any) -> Verdict:
 
 
 def check_post_ln_ratio(answer: Any) -> Verdict:
-    """Exercise 2: in a post-LN stack of 6 blocks, seed 0 alone, the length of block 6's weight
-    gradient divided by block 1's."""
+    """Exercise 2: in a post-LN network of 6 residual blocks, seed 0 alone, the length of block 6's
+    weight gradient divided by block 1's."""
     norm = prepost.gradient_profile("post-LN", seeds=(0,), blocks=6).norm[0]
     expected = float(norm[-1] / norm[0])
     try:

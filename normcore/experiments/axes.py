@@ -29,7 +29,7 @@ from .routes import counting_grad
 
 #: A block with three features per row, for the layer-norm comparison (the worked four with a
 #: third unit added).
-THREE_FEATURE_BLOCK = np.column_stack([FOUR_ROWS, [4.0, 2.0, 5.0, 3.0]])
+THREE_FEATURE_X = np.column_stack([FOUR_ROWS, [4.0, 2.0, 5.0, 3.0]])
 
 #: The row every two-number figure starts from (the worked four's first).
 WORKED_ROW = np.array(FOUR_ROWS[:1])
@@ -155,7 +155,7 @@ AXES = ("batch", "layer", "rms", "instance", "group")
 
 
 def image_layer(axis: str, shape: tuple[int, ...], groups: int = 2) -> Any:
-    """A fresh normaliser whose statistics run along `axis`, for a block (rows, features) or an
+    """A fresh normaliser whose statistics run along `axis`, for an input (rows, features) or an
     image batch (N, C, H, W) of `shape`. On images, layer and RMS norm run over (C, H, W)."""
     if axis not in AXES:
         raise SettingError(f"axis: expected one of {AXES}, got {axis!r}")
@@ -164,7 +164,7 @@ def image_layer(axis: str, shape: tuple[int, ...], groups: int = 2) -> Any:
         if axis in ("instance", "group"):
             raise SettingError(
                 f"{axis} norm reads image axes: it needs an image batch (N, C, H, W), not a "
-                "block of rows"
+                "(rows, features) input"
             )
         return {
             "batch": lambda: BatchNorm.create(features),
@@ -185,7 +185,7 @@ def image_layer(axis: str, shape: tuple[int, ...], groups: int = 2) -> Any:
 
 def statistic_labels(layer: Any, shape: tuple[int, ...]) -> np.ndarray:
     """For every cell of an input of `shape`, the index of the statistic it is counted in, read
-    from the layer's own view of the block and the axes its statistics run along."""
+    from the layer's own view of the input and the axes its statistics run along."""
     ids = np.arange(int(np.prod(shape))).reshape(shape)
     view, axes = layer.statistics_layout(ids)
     kept = [a for a in range(view.ndim) if a not in axes]
@@ -214,8 +214,8 @@ def reach(layer: Any, x: np.ndarray, cell: tuple[int, ...] = (0, 0, 0, 0)) -> np
 
 @dataclass(frozen=True, eq=False)
 class AxisCheck:
-    """One normaliser on one block or image batch: its statistics, its output, and its
-    input gradient held against the oracle and the structural check."""
+    """One normaliser on one (rows, features) input or image batch: its statistics, its output, and
+    its input gradient held against the oracle and the structural check."""
 
     axis: str
     statistics_shape: tuple[int, ...]
@@ -529,12 +529,12 @@ def geometry(rows: Any | None = None) -> Geometry:
 
 @dataclass(frozen=True, eq=False)
 class SequenceTrap:
-    """A (B, T, D) block through a per-feature batch layer, laid out two ways.
+    """A (B, T, D) input through a per-feature batch layer, laid out two ways.
 
     `right`: features as channels, (B, D, T), as PyTorch's BatchNorm1d expects (N, C, L): one
-    statistic per feature over B * T values. `wrong`: the block passed unchanged, so the T time
+    statistic per feature over B * T values. `wrong`: the input passed unchanged, so the T time
     steps are taken for channels: one statistic per time step over B * D values. `rows` is the
-    per-feature layer of rows on the block reshaped to (B * T, D)."""
+    per-feature layer of rows on the input reshaped to (B * T, D)."""
 
     x: np.ndarray
     right: np.ndarray
@@ -553,7 +553,7 @@ class SequenceTrap:
 
 
 def sequence_trap(shape: tuple[int, int, int] = (4, 6, 6), seed: int = 0) -> SequenceTrap:
-    """A random (B, T, D) block whose features have different levels, normalised per feature
+    """A random (B, T, D) input whose features have different levels, normalised per feature
     the right way and with the time axis mistaken for channels (T = D by default, so a framework
     that checks only the channel count lets the mistake through)."""
     b, t, d = shape

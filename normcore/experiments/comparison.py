@@ -1,16 +1,17 @@
 """Chapter 6's measurement: the crowd network under five variants, five seeds, five folds.
 
 * :func:`deal_folds` deals the 25 people into 5 folds (person i to fold i mod 5).
-* :func:`fold_blocks` builds, for every (seed, fold) run, the training and held-out blocks, each in
+* :func:`fold_data` builds, for every (seed, fold) run, the training and held-out data, each in
   standard units worked out on that fold's training rows only.
-* :func:`compare` trains all 25 seed-by-fold runs of each variant as one stack (one numpy call
-  per layer serves every run) and reports accuracy and loss, training and held out.
+* :func:`compare` trains all 25 seed-by-fold runs of each variant side by side along a leading
+  axis (one numpy call per layer serves every run) and reports accuracy and loss, training and held
+  out.
 * :func:`curves` trains one network per variant on the whole crowd and keeps its loss after
   every epoch; for the batch layer it also asks the network two ways after every step.
 * :func:`run_all` does both: the 125 fold runs and the 5 curves, 130 runs in all.
 * :func:`compare_one_at_a_time` trains the same runs one network at a time, for the benchmark
   and the tests; :func:`losses_one_at_a_time` keeps only their losses, for the chapter.
-* :func:`sensitivities` trains every fold's run twice in one stack, once from starting weights
+* :func:`sensitivities` trains every fold's run twice in one call, once from starting weights
   moved by one unit in the last place, and reports how far each table figure moves, after one
   run length or several.
 """
@@ -58,8 +59,8 @@ def deal_folds(people: int = 25, folds: int = FOLDS) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class FoldBlocks:
-    """Stacked blocks for every (seed, fold) run, run r = seed index * folds + fold.
+class FoldData:
+    """The data of every (seed, fold) run along a leading axis, run r = seed index * folds + fold.
 
     x_train (runs, 20, 2), y_train (runs, 20), x_held (runs, 5, 2), y_held (runs, 5), and the
     seed of each run."""
@@ -72,7 +73,7 @@ class FoldBlocks:
     folds: int
 
 
-def fold_blocks(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldBlocks:
+def fold_data(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldData:
     crowd = load_crowd()
     x, y = crowd.features, crowd.labels
     fold = deal_folds(len(crowd), folds)
@@ -85,7 +86,7 @@ def fold_blocks(seeds: Sequence[int] = SEEDS, folds: int = FOLDS) -> FoldBlocks:
         yt.append(y[train])
         yh.append(y[held])
     repeat = len(seeds)
-    return FoldBlocks(
+    return FoldData(
         x_train=np.array(xt * repeat),
         y_train=np.array(yt * repeat),
         x_held=np.array(xh * repeat),
@@ -105,7 +106,7 @@ class Scores:
     run, shape (epochs, runs). `held_correct` (seeds, people), when filled, says for every seed
     whether each person, in the crowd's order, was classified right when held out: the verdicts
     behind `held_accuracy`, for a comparison paired person by person (`paired_people`). `net`
-    is the trained stack (run r = seed index * folds + fold), when kept."""
+    is the trained networks (run r = seed index * folds + fold), when kept."""
 
     variant: str
     train_accuracy: np.ndarray
@@ -122,7 +123,7 @@ def _loss(net: network.CrowdNetwork, x: np.ndarray, y: np.ndarray) -> np.ndarray
     return binary_cross_entropy(logits, y, stack_axes=1).value
 
 
-def people_correct(net: network.CrowdNetwork, blocks: FoldBlocks, mode: str = EVAL) -> np.ndarray:
+def people_correct(net: network.CrowdNetwork, blocks: FoldData, mode: str = EVAL) -> np.ndarray:
     """Whether each person was classified right when held out, per seed: shape (seeds, people),
     people in the crowd's order (fold k holds persons k, k + folds, ...)."""
     right = (network.forward(net, blocks.x_held, mode).logits > 0) == (blocks.y_held > 0.5)
@@ -132,9 +133,9 @@ def people_correct(net: network.CrowdNetwork, blocks: FoldBlocks, mode: str = EV
 
 
 def score(
-    variant: str, blocks: FoldBlocks, net: network.CrowdNetwork, run_loss: np.ndarray
+    variant: str, blocks: FoldData, net: network.CrowdNetwork, run_loss: np.ndarray
 ) -> Scores:
-    """Accuracy and loss of trained stacked runs, averaged over each seed's folds."""
+    """Accuracy and loss of trained runs (along a leading axis), averaged over each seed's folds."""
     seeds = len(blocks.run_seeds) // blocks.folds
 
     def per_seed(values: np.ndarray) -> np.ndarray:
@@ -154,11 +155,11 @@ def score(
 
 def compare_variant(
     variant: str,
-    blocks: FoldBlocks,
+    blocks: FoldData,
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> Scores:
-    """Every (seed, fold) run of one variant, trained as one stack."""
+    """Every (seed, fold) run of one variant, trained side by side along a leading axis."""
     net = network.build(variant, blocks.run_seeds)
     net, history = network.train(net, blocks.x_train, blocks.y_train, epochs, rate)
     return score(variant, blocks, net, history.loss)
@@ -170,16 +171,16 @@ def compare(
     epochs: int = EPOCHS,
     rate: float = RATE,
 ) -> dict[str, Scores]:
-    """The fold runs of every variant: len(variants) stacks of len(seeds) * 5 runs."""
-    blocks = fold_blocks(seeds)
+    """The fold runs of every variant: len(variants) calls of len(seeds) * 5 runs each."""
+    blocks = fold_data(seeds)
     return {a: compare_variant(a, blocks, epochs, rate) for a in variants}
 
 
 def _one_at_a_time(
-    variant: str, blocks: FoldBlocks, epochs: int, rate: float
+    variant: str, blocks: FoldData, epochs: int, rate: float
 ) -> tuple[list[network.CrowdNetwork], np.ndarray]:
-    """Every run of `blocks` trained alone (a stack of one each): the trained networks and the
-    per-epoch training loss, shape (epochs, runs)."""
+    """Every run of `blocks` trained alone (a leading axis of one each): the trained networks and
+    the per-epoch training loss, shape (epochs, runs)."""
     nets, losses = [], []
     for r, seed in enumerate(blocks.run_seeds):
         one = slice(r, r + 1)
@@ -198,18 +199,18 @@ def _one_at_a_time(
 def losses_one_at_a_time(
     variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
-    """The per-epoch training loss of the runs `compare_variant` trains as one stack, trained
+    """The per-epoch training loss of the runs `compare_variant` trains side by side, trained
     here one network at a time: shape (epochs, runs), run r = seed index * 5 + fold, as
     `Scores.run_loss`."""
-    return _one_at_a_time(variant, fold_blocks(seeds), epochs, rate)[1]
+    return _one_at_a_time(variant, fold_data(seeds), epochs, rate)[1]
 
 
 def compare_one_at_a_time(
     variant: str, seeds: Sequence[int] = SEEDS, epochs: int = EPOCHS, rate: float = RATE
 ) -> Scores:
-    """The same runs as `compare_variant`, trained one network at a time (a stack of one
+    """The same runs as `compare_variant`, trained one network at a time (a leading axis of one
     each), then gathered into the same shapes: the slow route, for the benchmark and tests."""
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     nets, run_loss = _one_at_a_time(variant, blocks, epochs, rate)
 
     def each(measure, x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -312,8 +313,8 @@ def run_all(
     rate: float = RATE,
 ) -> Comparison:
     """The chapter's 130 runs, in this process: len(seeds) * 5 fold runs per variant (one
-    stack each), plus one whole-crowd curve per variant."""
-    blocks = fold_blocks(seeds)
+    call each), plus one whole-crowd curve per variant."""
+    blocks = fold_data(seeds)
     return Comparison(
         scores={a: compare_variant(a, blocks, epochs, rate) for a in variants},
         curves=curves(variants, epochs=epochs, rate=rate),
@@ -327,8 +328,8 @@ def _weight_field(layer) -> str:
 
 
 def nudged(net: network.CrowdNetwork, runs: slice = slice(None)) -> network.CrowdNetwork:
-    """The same network with the starting hidden weights of the stacked `runs` (default: all)
-    moved by one unit in the last place (``np.nextafter`` towards +inf): a change far below
+    """The same network with the starting hidden weights of the `runs` on the leading axis (default:
+    all) moved by one unit in the last place (``np.nextafter`` towards +inf): a change far below
     anything the prose could show."""
     hidden = net.hidden
     field = _weight_field(hidden)
@@ -360,15 +361,15 @@ def sensitivities(
     lengths: Sequence[int] = (EPOCHS,),
     rate: float = RATE,
 ) -> tuple[Sensitivity, ...]:
-    """Train every fold run of `variant` twice, side by side in one stack: as built, and
+    """Train every fold run of `variant` twice, side by side along a leading axis: as built, and
     from nudged starting weights (see `nudged`). After each of `lengths` epochs (increasing),
     report how far the nudge has moved each per-seed figure of the table. The longer lengths
     continue the same runs, so (200, 400) costs one run of 400 epochs."""
     if list(lengths) != sorted(set(lengths)) or not lengths or lengths[0] < 1:
         raise SettingError(f"lengths: expected increasing epoch counts from 1, got {lengths}")
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     runs = len(blocks.run_seeds)
-    twice = FoldBlocks(
+    twice = FoldData(
         x_train=np.concatenate([blocks.x_train] * 2),
         y_train=np.concatenate([blocks.y_train] * 2),
         x_held=np.concatenate([blocks.x_held] * 2),
@@ -421,7 +422,7 @@ def spread_verdict(scores: dict[str, Scores], reference: str = "none") -> dict[s
 
 
 def disagreements(curve: Curve) -> int:
-    """Epochs on which the batch layer's two answers (running statistics, batch statistics)
+    """Epochs on which the batch layer's two outputs (running statistics, batch statistics)
     give different accuracies."""
     if curve.accuracy_running is None:
         raise SettingError("disagreements: this curve did not ask the network two ways")
@@ -491,7 +492,7 @@ def paired_people(
     )
 
 
-def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray:
+def recalibrated_held_accuracy(scores: Scores, blocks: FoldData) -> np.ndarray:
     """Held-out accuracy per seed of a trained batch variant after its running statistics are
     replaced by the statistics of its own fold's training rows at the final weights (what
     "recomputing the statistics" means: the lag of the running statistics removed)."""
@@ -513,7 +514,7 @@ def recalibrated_held_accuracy(scores: Scores, blocks: FoldBlocks) -> np.ndarray
 def whole_crowd_losses(
     variant: str, seeds: Sequence[int], epochs: int = EPOCHS, rate: float = RATE
 ) -> np.ndarray:
-    """The whole-crowd curve of `curves` for many seeds at once, as one stack: the loss per
+    """The whole-crowd curve of `curves` for many seeds at once, along a leading axis: the loss per
     epoch, shape (epochs, seeds) (for the claims suite)."""
     crowd = load_crowd()
     (x,) = network.standardise_features(crowd.features)
@@ -537,7 +538,7 @@ __all__ = [
     "batch_before_relu",
     "Comparison",
     "Curve",
-    "FoldBlocks",
+    "FoldData",
     "Paired",
     "Scores",
     "Sensitivity",
@@ -550,7 +551,7 @@ __all__ = [
     "first_apart",
     "first_under",
     "in_overlap",
-    "fold_blocks",
+    "fold_data",
     "losses_one_at_a_time",
     "nudged",
     "paired_people",
@@ -572,7 +573,7 @@ def batch_before_relu(
     """Held-out accuracy per seed of the batch variant with the batch layer moved before the
     ReLU (dense, batch layer, ReLU, dense: the order of the paper that introduced it), trained
     on the same folds from the same starting weights as `compare`'s 'batch'. Returns (seeds,)."""
-    blocks = fold_blocks(seeds)
+    blocks = fold_data(seeds)
     net = network.build("batch", blocks.run_seeds)
     body = Sequential((net.hidden, net.norm, net.relu, net.output))
     stack = len(blocks.run_seeds)

@@ -9,7 +9,7 @@ re-run where its own uncertainty lies: on other people.
 * :func:`population` draws a large sample of people from the same generator (crowds of 25 from
   seeds of its own, put together).
 * :func:`fresh_crowds` runs the chapter's protocol (the seeds x 5 folds of every variant, 200
-  full-batch epochs) on each of many crowds, every crowd's runs stacked along one leading axis
+  full-batch epochs) on each of many crowds, every crowd's runs along one leading axis
   with the others, and scores every trained run on its held-out people and on the population
   (standardised with the run's own training rows).
 * :func:`population_scores` scores the chapter's own trained runs on the population.
@@ -90,9 +90,9 @@ def _fold_statistics(features: np.ndarray, folds: int) -> list[tuple[np.ndarray,
 
 def _blocks(
     crowd_seeds: Sequence[int], seeds: Sequence[int], folds: int
-) -> tuple[comparison.FoldBlocks, np.ndarray, np.ndarray]:
-    """Stacked blocks, run r = (crowd index * seeds + seed index) * folds + fold, and the mean and
-    standard deviation each run standardises with, shape (runs, 1, 2)."""
+) -> tuple[comparison.FoldData, np.ndarray, np.ndarray]:
+    """The runs' data along a leading axis, run r = (crowd index * seeds + seed index) * folds +
+    fold, and the mean and standard deviation each run standardises with, shape (runs, 1, 2)."""
     xt, yt, xh, yh, means, devs, run_seeds = [], [], [], [], [], [], []
     for c in crowd_seeds:
         x, y = crowd(c)
@@ -112,7 +112,7 @@ def _blocks(
                 means.append(mean)
                 devs.append(dev)
                 run_seeds.append(s)
-    blocks = comparison.FoldBlocks(
+    blocks = comparison.FoldData(
         x_train=np.array(xt),
         y_train=np.array(yt),
         x_held=np.array(xh),
@@ -127,7 +127,7 @@ def _on_population(
     logits_of, mean: np.ndarray, dev: np.ndarray, people: tuple[np.ndarray, np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Accuracy, mean loss and mean loss over the misclassified, per run, of `logits_of` (a
-    function of a standardised block (runs, rows, 2)) on the population, in chunks."""
+    function of standardised features (runs, rows, 2)) on the population, in chunks."""
     x, y = people
     right = np.zeros(mean.shape[0])
     loss = np.zeros(mean.shape[0])
@@ -153,7 +153,7 @@ def fresh_crowds(
     rate: float = comparison.RATE,
     people: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, CrowdScores]:
-    """The chapter's protocol on every crowd of `crowd_seeds`: per variant one stack of
+    """The chapter's protocol on every crowd of `crowd_seeds`: per variant one call of
     len(crowd_seeds) * len(seeds) * 5 runs, scored held out and on `people` (default: the
     population sample)."""
     folds = comparison.FOLDS
@@ -217,8 +217,9 @@ class Yardstick:
 
 
 def _logistic_fit(x: np.ndarray, y: np.ndarray, steps: int = 50) -> np.ndarray:
-    """Stacked maximum-likelihood logistic regression: x (runs, rows, 2), y (runs, rows) ->
-    weights (runs, 3), intercept last. A tiny ridge keeps Newton's matrix invertible."""
+    """Maximum-likelihood logistic regression, runs along a leading axis: x (runs, rows, 2), y
+    (runs, rows) -> weights (runs, 3), intercept last. A tiny ridge keeps Newton's matrix
+    invertible."""
     design = np.concatenate([x, np.ones(x.shape[:-1] + (1,))], axis=-1)
     w = np.zeros(x.shape[:1] + (3,))
     ridge = 1e-8 * np.eye(3)

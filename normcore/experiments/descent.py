@@ -1,4 +1,5 @@
-"""Mini-batch gradient descent, written once for every stacked network the experiments train.
+"""Mini-batch gradient descent, written once for every network (independent copies along a leading
+axis) the experiments train.
 
 A network type brings two functions: ``gradients(net, x, labels) -> (loss (S,), grads)`` and a
 step ``(net, grads, loss) -> net``. `batches` says which rows each step reads and `descend` runs
@@ -46,11 +47,11 @@ def descend(
     """One step per batch of `rows`: the loss and gradients of ``x[r], labels[r]``, then `step`.
 
     Args:
-        net: the stacked network to train (not changed).
+        net: the network to train, S copies along a leading axis (not changed).
         x, labels: the training rows (images or features) and their integer classes.
         rows: the index arrays of the batches, in order (e.g. an ``itertools.islice`` of
             `batches`).
-        gradients: ``(net, x, labels) -> (loss, grads)``, the loss (S,) per stacked network.
+        gradients: ``(net, x, labels) -> (loss, grads)``, the loss (S,) per network.
         step: ``(net, grads, loss) -> new net``.
 
     Returns:

@@ -1,8 +1,9 @@
-"""The deep digits network in four versions, across seeds and learning rates, in one stack each.
+"""The deep digits network in four versions, across seeds and learning rates, each version in one
+call.
 
 For each version (plain, batch, layer, RMS) every pair (rate, seed) of `RATES` x `SEEDS` is one
-stacked network: 9 networks trained together for `EPOCHS` epochs of mini-batches of `BATCH`
-on the training rows of one split, scored on the held-out rows after every epoch. A rate
+network on a leading axis of runs: 9 networks trained together for `EPOCHS` epochs of mini-batches
+of `BATCH` on the training rows of one split, scored on the held-out rows after every epoch. A rate
 "trains" a network when its held-out accuracy at the end reaches `TRAINS`. Two epochs measure the
 speed of training, not where it ends (tests/claims/test_ch08.py trains for ten as well).
 """
@@ -54,8 +55,8 @@ def digits_data(split_seed: int = SPLIT_SEED) -> tuple[np.ndarray, ...]:
 class Sweep:
     """One version's runs: `accuracy` (len(rates), len(seeds), epochs + 1) held-out accuracy
     after each epoch (index 0 before training); `diverged` (len(rates), len(seeds)); `net` the
-    trained stack, network ``r * len(seeds) + s`` being rate r and seed s (see `network`).
-    `rates` and `seeds` default to the chapter's RATES and SEEDS; `kept` holds the whole stack
+    trained networks, network ``r * len(seeds) + s`` being rate r and seed s (see `network`).
+    `rates` and `seeds` default to the chapter's RATES and SEEDS; `kept` holds every network
     before each step asked for, with that step's rows (`deepnet.Training.kept`)."""
 
     version: str
@@ -73,7 +74,7 @@ class Sweep:
         )
 
     def networks(self, rate: float) -> deepnet.DeepNet:
-        """The trained networks of every seed at one rate, as a stack in seeds order."""
+        """The trained networks of every seed at one rate, along a leading axis in seeds order."""
         start = self.rates.index(rate) * len(self.seeds)
         return deepnet.pick(self.net, slice(start, start + len(self.seeds)))
 
@@ -123,7 +124,7 @@ def sweep(
     order_seed: int = 0,
     keep: tuple[int, ...] = (),
 ) -> Sweep:
-    """Train one version at every (rate, seed) in one stack, keeping the stack before each step
+    """Train one version at every (rate, seed) in one call, keeping the networks before each step
     of `keep` (0 = before the first)."""
     data = digits_data() if data is None else data
     rates, seeds = tuple(float(r) for r in rates), tuple(int(s) for s in seeds)

@@ -1,6 +1,6 @@
 """How a nudge in the last place grows in a run that trains (chapter 11).
 
-Two copies of the deep digits network (`deepnet`) train side by side in one stack: one as
+Two copies of the deep digits network (`deepnet`) train side by side along a leading axis: one as
 built, one with every starting hidden weight moved by one unit in the last place
 (`deepnet.nudged`). Both see the same mini-batches in the same order, so every difference
 between them comes from the nudge. `Pair.further` trains both for more epochs; `Pair.gap`
@@ -47,7 +47,7 @@ class Gap:
 
 @dataclass(frozen=True)
 class Pair:
-    """S networks as built (the first S of the stack) and the same S nudged (the last S),
+    """S networks as built (the first S on the leading axis) and the same S nudged (the last S),
     trained `epochs` epochs so far at `rate`."""
 
     net: deepnet.DeepNet
@@ -100,7 +100,7 @@ def pair(
     seeds: Sequence[int], version: str = VERSION, rate: float = RATE, direction: int = 1
 ) -> Pair:
     """The networks of `seeds` as built and nudged by one unit in the last place (`direction`
-    1: up, -1: down), stacked, untrained."""
+    1: up, -1: down), along a leading axis, untrained."""
     start = deepnet.build(version, list(seeds))
     net = deepnet.concatenate([start, deepnet.nudged(start, direction)])
     return Pair(net, tuple(int(s) for s in seeds), float(rate))

@@ -1,5 +1,5 @@
 """What RMS normalisation saves over layer normalisation: the arithmetic of one forward and
-backward pass over a block of tokens, written out and timed.
+backward pass over a matrix of token activations, written out and timed.
 
 Per token of n features, layer normalisation's forward pass makes two reductions over the
 features (the mean, then the mean square of the departures from it) and one extra pass to subtract
@@ -63,7 +63,7 @@ def saving(
 ) -> np.ndarray:
     """(trials,) the share of layer normalisation's time that RMS normalisation saves,
     1 - t_rms / t_layer, each trial timing both kernels (the shortest of `repeats` runs each) in
-    turn on the same (rows, features) block drawn from ``default_rng(seed)``."""
+    turn on the same (rows, features) input drawn from ``default_rng(seed)``."""
     for name, v in (
         ("rows", rows),
         ("features", features),

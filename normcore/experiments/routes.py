@@ -1,10 +1,11 @@
 """Chapter 3's computations: the three-route backward pass held against the oracle.
 
-* :func:`compare_blocks` puts the collected (true) input gradient, the naive block d / s and
-  the finite-difference oracle side by side for any block and upstream gradient, with statistics
-  down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
-* :func:`route_terms` splits the true block into its three routes, column by column.
-* :func:`gap_against_step` sweeps the oracle's step and records its largest gap to the true block.
+* :func:`compare_gradients` puts the collected (true) input gradient, the naive gradient d / s
+  and the finite-difference oracle side by side for any input x and upstream gradient, with
+  statistics down the columns (batch) or along the rows (layer, RMS). Chapter 4 reuses it.
+* :func:`route_terms` splits the true input gradient into its three routes, column by column.
+* :func:`gap_against_step` sweeps the oracle's step and records its largest gap to the true
+  gradient.
 * :func:`naive_versus_true` trains the crowd network with the naive input gradient and with the
   true one, from the same starting weights.
 """
@@ -32,23 +33,24 @@ from ..worked import FOUR_ROWS
 from . import network
 
 #: The worked four: four people at two hidden units, chosen so every statistic comes out whole.
-WORKED_BLOCK = FOUR_ROWS
+WORKED_X = FOUR_ROWS
 
 #: Where the statistics run: 'batch' down the columns, 'layer' and 'rms' along the rows.
 AXES = ("batch", "layer", "rms")
-#: A true gradient within this share of the block's scale has no sign (`BlockComparison.wrong_sign`)
+#: A true gradient within this share of the gradient's scale has no sign
+#: (`GradientComparison.wrong_sign`)
 SIGN_FLOOR = 1e-8
 
 
 def counting_grad(shape: tuple[int, ...]) -> np.ndarray:
-    """The upstream gradient 1, 2, 3, ... counted across the block, row by row."""
+    """The upstream gradient 1, 2, 3, ... counted across the input, row by row."""
     size = int(np.prod(shape))
     return np.arange(1.0, size + 1.0).reshape(shape)
 
 
 def worked_grad() -> np.ndarray:
-    """The upstream gradient on the worked block: 1 to 8 counted across it, row by row."""
-    return counting_grad(WORKED_BLOCK.shape)
+    """The upstream gradient on the worked mini-batch: 1 to 8 counted across it, row by row."""
+    return counting_grad(WORKED_X.shape)
 
 
 def make_layer(axis: str, features: int, eps: float = 1e-5) -> Any:
@@ -63,17 +65,18 @@ def make_layer(axis: str, features: int, eps: float = 1e-5) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class BlockComparison:
-    """Three answers to "what gradient reaches the block?" and how far each is from the oracle.
+class GradientComparison:
+    """Three candidates for ∂L/∂x, the gradient with respect to the input `x`, and how far each
+    is from the oracle.
 
-    `true` is the layer's collected block, `naive` is d / s, `oracle` the central difference of
-    sum(arriving * output). `sum_axis` is the axis the statistics run along (0 for batch, 1 for
-    layer and RMS); the structural check sums along it.
+    `true` is the layer's collected input gradient, `naive` is d / s, `oracle` the central
+    difference of sum(grad_output * output). `sum_axis` is the axis the statistics run along (0 for
+    batch, 1 for layer and RMS); the structural check sums along it.
     """
 
     axis: str
-    block: np.ndarray
-    arriving: np.ndarray
+    x: np.ndarray
+    grad_output: np.ndarray
     output: np.ndarray
     true: np.ndarray
     naive: np.ndarray
@@ -88,12 +91,12 @@ class BlockComparison:
 
     @property
     def true_gap(self) -> float:
-        """The collected block's largest distance from the oracle."""
+        """The collected gradient's largest distance from the oracle."""
         return float(np.max(np.abs(self.true - self.oracle)))
 
     @property
     def naive_error(self) -> float:
-        """The naive block's largest distance from the oracle."""
+        """The naive gradient's largest distance from the oracle."""
         return float(np.max(np.abs(self.naive - self.oracle)))
 
     @property
@@ -103,7 +106,7 @@ class BlockComparison:
 
     @property
     def true_sums(self) -> np.ndarray:
-        """The true block summed along the statistics' axis (zero when the layer centres)."""
+        """The true gradient summed along the statistics' axis (zero when the layer centres)."""
         return self.true.sum(axis=self.sum_axis)
 
     @property
@@ -112,9 +115,9 @@ class BlockComparison:
 
     @property
     def _along(self) -> np.ndarray:
-        """What a rescaling moves: z for batch and layer norm (scaling about the mean), the block
+        """What a rescaling moves: z for batch and layer norm (scaling about the mean), the input
         itself for RMS norm (scaling about zero)."""
-        return self.block if self.axis == "rms" else self.output
+        return self.x if self.axis == "rms" else self.output
 
     @property
     def true_dots(self) -> np.ndarray:
@@ -129,30 +132,30 @@ class BlockComparison:
 
     @property
     def wrong_sign(self) -> np.ndarray:
-        """Cells where the naive block and the true block point opposite ways (a true gradient
-        within rounding of zero, `SIGN_FLOOR` of the block's scale, has no sign to disagree
+        """Cells where the naive and the true gradients point opposite ways (a true gradient
+        within rounding of zero, `SIGN_FLOOR` of the gradient's scale, has no sign to disagree
         with)."""
         scale = max(1.0, float(np.max(np.abs(self.naive))))
         signed = np.abs(self.true) > SIGN_FLOOR * scale
         return signed & (np.sign(self.naive) * np.sign(self.true) < 0)
 
 
-def compare_blocks(
-    block: Any,
-    arriving: Any | None = None,
+def compare_gradients(
+    x: Any,
+    grad_output: Any | None = None,
     axis: str = "batch",
     eps: float = 1e-5,
     step: float = 1e-6,
-) -> BlockComparison:
-    """Standardise `block` (rows, features) while training, pass `arriving` back (default: the
-    counting gradient) and hold the true and naive blocks against the finite difference of
-    sum(arriving * output)."""
-    x = np.array(block, dtype=np.float64)
+) -> GradientComparison:
+    """Standardise `x` (rows, features) while training, pass `grad_output` back (default: the
+    counting gradient) and hold the true and naive input gradients against the finite
+    difference of sum(grad_output * output)."""
+    x = np.array(x, dtype=np.float64)
     if x.ndim != 2 or x.size == 0:
-        raise ShapeError(f"block: expected a non-empty (rows, features) block, got {x.shape}")
-    d = counting_grad(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
+        raise ShapeError(f"x: expected a non-empty (rows, features) array, got {x.shape}")
+    d = counting_grad(x.shape) if grad_output is None else np.array(grad_output, dtype=np.float64)
     if d.shape != x.shape:
-        raise ShapeError(f"arriving: expected the block's shape {x.shape}, got {d.shape}")
+        raise ShapeError(f"grad_output: expected the shape of x, {x.shape}, got {d.shape}")
     layer = make_layer(axis, x.shape[1], eps)
     response = layer.forward(x, TRAIN)
     gradient = layer.backward(response, d)
@@ -160,10 +163,10 @@ def compare_blocks(
     def objective(b: np.ndarray) -> float:
         return float(np.sum(d * layer.forward(b, TRAIN).output))
 
-    return BlockComparison(
+    return GradientComparison(
         axis=axis,
-        block=x,
-        arriving=d,
+        x=x,
+        grad_output=d,
         output=response.output,
         true=gradient.grad_input,
         naive=naive_backward(response.cache, d),
@@ -187,11 +190,11 @@ def jacobian(column: Any, eps: float = 1e-5) -> np.ndarray:
     return (np.eye(n) - np.ones((n, n)) / n - np.outer(z, z) / n) / s
 
 
-def rule_step(block: Any) -> float:
+def rule_step(x: Any) -> float:
     """The finite-difference step by the rule of thumb for central differences: the cube root
     of float64's machine epsilon (about 6e-6) times the input's scale (its largest entry in
     size, at least 1). It balances truncation (like h**2) against rounding (like u / h)."""
-    x = np.asarray(block, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
     scale = max(1.0, float(np.max(np.abs(x)))) if x.size else 1.0
     return float(np.finfo(np.float64).eps ** (1 / 3) * scale)
 
@@ -214,11 +217,11 @@ class RouteTerms:
         return self.own + self.through_mean + self.through_variance
 
 
-def route_terms(block: Any = WORKED_BLOCK, arriving: Any | None = None, eps: float = 1e-5):
+def route_terms(x: Any = WORKED_X, grad_output: Any | None = None, eps: float = 1e-5):
     """Split the input gradient of a batch layer (statistics down the columns) into the three
     routes, written out from the statistics rather than taken from the layer."""
-    x = np.array(block, dtype=np.float64)
-    d = counting_grad(x.shape) if arriving is None else np.array(arriving, dtype=np.float64)
+    x = np.array(x, dtype=np.float64)
+    d = counting_grad(x.shape) if grad_output is None else np.array(grad_output, dtype=np.float64)
     n = x.shape[0]
     mean = x.mean(axis=0)
     s = np.sqrt(((x - mean) ** 2).mean(axis=0) + eps)
@@ -255,13 +258,13 @@ class StepSweep:
 
 
 def gap_against_step(
-    block: Any = WORKED_BLOCK,
-    arriving: Any | None = None,
+    x: Any = WORKED_X,
+    grad_output: Any | None = None,
     steps: Sequence[float] = STEPS,
     axis: str = "batch",
 ) -> StepSweep:
-    """The oracle's largest gap to the true block, for each finite-difference step."""
-    gaps = [compare_blocks(block, arriving, axis, step=h).true_gap for h in steps]
+    """The oracle's largest gap to the true gradient, for each finite-difference step."""
+    gaps = [compare_gradients(x, grad_output, axis, step=h).true_gap for h in steps]
     return StepSweep(steps=np.array(steps, dtype=np.float64), gaps=np.array(gaps))
 
 
@@ -292,7 +295,7 @@ class TrainingPair:
 
 
 def hidden_norm(net: Any) -> np.ndarray:
-    """‖(W, b)‖ of the crowd network's hidden layer, per stacked network."""
+    """‖(W, b)‖ of the crowd network's hidden layer, per network on the leading axis."""
     w, b = net.hidden.weights, net.hidden.bias
     return np.sqrt(np.sum(w**2, axis=(-2, -1)) + np.sum(b**2, axis=-1))
 
@@ -313,9 +316,9 @@ def rescaled_hidden(net: Any, factor: np.ndarray) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class PartlyNaive:
-    """A normaliser stacked over several networks that hands down the naive block d / s for the
-    networks `naive` marks (a bool per stacked network) and the three-route block for the others,
-    so that both kinds train side by side in one stacked run. Its forward pass, parameter gradients
+    """A normaliser over several networks on a leading axis that hands down the naive gradient
+    d / s for the networks `naive` marks (a bool per network) and the three-route gradient for the
+    others, so that both kinds train side by side in one run. Its forward pass, parameter gradients
     and step are the normaliser's own; where `naive` is all true it is
     `network.NaiveGradInput`."""
 
@@ -327,8 +330,8 @@ class PartlyNaive:
         return self.layer.forward(x, mode)
 
     def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
-        """The normaliser's gradient, its `grad_input` swapped for the naive block (the upstream
-        gradient at the standardised block over the divisor) in the marked networks."""
+        """The normaliser's gradient, its `grad_input` swapped for the naive gradient (the
+        upstream gradient at the standardised output over the divisor) in the marked networks."""
         gradient = self.layer.backward(response, grad_output)
         arriving = grad_output * self.layer.aligned(self.layer.scale, grad_output)
         naive = naive_backward(response.cache, arriving)
@@ -358,9 +361,9 @@ def naive_versus_true(
     the outputs, so the two runs then differ only in the direction of their steps, not in the
     weight norm that sets their effective learning rate (chapter 8). Only for 'batch'.
 
-    The two passes train side by side in one stacked run of 2 x len(seeds) networks (each seed
-    twice, `PartlyNaive` marking the second copy); each network's arithmetic is its own, so each
-    run is the one it would be on its own."""
+    The two passes train side by side in one run of 2 x len(seeds) networks along a leading axis
+    (each seed twice, `PartlyNaive` marking the second copy); each network's arithmetic is its own,
+    so each run is the one it would be on its own."""
     if equalise and variant != "batch":
         raise SettingError("equalise: only a batch layer makes each hidden unit scale-invariant")
     crowd = load_crowd()
@@ -410,7 +413,7 @@ class FirstGrads:
 
     @property
     def relative_gap(self) -> float:
-        """|naive - true| / |true|, over the whole weight block."""
+        """|naive - true| / |true|, over the whole weight matrix."""
         return float(np.linalg.norm(self.naive - self.true) / np.linalg.norm(self.true))
 
     @property

@@ -45,7 +45,7 @@ DAMPED_BELOW = 3
 
 def hidden_length2(net: deepnet.DeepNet) -> np.ndarray:
     """The squared length of all the hidden dense layers' weights and biases together, one
-    figure per network of a stack: the length the batch layers after them cannot see."""
+    figure per network on the leading axis: the length the batch layers after them cannot see."""
     return sum(
         (d.weights.reshape(net.size, -1) ** 2).sum(axis=1) + (d.bias**2).sum(axis=1)
         for d in net.dense
@@ -101,10 +101,10 @@ def invariance(seed: int = 0, layer: int = LAYER) -> Invariance:
 
 @dataclass(frozen=True, eq=False)
 class EffectiveRate:
-    """Per step (STEPS,) and stacked network (decays x seeds): the squared length of the middle
+    """Per step (STEPS,) and network (decays x seeds): the squared length of the middle
     hidden layer's weights before the step, and the squared length of its gradient; `angle`
     (STEPS, decays x seeds) the angle in radians between the weights before and after each step.
-    `decays` names the weight decay of each block of `seeds`."""
+    `decays` names the weight decay of each group of `seeds`."""
 
     decays: tuple[float, ...]
     length2: np.ndarray
@@ -113,7 +113,7 @@ class EffectiveRate:
     seeds: tuple[int, ...] = SEEDS
 
     def block(self, decay: float) -> slice:
-        """The columns (stacked networks) trained with `decay`."""
+        """The columns (networks on the leading axis) trained with `decay`."""
         i = self.decays.index(decay)
         return slice(i * len(self.seeds), (i + 1) * len(self.seeds))
 
@@ -159,7 +159,7 @@ def effective_rate(
     order_seed: int = 0,
 ) -> EffectiveRate:
     """Train the batch network (DEPTH hidden layers) at RATE with each weight decay, all seeds
-    stacked, `steps` mini-batches of BATCH, recording the middle layer's lengths and the angle
+    side by side, `steps` mini-batches of BATCH, recording the middle layer's lengths and the angle
     it turns each step."""
     x, y, _, _ = digits_data()
     seeds = tuple(int(s) for s in seeds)
@@ -200,7 +200,7 @@ def effective_rate(
 
 
 def _decayed_step(net, grads, rates: np.ndarray, decay: np.ndarray) -> deepnet.DeepNet:
-    """`deepnet.step`, with each stacked network's hidden weights decayed at its own rate."""
+    """`deepnet.step`, with each network's hidden weights decayed at its own rate."""
     decayed = []
     hidden = {id(d) for d in net.dense}
     for g in grads:

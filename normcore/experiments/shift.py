@@ -1,14 +1,14 @@
 """Covariate shift, measured (chapter 1), and the lag of the running statistics (chapter 2).
 
-* :func:`deep_stack` pushes one block of 64 rows through a stack of ten dense + ReLU layers,
-  with or without a batch layer between the dense layer and its ReLU, and records the mean and
-  standard deviation of every block handed on.
+* :func:`deep_network` pushes one mini-batch of 64 rows through a network of ten dense + ReLU
+  layers, with or without a batch layer between the dense layer and its ReLU, and records the
+  mean and standard deviation of every layer's activations.
 * :func:`crowd_shift` trains the crowd network (2 → 16 ReLU → [batch layer] → 1) on the whole
-  crowd and records, per epoch, every unit's mean and standard deviation over the rows of the block
-  the output layer reads, and (under the batch layer) the layer's shift.
+  crowd and records, per epoch, every unit's mean and standard deviation over the rows of the
+  activations the output layer reads, and (under the batch layer) the layer's shift.
 * :func:`fold_in` takes one real step with a zero upstream gradient: the scale and shift stay put
   and the running statistics are updated with the batch's statistics. :func:`running_lag` repeats it
-  and records how far the evaluation-mode answer still is from the training-mode answer.
+  and records how far the evaluation-mode output still is from the training-mode output.
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ from ..errors import SettingError
 from ..mode import EVAL, TRAIN
 from . import network
 
-# ------------------------------------------------------------------------------ the deep stack
+# ------------------------------------------------------------------------------ the deep network
 
 INITS = ("default", "he")
-"""How `deep_stack` draws its weights: PyTorch's ``nn.Linear`` default, or He (Kaiming)."""
+"""How `deep_network` draws its weights: PyTorch's ``nn.Linear`` default, or He (Kaiming)."""
 
 HE_STRETCH = float(np.sqrt(6.0))
 """He-uniform weights are uniform in ±sqrt(6 / fan_in): the default's ±1/sqrt(fan_in) times
-sqrt(6), so `deep_stack(init="he")` stretches the very same draws by this factor."""
+sqrt(6), so `deep_network(init="he")` stretches the very same draws by this factor."""
 
 LEVEL = 1.25
-"""What "nearly level" means for a stack (chapter 1 and its claims suite): from layer 1 on, the
-largest of its block standard deviations is less than LEVEL times the smallest, and so are its
+"""What "nearly level" means for a deep network (chapter 1 and its claims suite): from layer 1 on,
+the largest of its layers' standard deviations is less than LEVEL times the smallest, and so are its
 means."""
 
 
@@ -51,7 +51,7 @@ def uniform_dense(fan_in: int, fan_out: int, rng: np.random.Generator) -> Dense:
     return Dense(weights=weights, bias=bias)
 
 
-def skewness(block: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndarray:
+def skewness(x: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndarray:
     """Each column's skewness, E[(x - mean)^3] / sd^3 along `axis`, sd the standard deviation
     (population moments).
 
@@ -59,14 +59,14 @@ def skewness(block: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndar
     every row) has no shape to speak of; its skewness is NaN.
 
     Args:
-        block: any array; the moments run along `axis` (the rows, by default).
+        x: any array; the moments run along `axis` (the rows, by default).
         axis: the axis the statistics run along.
         floor: the standard deviation at or below which a column counts as constant.
 
     Returns:
-        The skewness per column, `block`'s shape without `axis`.
+        The skewness per column, `x`'s shape without `axis`.
     """
-    centred = block - block.mean(axis=axis, keepdims=True)
+    centred = x - x.mean(axis=axis, keepdims=True)
     square = centred * centred  # products, not powers: numpy's ``**3`` calls pow, ten times slower
     deviation = np.sqrt(np.mean(square, axis=axis))
     third = np.mean(square * centred, axis=axis)
@@ -74,32 +74,32 @@ def skewness(block: np.ndarray, axis: int = -2, floor: float = 1e-12) -> np.ndar
     return np.where(live, third / np.where(live, deviation, 1.0) ** 3, np.nan)
 
 
-def correlations(block: np.ndarray, floor: float = 1e-12) -> np.ndarray:
-    """The correlation between every two columns of `block` (*stack, rows, units), over the rows.
+def correlations(x: np.ndarray, floor: float = 1e-12) -> np.ndarray:
+    """The correlation between every two columns of `x` (..., rows, units), over the rows.
 
     Returns:
-        Shape (*stack, units, units); NaN in every entry that involves a constant column
+        Shape (..., units, units); NaN in every entry that involves a constant column
         (standard deviation at most `floor`).
     """
-    centred = block - block.mean(axis=-2, keepdims=True)
+    centred = x - x.mean(axis=-2, keepdims=True)
     deviation = np.sqrt(np.mean(centred * centred, axis=-2))
     live = deviation > floor
     safe = np.where(live, deviation, 1.0)
     unit = centred / safe[..., None, :]
-    product = np.matmul(np.swapaxes(unit, -1, -2), unit) / block.shape[-2]  # sum over the rows
+    product = np.matmul(np.swapaxes(unit, -1, -2), unit) / x.shape[-2]  # sum over the rows
     both = live[..., :, None] & live[..., None, :]
     return np.where(both, product, np.nan)
 
 
 @dataclass(frozen=True, eq=False)
-class StackDrift:
-    """What each layer of a deep stack hands on.
+class NetworkDrift:
+    """What each layer of a deep network hands on.
 
-    Entry 0 of `mean`, `deviation` and `mean_square` is the input; entry k the block after layer
-    k's ReLU. These figures are taken over every value of the block (rows × features), the
-    standard deviation being the population one. `skewness` (depth, features) is each column's
+    Entry 0 of `mean`, `deviation` and `mean_square` is the input; entry k the activations after
+    layer k's ReLU. These figures are taken over every value of the mini-batch (rows × features),
+    the standard deviation being the population one. `skewness` (depth, features) is each column's
     skewness of the scores layer k hands its ReLU (after the batch layer, if there is one), and
-    `score_magnitude` (depth,) the mean of those scores' absolute values over the block.
+    `score_magnitude` (depth,) the mean of those scores' absolute values over the mini-batch.
     """
 
     normalised: bool
@@ -117,11 +117,11 @@ class StackDrift:
 
     @property
     def factors(self) -> np.ndarray:
-        """How much each layer multiplies the block's mean square by: shape (depth,)."""
+        """How much each layer multiplies the activations' mean square by: shape (depth,)."""
         return self.mean_square[1:] / self.mean_square[:-1]
 
 
-def deep_stack(
+def deep_network(
     normalised: bool,
     *,
     seed: int = 3,
@@ -131,29 +131,29 @@ def deep_stack(
     input_scale: float = 1.0,
     init: str = "default",
     bias: bool = True,
-) -> StackDrift:
-    """The deep stack: `depth` layers of dense → [batch layer, training] → ReLU.
+) -> NetworkDrift:
+    """The deep network: `depth` layers of dense → [batch layer, training] → ReLU.
 
     The input (standard normal, `rows` × `features`) and the dense layers come from one
-    ``np.random.default_rng(seed)`` in that order, so every version of the stack reads the same
-    block through the same draws and differs only by what is asked for:
+    ``np.random.default_rng(seed)`` in that order, so every version of the network reads the
+    same input through the same draws and differs only by what is asked for:
 
     Args:
         normalised: a fresh batch layer (training mode) between each dense layer and its ReLU.
         seed, rows, features, depth: the random seed and the sizes.
-        input_scale: multiplies the input block (the weights are drawn the same whatever it is).
+        input_scale: multiplies the input x (the weights are drawn the same whatever it is).
         init: ``"default"``, weights and biases uniform in ±1/sqrt(fan_in) (PyTorch's
             ``nn.Linear``); or ``"he"``, the same weight draws stretched by sqrt(6), uniform in
             ±sqrt(6 / fan_in) (variance 2 / fan_in), with zero biases (He et al.).
         bias: False sets every bias to zero (with either `init`).
 
     Returns:
-        A `StackDrift`.
+        A `NetworkDrift`.
 
     Raises:
         SettingError: an unknown `init`.
     """
-    (drift,) = deep_stacks(
+    (drift,) = deep_networks(
         normalised,
         (seed,),
         rows=rows,
@@ -166,7 +166,7 @@ def deep_stack(
     return drift
 
 
-def deep_stacks(
+def deep_networks(
     normalised: bool,
     seeds: Sequence[int],
     *,
@@ -176,12 +176,12 @@ def deep_stacks(
     input_scale: float = 1.0,
     init: str = "default",
     bias: bool = True,
-) -> list[StackDrift]:
-    """`deep_stack` for several seeds, the stacks run side by side along a leading axis (one
-    call per layer for all of them); each seed draws exactly what `deep_stack` draws for it.
+) -> list[NetworkDrift]:
+    """`deep_network` for several seeds, the networks run side by side along a leading axis (one
+    call per layer for all of them); each seed draws exactly what `deep_network` draws for it.
 
     Returns:
-        One `StackDrift` per seed, in the order given.
+        One `NetworkDrift` per seed, in the order given.
     """
     if init not in INITS:
         raise SettingError(f"init: expected one of {INITS}, got {init!r}")
@@ -217,7 +217,7 @@ def deep_stacks(
         squares.append(np.mean(h**2, axis=(-2, -1)))
     per_seed = [np.array(a) for a in (means, deviations, squares, skews, magnitudes)]
     return [
-        StackDrift(
+        NetworkDrift(
             normalised=normalised,
             mean=per_seed[0][:, i],
             deviation=per_seed[1][:, i],
@@ -231,9 +231,9 @@ def deep_stacks(
     ]
 
 
-def _drawn_stacks(seeds, rows, features, depth, init, bias):
-    """What `deep_stacks` draws: per seed the input, then each layer's weights and bias, from one
-    ``np.random.default_rng(seed)``, stacked along a leading axis (depth first for the layers)."""
+def _drawn_networks(seeds, rows, features, depth, init, bias):
+    """What `deep_networks` draws: per seed the input, then each layer's weights and bias, from one
+    ``np.random.default_rng(seed)``, along a leading axis of seeds (depth first for the layers)."""
     inputs, weights, biases, rngs = [], [], [], []
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -251,7 +251,7 @@ def _drawn_stacks(seeds, rows, features, depth, init, bias):
     return np.stack(inputs), w, b, rngs
 
 
-def stack_gradients(
+def network_gradients(
     seeds: Sequence[int],
     *,
     rows: int = 64,
@@ -259,17 +259,17 @@ def stack_gradients(
     depth: int = 10,
     init: str = "default",
 ) -> np.ndarray:
-    """The backward half of the deep stack without batch layers: after the forward pass of
-    `deep_stacks`, a standard-normal upstream gradient ∂L/∂h at the top block (drawn from the
-    seed's generator after the layers) goes back through every ReLU and dense layer.
+    """The backward half of the deep network without batch layers: after the forward pass of
+    `deep_networks`, a standard-normal upstream gradient ∂L/∂h at the top layer's output (drawn from
+    the seed's generator after the layers) goes back through every ReLU and dense layer.
 
     Returns:
-        The root mean square of ∂L/∂h at every block, shape (depth + 1, seeds): entry 0 is the
-        input, entry `depth` the top (where the upstream gradient was drawn).
+        The root mean square of ∂L/∂h at every layer's activations, shape (depth + 1, seeds): entry
+        0 is the input, entry `depth` the top (where the upstream gradient was drawn).
     """
     if init not in INITS:
         raise SettingError(f"init: expected one of {INITS}, got {init!r}")
-    h, w, b, rngs = _drawn_stacks(seeds, rows, features, depth, init, True)
+    h, w, b, rngs = _drawn_networks(seeds, rows, features, depth, init, True)
     on = []
     for k in range(depth):
         score = h @ w[k] + b[k][:, None, :]
@@ -283,16 +283,16 @@ def stack_gradients(
     return np.array(found[::-1])
 
 
-def stack_scores(
+def network_scores(
     seed: int = 3,
     *,
     rows: int = 64,
     features: int = 16,
     depth: int = 10,
 ) -> np.ndarray:
-    """The standardised scores each batch layer of the normalised deep stack hands its ReLU,
-    for one seed: shape (depth, rows, features), the draws of `deep_stack(True, seed=seed)`."""
-    h, w, b, _ = _drawn_stacks([seed], rows, features, depth, "default", True)
+    """The standardised scores each batch layer of the normalised deep network hands its ReLU,
+    for one seed: shape (depth, rows, features), the draws of `deep_network(True, seed=seed)`."""
+    h, w, b, _ = _drawn_networks([seed], rows, features, depth, "default", True)
     found = []
     for k in range(depth):
         score = Dense(weights=w[k], bias=b[k]).forward(h).output
@@ -305,7 +305,7 @@ def stack_scores(
 # ------------------------------------------------------------------------ the crowd network
 
 
-def crowd_block() -> tuple[np.ndarray, np.ndarray]:
+def crowd_features() -> tuple[np.ndarray, np.ndarray]:
     """The whole crowd in standard units (its own mean and population standard deviation)
     and labels."""
     crowd = load_crowd()
@@ -314,8 +314,8 @@ def crowd_block() -> tuple[np.ndarray, np.ndarray]:
 
 
 DRIFT_RATE = 0.1
-"""The learning rate chapter 1 watches the read block at: slow enough that most one-epoch moves
-of a unit's mean continue the move before rather than reverse it (at 1, most reverse)."""
+"""The learning rate chapter 1 watches the output layer's input at: slow enough that most one-epoch
+moves of a unit's mean continue the move before rather than reverse it (at 1, most reverse)."""
 
 
 def _largest_change(first: np.ndarray, last: np.ndarray) -> float:
@@ -326,18 +326,18 @@ def _largest_change(first: np.ndarray, last: np.ndarray) -> float:
 
 @dataclass(frozen=True, eq=False)
 class CrowdShift:
-    """Per-epoch records of the block the crowd network's output layer reads.
+    """Per-epoch records of the activations the crowd network's output layer reads.
 
     `mean` and `deviation` have shape (epochs, units): each unit's mean and population
     standard deviation over the rows, measured on each epoch's training pass before its step.
     `shift` and `scale` (same shape) are the batch layer's shift and scale at that pass, and
-    `source_variance` the biased variance of the block it standardised (the ReLU's output); all
-    three None without a batch layer. `read` (epochs, rows, units) is the block itself. `skewness`
-    (epochs, units) and `correlation` (epochs, units, units) describe its shape and how its units
-    move together; NaN where a unit is constant over the rows (off for every person). They are
-    computed from `read` when first asked for (None without it), and `travels` needs only the first
-    and last epochs, so a record whose shape is never drawn costs two epochs' worth, not four
-    hundred. `rate` is the learning rate the network was trained at.
+    `source_variance` the biased variance of the activations it standardised (the ReLU's output);
+    all three None without a batch layer. `read` (epochs, rows, units) holds the activations
+    themselves. `skewness` (epochs, units) and `correlation` (epochs, units, units) describe their
+    shape and how their units move together; NaN where a unit is constant over the rows (off for
+    every person). They are computed from `read` when first asked for (None without it), and
+    `travels` needs only the first and last epochs, so a record whose shape is never drawn costs two
+    epochs' worth, not four hundred. `rate` is the learning rate the network was trained at.
     """
 
     variant: str
@@ -387,7 +387,7 @@ class CrowdShift:
         return None if self.read is None else correlations(self.read)
 
     def _ends(self, name: str, measure) -> np.ndarray:
-        """`measure` of the read block at the first and last epochs (from the record's own, if
+        """`measure` of the read activations at the first and last epochs (from the record's own, if
         it has already been computed: the same figures, column by column)."""
         whole = self.__dict__.get(name)
         return whole[[0, -1]] if whole is not None else measure(self.read[[0, -1]])
@@ -452,7 +452,7 @@ class CrowdShift:
 
     @property
     def shift_gap(self) -> float | None:
-        """The largest gap, over epochs and units, between the block's mean and the batch
+        """The largest gap, over epochs and units, between the activations' mean and the batch
         layer's shift (None without a batch layer)."""
         if self.shift is None:
             return None
@@ -460,7 +460,7 @@ class CrowdShift:
 
     @property
     def scale_gap(self) -> float | None:
-        """The largest gap, over epochs and units, between the block's standard deviation and
+        """The largest gap, over epochs and units, between the activations' standard deviation and
         |scale| * sqrt(v / (v + epsilon)), v the variance the batch layer standardised (None
         without a batch layer)."""
         if self.scale is None:
@@ -473,7 +473,8 @@ class CrowdShift:
 def crowd_shift(
     variant: str = "none", seed: int = 0, epochs: int = 400, rate: float = DRIFT_RATE
 ) -> CrowdShift:
-    """Train one crowd network ('none' or 'batch') on the whole crowd and watch its read block."""
+    """Train one crowd network ('none' or 'batch') on the whole crowd and watch the activations its
+    output layer reads."""
     shifts = crowd_shifts(variant, (seed,), epochs=epochs, rate=rate)
     return shifts[0]
 
@@ -481,10 +482,11 @@ def crowd_shift(
 def crowd_shifts(
     variant: str, seeds: Sequence[int], epochs: int = 400, rate: float = DRIFT_RATE
 ) -> list[CrowdShift]:
-    """`crowd_shift` for several seeds, trained side by side as one stacked run.
+    """`crowd_shift` for several seeds, trained side by side as one run along a leading axis of
+    seeds.
 
     Each epoch is one full-batch step of `network.train_step` (plain gradient descent on binary
-    cross-entropy at `rate`); the read block is measured on that step's own training pass,
+    cross-entropy at `rate`); the read activations are measured on that step's own training pass,
     before the step.
 
     Returns:
@@ -492,7 +494,7 @@ def crowd_shifts(
     """
     if variant not in ("none", "batch"):
         raise SettingError(f"variant: expected 'none' or 'batch', got {variant!r}")
-    x, y = crowd_block()
+    x, y = crowd_features()
     count = len(seeds)
     net = network.build(variant, list(seeds))
     xs = np.broadcast_to(x, (count, *x.shape))
@@ -537,18 +539,18 @@ def crowd_shifts(
 # ------------------------------------------------------------------- the running statistics' lag
 
 
-def fold_in(layer: BatchNorm, block: np.ndarray, rate: float = 1.0) -> BatchNorm:
-    """One real step of `layer` on `block` with a zero upstream gradient: scale and shift do not
-    move, and the running statistics are updated with the block's statistics."""
-    response = layer.forward(block, TRAIN)
+def fold_in(layer: BatchNorm, x: np.ndarray, rate: float = 1.0) -> BatchNorm:
+    """One real step of `layer` on `x` with a zero upstream gradient: scale and shift do not
+    move, and the running statistics are updated with the mini-batch's statistics."""
+    response = layer.forward(x, TRAIN)
     gradient = layer.backward(response, np.zeros_like(response.output))
     return layer.step(gradient, rate)
 
 
 @dataclass(frozen=True, eq=False)
 class Lag:
-    """`gaps[k - 1]` is the largest gap, over the block, between the evaluation-mode answer and the
-    training answer after k zero-gradient steps on the same block."""
+    """`gaps[k - 1]` is the largest gap, over the mini-batch, between the evaluation-mode output and
+    the training-mode output after k zero-gradient steps on the same mini-batch."""
 
     gaps: np.ndarray
     layer: BatchNorm
@@ -562,15 +564,15 @@ class Lag:
         return int(below[0]) + 1 if below.size else None
 
 
-def running_lag(block: np.ndarray, steps: int = 100, layer: BatchNorm | None = None) -> Lag:
-    """Step a batch layer `steps` times on `block` (zero gradient) and measure the lag each time."""
-    block = np.asarray(block, dtype=np.float64)
-    layer = BatchNorm.create(block.shape[-1]) if layer is None else layer
-    trained = layer.forward(block, TRAIN).output
+def running_lag(x: np.ndarray, steps: int = 100, layer: BatchNorm | None = None) -> Lag:
+    """Step a batch layer `steps` times on `x` (zero gradient) and measure the lag each time."""
+    x = np.asarray(x, dtype=np.float64)
+    layer = BatchNorm.create(x.shape[-1]) if layer is None else layer
+    trained = layer.forward(x, TRAIN).output
     gaps = []
     for _ in range(steps):
-        layer = fold_in(layer, block)
-        gaps.append(np.max(np.abs(layer.forward(block, EVAL).output - trained)))
+        layer = fold_in(layer, x)
+        gaps.append(np.max(np.abs(layer.forward(x, EVAL).output - trained)))
     return Lag(gaps=np.array(gaps), layer=layer)
 
 

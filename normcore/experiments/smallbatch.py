@@ -95,8 +95,8 @@ def by_group_size(
 ) -> np.ndarray:
     """Held-out accuracy (evaluation mode) of the digits batch network after EPOCHS epochs of 64-row
     steps at `rate`, its statistics read over groups of B rows: shape (len(sizes), len(seeds)).
-    Each B trains the seeds as one stack, from the starting weights and in the row order of
-    `digits_rates.sweep`; the sizes train in turn in this process.
+    Each B trains the seeds side by side along a leading axis, from the starting weights and in the
+    row order of `digits_rates.sweep`; the sizes train in turn in this process.
     """
     _check_sizes(sizes, seeds)
     seeds = tuple(seeds)
@@ -113,7 +113,7 @@ def _group_size_run(
 def _group_size_net(
     group_rows: int, data: tuple[np.ndarray, ...], rate: float, seeds: tuple[int, ...]
 ) -> tuple[deepnet.DeepNet, np.ndarray]:
-    """The trained stack of one `by_group_size` run and its held-out accuracy (S,)."""
+    """The trained networks of one `by_group_size` run and its held-out accuracy (S,)."""
     net = ghost(deepnet.build("batch", list(seeds)), group_rows)
     run = deepnet.train(net, data, rate, epochs=EPOCHS, batch=digits_rates.BATCH)
     return run.net, run.accuracy[-1]
@@ -144,8 +144,9 @@ def recomputed(net: deepnet.DeepNet, x: np.ndarray) -> deepnet.DeepNet:
 class GroupSizes:
     """Held-out accuracy (len(sizes), S) after EPOCHS epochs with statistics over groups of B
     rows, with the running statistics (`running`) and with statistics recomputed on the training
-    rows at the final weights (`recomputed`); `nets` the trained stacks, one per B; `layer` (S,)
-    the held-out accuracy of the layer network trained beside them, when asked for (else None)."""
+    rows at the final weights (`recomputed`); `nets` the trained networks, one set per B; `layer`
+    (S,) the held-out accuracy of the layer network trained beside them, when asked for (else
+    None)."""
 
     sizes: tuple[int, ...]
     running: np.ndarray
@@ -163,7 +164,7 @@ def group_sizes(
     epochs: int = EPOCHS,
 ) -> GroupSizes:
     """`by_group_size`, keeping the trained networks and scoring them also with recomputed
-    ("precise") statistics. The sizes train side by side in one stack (`deepnet.join`): the
+    ("precise") statistics. The sizes train side by side along a leading axis (`deepnet.join`): the
     dense layers run once for every B, each B's ghost batch layers on its own networks. With
     `layer_rate`, the layer network of `layer_run` trains beside them at that rate (the same run
     as `layer_run`'s, to the last bit) and its accuracy is `GroupSizes.layer`. `epochs` (default
@@ -260,16 +261,16 @@ def _tuned_both(
     net: deepnet.DeepNet, x: np.ndarray, y: np.ndarray, batches: list, rate: float
 ) -> tuple[deepnet.DeepNet, deepnet.DeepNet]:
     """`_tuned` in training mode and in evaluation mode (running statistics held fixed), side by
-    side in one stack (`deepnet.join` with a mode per copy; dense layers and ReLUs answer the same
-    for either mode): the same two networks as two separate runs, in one pass per step."""
+    side along a leading axis (`deepnet.join` with a mode per copy; dense layers and ReLUs return
+    the same for either mode): the same two networks as two separate runs, in one pass per step."""
     joined = deepnet.join([net, net], modes=("train", "eval"))
     training, frozen = deepnet.split(_tuned(joined, x, y, batches, rate, "train"))
     return training, frozen
 
 
 def fine_tune(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0) -> FineTune:
-    """Fine-tune `net` (a stack of S networks) on TUNE_STEPS random pairs of training rows, both
-    ways, on the same data it was trained on."""
+    """Fine-tune `net` (S networks along a leading axis) on TUNE_STEPS random pairs of training
+    rows, both ways, on the same data it was trained on."""
     x, y, x_held, y_held = data
     rng = np.random.default_rng(seed)
     pairs = [rng.choice(len(y), TUNE_BATCH, replace=False) for _ in range(TUNE_STEPS)]
@@ -322,7 +323,7 @@ def inverted(data: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
 
 
 def shifted_task(net: deepnet.DeepNet, data: tuple[np.ndarray, ...], seed: int = 0) -> ShiftedTask:
-    """Fine-tune `net` (the batch version, a stack) on SHIFT_IMAGES labelled inverted digits
+    """Fine-tune `net` (the batch version, S networks) on SHIFT_IMAGES labelled inverted digits
     (drawn from the training rows with ``default_rng(seed)``), three ways; score on the inverted
     held-out rows."""
     x, y, x_held, y_held = inverted(data)

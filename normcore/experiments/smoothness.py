@@ -28,8 +28,8 @@ each probe before measuring (training itself is untouched). In front of batch la
 scale-invariant, so the network computes the same function (up to epsilon); only the measures
 that see the length move.
 
-Both versions train at the same rate from the same seeds, stacked; at a probe, the nine points
-looked at are one stack of nine copies of the networks (one gradient call).
+Both versions train at the same rate from the same seeds, side by side along a leading axis; at a
+probe, the nine points looked at are nine copies of the networks on that axis (one gradient call).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ SCALES = (2.0, 4.0)
 
 
 def gradient_norm(grads: list) -> np.ndarray:
-    """The length of the whole gradient (every parameter gradient), per stacked network (S,)."""
+    """The length of the whole gradient (every parameter gradient), per network (S,)."""
     total = 0.0
     for g in grads:
         for v in g.grads.values():
@@ -70,7 +70,7 @@ def gradient_norm(grads: list) -> np.ndarray:
 
 
 def gradient_gap(a: list, b: list) -> np.ndarray:
-    """||a - b|| over every parameter gradient, per stacked network; `a` and `b` list the same
+    """||a - b|| over every parameter gradient, per network; `a` and `b` list the same
     network's layers in the same order."""
     total = 0.0
     for ga, gb in zip(a, b, strict=True):
@@ -81,9 +81,10 @@ def gradient_gap(a: list, b: list) -> np.ndarray:
 
 
 def gradient_gaps(moved: list, grads: list, count: int) -> np.ndarray:
-    """`gradient_gap` of each of `count` stacked copies against `grads`: `moved` is the gradient
-    of a stack of count x S networks (copy c of network s at ``c * S + s``), `grads` that of the
-    S networks. Returns (count, S), each entry computed exactly as `gradient_gap` computes it."""
+    """`gradient_gap` of each of `count` copies against `grads`: `moved` is the gradient
+    of count x S networks on the leading axis (copy c of network s at ``c * S + s``), `grads` that
+    of the S networks. Returns (count, S), each entry computed exactly as `gradient_gap` computes
+    it."""
     total = 0.0
     for ga, gb in zip(moved, grads, strict=True):
         for key, v in ga.grads.items():
@@ -119,10 +120,10 @@ class Smoothness:
 def _probe(
     net: deepnet.DeepNet, loss: np.ndarray, grads: list, x: np.ndarray, y: np.ndarray
 ) -> tuple[np.ndarray, ...]:
-    """Every measure at one probe, per stacked network: the batch (x, y), its loss and gradient
+    """Every measure at one probe, per network: the batch (x, y), its loss and gradient
     at `net`; the nine points looked at (the multiples of the rate, then the distances) in one
-    stack. Returns (loss_variation, gradient_change, gradient_change_absolute, gradient_norm,
-    loss_variation_equal, beta_short, beta_long, beta_effective, loss)."""
+    call along the leading axis. Returns (loss_variation, gradient_change, gradient_change_absolute,
+    gradient_norm, loss_variation_equal, beta_short, beta_long, beta_effective, loss)."""
     norm = gradient_norm(grads)
     rates = np.full(net.size, RATE)
     lengths = [rates * m for m in MULTIPLES] + [d / norm for d in (*CHORDS, LONG_CHORD)]
@@ -184,9 +185,9 @@ def measure(
     order_seed: int = 0,
     scale: float = 1.0,
 ) -> Smoothness:
-    """Train `version` at RATE (the seeds stacked), probing before the steps in `probes`.
+    """Train `version` at RATE (the seeds side by side), probing before the steps in `probes`.
 
-    The mini-batches are consecutive blocks of one shuffle of the training rows (from
+    The mini-batches are consecutive slices of one shuffle of the training rows (from
     `order_seed`), reshuffled each epoch: the batches `deepnet.train` reads, so that the probes
     of a run at RATE are the same whether measured here or on a sweep's kept steps
     (`from_sweep`). `scale`: see the module's docstring (the probes only; training untouched).
@@ -229,7 +230,7 @@ def from_sweep(
     """`measure` of the sweep's networks at RATE (its seeds), read from the steps the sweep kept
     (`digits_rates.sweep(..., keep=probes)`) instead of training them again: the same numbers,
     to the last bit, as ``measure(sweep.version, data, sweep.seeds, probes)`` (the sweep trains
-    each network exactly as a stack of its own would, on the same batches)."""
+    each network exactly as it would on its own, on the same batches)."""
     x, y, _, _ = data
     probes = _checked_probes(probes)
     if RATE not in sweep.rates:

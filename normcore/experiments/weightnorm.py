@@ -1,10 +1,10 @@
 """Chapter 5's measurements: weight normalisation's two gradients, their checks and one step.
 
 The case: three neurons read five people of the crowd (features in standard units over the whole
-crowd) through tanh; the three tanh answers are summed into one logit per person and scored by
+crowd) through tanh; the three tanh outputs are summed into one logit per person and scored by
 binary cross-entropy against the person's label. The stored directions have lengths given by the
 caller (1, 2.5 and 0.5 by default) and each magnitude starts equal to its direction's length, so
-the effective weights are the stored directions themselves and a dense layer holding them answers
+the effective weights are the stored directions themselves and a dense layer holding them returns
 the same. The loss is the cross-entropy summed (not averaged) over the five people.
 
 * :func:`make_case` builds the case; :func:`grad_checks` holds both gradients (and the unprojected
@@ -210,8 +210,8 @@ def data_dependent_start(layer: WeightNormDense, x: np.ndarray) -> WeightNormDen
     """Salimans and Kingma's data-dependent initialisation: keep the directions, and choose each
     length g and bias b so that the layer's pre-activations over the batch `x` (rows, inputs) have
     mean 0 and standard deviation 1 per neuron: t = x . u, g = 1 / sd(t), b = -mean(t) / sd(t). A
-    stacked layer (directions (*stack, inputs, neurons)) takes a stacked batch (*stack, rows,
-    inputs).
+    layer with leading axes (directions (*stack, inputs, neurons)) takes a batch with the same
+    leading axes (*stack, rows, inputs).
 
     Raises:
         SettingError: a neuron's t is constant over the batch (nothing to scale by).

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from normcore.experiments.shift import CrowdShift, StackDrift
+from normcore.experiments.shift import CrowdShift, NetworkDrift
 from normcore.plots.style import BOOK_COLOURS, PNG_METADATA, use_book_style
 
 TITLES = {"none": "plain network", "batch": "with a batch layer after the ReLU"}
@@ -35,9 +35,12 @@ def _framed(rows: int, columns: int, figsize: tuple[float, float], **shared):
     return plt.subplots(rows, columns, figsize=figsize, layout="none", **shared)
 
 
-def stack_drift_figure(plain: StackDrift, normalised: StackDrift, he: StackDrift | None = None):
-    """The standard deviation (left) and mean (right) of the block each layer hands on: the plain
-    stack, the same draws He-initialised (if given) and the plain stack with batch layers."""
+def network_drift_figure(
+    plain: NetworkDrift, normalised: NetworkDrift, he: NetworkDrift | None = None
+):
+    """The standard deviation (left) and mean (right) of the activations each layer hands on: the
+    plain network, the same draws He-initialised (if given) and the plain network with batch
+    layers."""
     use_book_style()
     fig, (left, right) = _framed(1, 2, (6.8, 3.3), sharex=True)
     for ax, frame in zip((left, right), STACK_FRAME, strict=True):
@@ -51,11 +54,11 @@ def stack_drift_figure(plain: StackDrift, normalised: StackDrift, he: StackDrift
         left.plot(depth, drift.deviation, marker=marker, color=colour, label=label)
         right.plot(depth, drift.mean, marker=marker, color=colour, label=label)
     left.set(
-        title="standard deviation of the block",
+        title="standard deviation of the activations",
         xlabel="layer (0 = input)",
         ylabel="standard deviation",
     )
-    right.set(title="mean of the block", xlabel="layer (0 = input)", ylabel="mean")
+    right.set(title="mean of the activations", xlabel="layer (0 = input)", ylabel="mean")
     left.set_ylim(bottom=0)
     right.set_ylim(bottom=0)
     left.legend(loc="upper right", fontsize=8)
@@ -103,7 +106,7 @@ CHART_FRAME = {"left": 0.125, "right": 0.99, "bottom": 0.152, "top": 0.908, "wsp
 
 
 def crowd_shift_figure(shift: CrowdShift):
-    """The block the output layer reads, unit by unit, over training: one variant (the
+    """The activations the output layer reads, unit by unit, over training: one variant (the
     switch's chart; its panels sit where `CHART_FRAME` puts them)."""
     use_book_style()
     fig, (mean_ax, deviation_ax) = plt.subplots(
@@ -163,9 +166,10 @@ def _band(ax, values: np.ndarray, colour: str, marker: str, label: str) -> None:
     ax.plot(depth, mid, marker=marker, color=colour, label=label)
 
 
-def stack_spread_figure(activations: dict, gradients: dict) -> Any:
-    """The untrained deep stacks over many seeds: the standard deviation of each block over the
-    input's (left) and the root mean square of ∂L/∂h at each block over the top's (right),
+def network_spread_figure(activations: dict, gradients: dict) -> Any:
+    """The untrained deep networks over many seeds: the standard deviation of each layer's
+    activations over the input's (left) and the root mean square of ∂L/∂h at each layer over the
+    top's (right),
     median and 10-90 % band per layer. Each dict maps a label to (depth + 1, seeds) ratios."""
     use_book_style()
     fig, (left, right) = _framed(1, 2, (6.8, 3.3), sharex=True)
@@ -187,7 +191,7 @@ def stack_spread_figure(activations: dict, gradients: dict) -> Any:
 
 def score_shapes_figure(scores: np.ndarray, layers=(1, 5, 10)) -> Any:
     """Histograms of the standardised scores a batch layer hands its ReLU at a few layers of the
-    deep stack (scores: (depth, rows, features), one seed), each against the standard normal
+    deep network (scores: (depth, rows, features), one seed), each against the standard normal
     density: the batch layer fixes each column's mean and variance, not the shape."""
     use_book_style()
     fig, axes = plt.subplots(1, len(layers), figsize=(6.8, 2.6), sharey=True)

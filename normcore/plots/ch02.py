@@ -10,12 +10,12 @@ from normcore.plots.style import BOOK_COLOURS, decade_label, use_book_style
 
 
 def lag_figure(lag: Lag, tolerances: tuple[float, ...] = (0.01, 0.001)):
-    """The widest gap between the evaluation-mode and the training-mode answer, step by step
+    """The widest gap between the evaluation-mode and the training-mode output, step by step
     (log scale), with the first step under each tolerance marked."""
     use_book_style()
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     steps = np.arange(1, lag.gaps.size + 1)
-    ax.semilogy(steps, lag.gaps, color=BOOK_COLOURS[0], label="widest gap over the block")
+    ax.semilogy(steps, lag.gaps, color=BOOK_COLOURS[0], label="widest gap over the mini-batch")
     for tolerance, colour in zip(tolerances, (BOOK_COLOURS[3], BOOK_COLOURS[1]), strict=False):
         first = lag.first_under(tolerance)
         ax.axhline(tolerance, color=colour, linestyle="--", linewidth=1.0)

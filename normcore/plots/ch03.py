@@ -1,5 +1,5 @@
-"""Chapter 3's figures: the three blocks side by side, the oracle's gap against its step, and the
-crowd network trained with the naive and the true backward pass."""
+"""Chapter 3's figures: the three input gradients side by side, the oracle's gap against its step,
+and the crowd network trained with the naive and the true backward pass."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from matplotlib.ticker import NullLocator
 from normcore.plots.style import BOOK_COLOURS, decade_label, use_book_style
 
 
-def plot_blocks(comparison: Any, decimals: int = 4) -> Any:
-    """The true block, the oracle and the naive block as annotated grids on one colour scale."""
+def plot_gradients(comparison: Any, decimals: int = 4) -> Any:
+    """The true input gradient, the oracle and the naive one as annotated grids on one colour
+    scale."""
     import matplotlib.pyplot as plt
 
     use_book_style()
@@ -33,12 +34,12 @@ def plot_blocks(comparison: Any, decimals: int = 4) -> Any:
         ax.set_xticks(range(cols), [f"unit {j + 1}" for j in range(cols)])
         ax.set_yticks(range(rows), [f"row {i + 1}" for i in range(rows)])
         ax.grid(False)
-    fig.suptitle("gradient reaching the block (blue negative, red positive)", fontsize=11)
+    fig.suptitle("input gradient ∂L/∂x (blue negative, red positive)", fontsize=11)
     return fig
 
 
 def plot_gap_against_step(sweep: Any) -> Any:
-    """The oracle's largest gap to the collected block against the step, log-log."""
+    """The oracle's largest gap to the collected gradient against the step, log-log."""
     import matplotlib.pyplot as plt
 
     use_book_style()

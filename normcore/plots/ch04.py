@@ -110,10 +110,10 @@ def _shade(colour: str, face: str) -> tuple[float, float, float]:
 
 
 def cube_faces(mask: np.ndarray, colour: str) -> tuple[list[np.ndarray], list[tuple]]:
-    """The visible faces of a block of voxels, as 2-D polygons in an oblique projection.
+    """The visible faces of a box of voxels, as 2-D polygons in an oblique projection.
 
     `mask` (N, C, P) marks the coloured voxels: images N across, channels C into the depth, the
-    P = H x W pixels upwards. Seen from the front, above and the right, the block shows the
+    P = H x W pixels upwards. Seen from the front, above and the right, the box shows the
     front face (channel 0: N x P cells), the top (the last pixel: N x C cells) and the right
     side (the last image: C x P cells); each cell takes its voxel's colour, shaded by the face.
 
@@ -163,8 +163,8 @@ def cube_faces(mask: np.ndarray, colour: str) -> tuple[list[np.ndarray], list[tu
 
 
 def plot_cubes(masks: dict[str, np.ndarray], titles: dict[str, str] | None = None) -> Any:
-    """One block of voxels per normaliser: images N across, channels C into the depth, the
-    pixels H x W flattened upwards; the voxels one statistic covers are coloured. The blocks
+    """One box of voxels per normaliser: images N across, channels C into the depth, the
+    pixels H x W flattened upwards; the voxels one statistic covers are coloured. The boxes
     are drawn in a flat oblique projection (`cube_faces`), one collection of faces each.
 
     `masks` maps a name to a boolean (N, C, H, W) array (from `normcore.experiments.axes.coverage`).

@@ -109,8 +109,8 @@ def three_ways_chart(ways: Any) -> Any:
 
 def order_spread_chart(spreads: dict[str, Any], homogeneous: dict[str, dict[str, float]]) -> Any:
     """One panel per run: a histogram of the test accuracy with batch statistics over random row
-    orders, with the in-order answer, the running statistics' answer and the answers of batches
-    made homogeneous (`homogeneous[run]`: name -> accuracy) as vertical lines."""
+    orders, with the in-order accuracy, the running statistics' accuracy and the accuracies of
+    batches made homogeneous (`homogeneous[run]`: name -> accuracy) as vertical lines."""
     use_book_style()
     fig, axes = plt.subplots(1, len(spreads), figsize=(7.2, 3.2), sharey=True)
     axes = np.atleast_1d(axes)

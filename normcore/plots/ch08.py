@@ -140,7 +140,8 @@ def digits_accuracy(sweeps: dict[str, Any], rates: dict[str, float]) -> Any:
 
 
 def gradient_by_block(profiles: dict[str, Any]) -> Any:
-    """Length of each block's weight gradient at initialisation (mean over seeds, log scale)."""
+    """Length of each residual block's weight gradient at initialisation (mean over seeds, log
+    scale)."""
 
     use_book_style()
     fig, ax = _one_axes()
@@ -148,7 +149,7 @@ def gradient_by_block(profiles: dict[str, Any]) -> Any:
         blocks = np.arange(1, p.norm.shape[1] + 1)
         ax.plot(blocks, p.norm.mean(axis=0), marker=MARKERS[name], color=COLOURS[name], label=name)
     _log_axis(ax, np.concatenate([p.norm.mean(axis=0) for p in profiles.values()]))
-    ax.set_xlabel("block (1 = nearest the input)")
+    ax.set_xlabel("residual block (1 = nearest the input)")
     ax.set_ylabel("length of the weight gradient")
     ax.legend()
     return fig

@@ -2,7 +2,7 @@
 
 `config()` is what the bundler (`normcore.widgets._esm`) writes into every bundle as the module
 ``./config.js``: ``export const CONFIG = {...}``. A JavaScript file reads ε, momentum, limits,
-sizes, the worked block and the input grammar from it (``import {CONFIG} from "./config.js";``)
+sizes, the worked mini-batch and the input grammar from it (``import {CONFIG} from "./config.js";``)
 and never types them itself, so changing a constant in Python changes every page at its next
 build (``tests/test_widget_config.py`` changes one in a scratch copy and watches the bundle).
 """
@@ -48,10 +48,10 @@ def config() -> dict[str, Any]:
             "MAX_ROWS": routes_model.MAX_ROWS,
             "MAX_COLUMNS": routes_model.MAX_COLUMNS,
             "LIMIT": routes_model.LIMIT,
-            "EPSILON": _default(routes.compare_blocks, "eps"),
-            "STEP": _default(routes.compare_blocks, "step"),
+            "EPSILON": _default(routes.compare_gradients, "eps"),
+            "STEP": _default(routes.compare_gradients, "step"),
             "SIGN_FLOOR": routes.SIGN_FLOOR,
-            "WORKED": routes.WORKED_BLOCK.tolist(),
+            "WORKED": routes.WORKED_X.tolist(),
             "SEED_HIGH": routes_model.SEED_HIGH,
             "SOURCES": list(routes_model.SOURCES),
             "GRADS": list(routes_model.GRADS),

@@ -3,7 +3,7 @@
 A number is read only if it looks like one: an optional sign, ASCII digits with an optional
 decimal point, and an optional exponent (``12``, ``-0.5``, ``.5``, ``1e-3``), with spaces or tabs
 around it. Nothing is evaluated, and words that Python's float() would take (``nan``, ``inf``,
-``1_000``, full-width ``５``) are not numbers here. A block is rows of such numbers. The grammar
+``1_000``, full-width ``５``) are not numbers here. A matrix is rows of such numbers. The grammar
 (patterns, limits, how a sentence quotes a text) is written down once, below; the bundler writes
 the same values into every widget's JavaScript (``CONFIG.input``, see `normcore.widgets._config`),
 where ``js/input.js`` compiles the same patterns, so the site and JupyterLab read every text
@@ -36,7 +36,7 @@ ROW_BREAK = "[\n\r;]"
 CELL_BREAK = "[ \t,]+"
 #: The longest text a number box accepts, and a block box, in characters (code points).
 LONGEST = 40
-BLOCK_LONGEST = 2000
+MATRIX_LONGEST = 2000
 #: How many characters of a refused text its sentence quotes.
 QUOTED = 12
 
@@ -52,7 +52,7 @@ def grammar() -> dict[str, object]:
         "ROW_BREAK": ROW_BREAK,
         "CELL_BREAK": CELL_BREAK,
         "LONGEST": LONGEST,
-        "BLOCK_LONGEST": BLOCK_LONGEST,
+        "MATRIX_LONGEST": MATRIX_LONGEST,
         "QUOTED": QUOTED,
     }
 
@@ -112,17 +112,17 @@ def parse_number(text: object, name: str, limit: float = math.inf) -> float:
     return value
 
 
-def parse_block(
+def parse_matrix(
     text: object, name: str, limit: float, max_rows: int, max_columns: int
 ) -> list[list[float]]:
-    """The rows of numbers typed into a block box: rows end at a line break or ';' (`ROW_BREAK`),
+    """The rows of numbers typed into a matrix box: rows end at a line break or ';' (`ROW_BREAK`),
     numbers are split by commas, spaces or tabs (`CELL_BREAK`), blank rows are skipped, and each
     number is read by `parse_number` (named "<name>, row k"). Typed errors: NotANumberError (not
     text, too long, no row, a number that is not one), ShapeError (ragged or too large)."""
     if not isinstance(text, str):
         raise NotANumberError(f"{name} is not text")
-    if len(text) > BLOCK_LONGEST:
-        raise NotANumberError(f"{name} is longer than {BLOCK_LONGEST} characters")
+    if len(text) > MATRIX_LONGEST:
+        raise NotANumberError(f"{name} is longer than {MATRIX_LONGEST} characters")
     rows: list[list[float]] = []
     for line in re.split(ROW_BREAK, text):
         cells = [c for c in re.split(CELL_BREAK, line) if c]
@@ -204,15 +204,15 @@ def check_index(value: object, size: int, name: str) -> int:
     return value
 
 
-def real_block(block: object, name: str = "block") -> Any:
-    """`block` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
+def real_matrix(x: object, name: str = "x") -> Any:
+    """`x` as a float64 array, refusing what is not real numbers (complex, bool, text, None:
     a DtypeError), a ragged list (ShapeError) and NaN or infinity (NonFiniteError), before any
-    arithmetic (`normcore.as_block`, the layers' own check)."""
+    arithmetic (`normcore.as_input`, the layers' own check)."""
     import numpy as np
 
-    from normcore import as_block
+    from normcore import as_input
 
-    return np.asarray(as_block(block, name), dtype=np.float64)
+    return np.asarray(as_input(x, name), dtype=np.float64)
 
 
 # -- the arguments of a widget's Python calls: one check per kind, shared by every widget -------

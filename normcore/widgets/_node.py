@@ -2,7 +2,7 @@
 declares ``NODE = NodeModel(...)``, and ``tests/js/test_models.py`` finds every one by scanning
 the modules of `normcore.widgets` (a new widget, such as the convnet one, joins by declaring its
 own), runs seeded random action sequences through the JavaScript under node, and compares every
-figure the page computes with `figures`, normcore's answer for the state the page reached.
+figure the page computes with `figures`, normcore's figures for the state the page reached.
 
 A plan is ``{"context": JSON or None, "start": state, "actions": [[js_name, *args], ...]}``:
 the JavaScript applies each action (``m[js_name](state, *args)``) and computes
@@ -26,7 +26,7 @@ class NodeModel:
     """One widget model's differential test.
 
     js: the file in ``js/`` whose bundle is run (it exports the actions and ``figures``).
-    figures: normcore's answer, ``figures(state, context)``.
+    figures: normcore's figures, ``figures(state, context)``.
     plans: ``plans(rng)``, seeded random action sequences (each a `Plan`).
     tolerance: per figure key, the relative tolerance (default 1e-12) against the largest
         magnitude among the figures: a looser one only where the figure is itself a rounding

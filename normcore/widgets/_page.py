@@ -1,5 +1,5 @@
 """The one shape every live widget in the book has: an anywidget whose page computes, and whose
-kernel, when there is one, answers too.
+kernel, when there is one, computes them too.
 
 A widget syncs three values with its page:
 
@@ -7,7 +7,7 @@ A widget syncs three values with its page:
 * ``request``: a token the page sets when it shows the widget;
 * ``kernel``: ``{"token", "state", "figures"}``, normcore's figures for the state, computed here
   in Python, once a page has asked. A static page has no kernel to ask, so it says that it runs
-  in the page; in JupyterLab the page shows the largest difference between the two answers.
+  in the page; in JupyterLab the page shows the largest difference between the two results.
 
 Before a page asks, nothing but the state is stored, so a saved notebook holds no figures.
 """
@@ -38,7 +38,7 @@ class PageWidget(anywidget.AnyWidget):
     #: normcore's figures for a state (a model module's `figures`); may raise NormcoreError
     compute: ClassVar[Callable[[dict[str, Any]], dict[str, Any]]]
 
-    def answer(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    def figures_for(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """normcore's figures for `state` (default: the state on show), or ``{"error": sentence}``
         when the reader's input cannot be used."""
         try:
@@ -47,9 +47,13 @@ class PageWidget(anywidget.AnyWidget):
             return {"error": friendly(error)}
 
     @traitlets.observe("state", "request")
-    def _answer(self, _change: object) -> None:
+    def _reply(self, _change: object) -> None:
         if self.request:
-            self.kernel = {"token": self.request, "state": self.state, "figures": self.answer()}
+            self.kernel = {
+                "token": self.request,
+                "state": self.state,
+                "figures": self.figures_for(),
+            }
 
     def act(self, action: Callable[..., dict[str, Any]], *args: Any) -> None:
         """Apply one of the model's actions to the state, as a reader's move would."""

@@ -1,6 +1,6 @@
 """Chapter 4's widget: pick the axis the statistics run along (batch, layer, RMS, instance,
-group with a group count) on a block or a small image batch; see the statistics' shape, the
-output and the gradient check.
+group with a group count) on a (rows, features) input or a small image batch; see the statistics'
+shape, the output and the gradient check.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is
 ``js/axes.js`` and computes in the page; the state and normcore's figures are
@@ -10,7 +10,7 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
     explorer.act(axes_model.choose, "data", "images")
     explorer.act(axes_model.choose, "axis", "group")
     explorer.act(axes_model.choose, "groups", "3")   # does not divide 4 channels
-    explorer.answer()                                # {"error": "Groups: expected ..."}
+    explorer.figures_for()                                # {"error": "Groups: expected ..."}
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ IMAGE_SHAPE = axes_model.IMAGE_SHAPE
 
 
 class AxesExplorer(PageWidget):
-    """Chapter 4's explorer; `data` holds the block and the image batch it reads."""
+    """Chapter 4's explorer; `data` holds the (rows, features) input and the image batch it
+    reads."""
 
     _esm = bundle("axes.js")
     data = traitlets.Dict().tag(sync=True)
@@ -44,5 +45,5 @@ class AxesExplorer(PageWidget):
 
 
 def axes_widget() -> AxesExplorer:
-    """Chapter 4's explorer, opening on layer norm over the three-feature block."""
+    """Chapter 4's explorer, opening on layer norm over the three-feature input."""
     return AxesExplorer()

@@ -3,7 +3,7 @@ figures for them.
 
 The state (synced with the page; ``js/axes-model.js`` is its JavaScript twin)::
 
-    data     "block" (4 rows, 3 features) | "images" (2 images, 4 channels, 3 x 3)
+    data     "rows" (an input of 4 rows, 3 features) | "images" (2 images, 4 channels, 3 x 3)
     axis     "batch" | "layer" | "rms" | "instance" | "group"
     groups   text: the group count (group norm only)
 
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from normcore.errors import SettingError
-from normcore.experiments.axes import THREE_FEATURE_BLOCK, image_batch, image_check
+from normcore.experiments.axes import THREE_FEATURE_X, image_batch, image_check
 from normcore.widgets._input import StateError, check_state, choice_arg, parse_number, strip
 
 State = dict[str, Any]
@@ -27,13 +27,13 @@ AXES = ("batch", "layer", "rms", "instance", "group")
 
 
 def data_values() -> dict[str, list]:
-    """The block and the image batch the explorer reads."""
+    """The (rows, features) input and the image batch the explorer reads."""
     images = np.vectorize(lambda v: float(f"{v:.12g}"))(image_batch(IMAGE_SHAPE))
-    return {"block": THREE_FEATURE_BLOCK.tolist(), "images": images.tolist()}
+    return {"rows": THREE_FEATURE_X.tolist(), "images": images.tolist()}
 
 
 def initial() -> State:
-    return {"data": "block", "axis": "layer", "groups": "2"}
+    return {"data": "rows", "axis": "layer", "groups": "2"}
 
 
 def groups(state: State) -> int:
@@ -52,7 +52,7 @@ def check(state: object) -> State:
     """`state` when it is an axes state (data, axis and groups as text, a data set and an axis
     the explorer offers); else a typed error."""
     s = check_state(state, {"data": str, "axis": str, "groups": str})
-    if s["data"] not in ("block", "images") or s["axis"] not in AXES:
+    if s["data"] not in ("rows", "images") or s["axis"] not in AXES:
         raise StateError(f"state: data {s['data']!r} or axis {s['axis']!r} is not offered")
     return s
 
@@ -92,7 +92,7 @@ def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
         for _ in range(12):
             key = pick(rng, ["data", "axis", "axis", "groups"])
             value = {
-                "data": pick(rng, ["block", "images"]),
+                "data": pick(rng, ["rows", "images"]),
                 "axis": pick(rng, AXES),
             }.get(key, pick(rng, ["1", "2", "4", "3", *TEXTS[:4]]))
             actions.append(["choose", key, value])

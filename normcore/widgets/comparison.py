@@ -4,11 +4,11 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
 ``js/comparison.js``, which averages in the page; the state and normcore's figures are
 `normcore.widgets.comparison_model`. Every choice is among the runs the chapter trained (its five
 variants, five seeds, five folds, at its learning rate and epochs), stored in the widget per
-seed, so on the static site every tick answers with no kernel. Built without a browser::
+seed, so on the static site every tick computes with no kernel. Built without a browser::
 
     w = comparison_widget(comparison.run_all().scores)
     w.act(comparison_model.toggle_seed, 3, False)
-    w.answer()          # normcore's figures for the state on show
+    w.figures_for()          # normcore's figures for the state on show
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ class ComparisonTable(PageWidget):
     def compute(self, state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         return comparison_model.figures(state, self.results)
 
-    def answer(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    def figures_for(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """normcore's figures for `state` (default: the state on show), or ``{"error":
         sentence}`` when nothing can be shown."""
         try:

@@ -9,7 +9,7 @@ statistics and its runs' accuracies) is written into the widget when the page is
 
     w = convnet_widget(case)                 # case = convnet_model.case_data(...)
     w.act(convnet_model.choose, "per_device", "8")
-    w.answer()                               # normcore's figures for batch norm at 8 images
+    w.figures_for()                               # normcore's figures for batch norm at 8 images
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ class ConvnetStatistics(PageWidget):
     def compute(self, state: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         return convnet_model.figures(state, self.case)
 
-    def answer(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+    def figures_for(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """normcore's figures for `state` (default: the state on show), or ``{"error":
-        sentence}``. As `PageWidget.answer`, but read with this widget's own case (the chapter's
-        run), which the base's class-level `compute` cannot see."""
+        sentence}``. As `PageWidget.figures_for`, but read with this widget's own case (the
+        chapter's run), which the base's class-level `compute` cannot see."""
         try:
             return self.compute(self.state if state is None else state)
         except NormcoreError as error:

@@ -12,7 +12,7 @@ The case (`case_data`) is written into the widget once, from the chapter's own r
 significant figures, so that the page and the kernel start from the same numbers:
 
     means, variances  (64, 8): the first convolution's output of the chapter's trained batch
-                      network (its first stacked seed) on the first 64 training images, each
+                      network (its first seed) on the first 64 training images, each
                       image's and channel's mean and biased variance over its 8 x 8 pixels
     accuracy          the held-out accuracy of every seed of the chapter's runs: batch norm at
                       each per-device batch it trained (`convnet.SIZES`), the per-image
@@ -54,7 +54,7 @@ def case_data(trained: convnet.ConvNet, x: np.ndarray, accuracy: dict[str, Any])
     """The widget's numbers, from the chapter's run.
 
     Args:
-        trained: the chapter's trained batch network (stacked; its first network is read).
+        trained: the chapter's trained batch network (one per seed; its first network is read).
         x: training images (n >= 64, 1, 8, 8); the first 64 are read.
         accuracy: ``{"batch": {B: (S,) accuracies for each B trained}, "layer": (S,),
             "instance": (S,), "group": (S,)}``.
@@ -172,7 +172,7 @@ def choose(state: State, key: str, value: str) -> State:
 
 # ------------------------------------------------------------------ the node differential test
 def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
-    """Seeded random sequences of the reader's choices, on a case from an untrained stack of
+    """Seeded random sequences of the reader's choices, on a case from untrained copies of
     the chapter's network (the arithmetic is the trained one's) with accuracies drawn here."""
     from normcore.widgets._node import TEXTS, pick
 

@@ -1,4 +1,4 @@
-"""Chapter 2's playground: a small block, a normalising layer, and every number it answers.
+"""Chapter 2's playground: a small mini-batch, a normalising layer, and every number it returns.
 
     pg = playground()              # opens on the four rows (1, 7), (1, 9), (7, 1), (23, 7)
     pg                             # display it (JupyterLab, or the static site)
@@ -8,9 +8,9 @@
 
 One widget definition serves both places (anywidget). The view is ``js/playground.js``; it keeps
 the state (`normcore.widgets.playground_model`) and computes every figure in the page with
-normcore's arithmetic in JavaScript (``js/standardise.js``), so the static site answers with no
-kernel. In JupyterLab the kernel also answers: each state the page sends is computed here by
-normcore's own layers, and the page shows the largest difference between the two answers.
+normcore's arithmetic in JavaScript (``js/standardise.js``), so the static site computes with no
+kernel. In JupyterLab the kernel also computes: each state the page sends is computed here by
+normcore's own layers, and the page shows the largest difference between the two results.
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ class Playground(PageWidget):
     compute = staticmethod(model.figures)
 
     def __init__(
-        self, block: Any = None, *, kind: str = "batch", mode: str = TRAIN, **kwargs: Any
+        self, x: Any = None, *, kind: str = "batch", mode: str = TRAIN, **kwargs: Any
     ) -> None:
-        super().__init__(state=model.initial(block, kind, mode), **kwargs)
+        super().__init__(state=model.initial(x, kind, mode), **kwargs)
 
     def __repr__(self) -> str:
         s = self.state
@@ -63,9 +63,9 @@ class Playground(PageWidget):
         return model.errors(self.state)
 
 
-def playground(block: Any = None, *, kind: str = "batch", mode: str = TRAIN) -> Playground:
-    """The chapter-2 playground, opening on `block` (default: the four worked rows)."""
-    return Playground(block, kind=kind, mode=mode)
+def playground(x: Any = None, *, kind: str = "batch", mode: str = TRAIN) -> Playground:
+    """The chapter-2 playground, opening on the input `x` (default: the four worked rows)."""
+    return Playground(x, kind=kind, mode=mode)
 
 
 def bench_one_change(repeats: int) -> float:

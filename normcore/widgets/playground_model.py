@@ -4,7 +4,7 @@ No widgets here. The state is a plain dictionary of JSON values, the same one th
 between the kernel and the page (``js/playground-model.js`` is its JavaScript twin)::
 
     texts      [[str]]     what each cell shows, as typed
-    values     [[float]]   each cell's last valid number (a bad edit never changes the block)
+    values     [[float]]   each cell's last valid number (a bad edit never changes the input)
     active     [bool]      which rows are switched on
     kind       "batch" | "layer" | "rms"
     mode    "train" | "eval"
@@ -37,7 +37,7 @@ from normcore.widgets._input import (
     check_state,
     number_arg,
     parse_number,
-    real_block,
+    real_matrix,
 )
 from normcore.worked import FOUR_ROWS
 
@@ -65,20 +65,20 @@ def _cell_text(value: float) -> str:
     return repr(float(value)) if value != int(value) else str(int(value))
 
 
-def initial(block: Any = None, kind: str = "batch", mode: str = TRAIN) -> State:
-    """A fresh layer over `block` (default: the four worked rows), every row switched on."""
-    values = real_block(FOUR_ROWS if block is None else block)
+def initial(x: Any = None, kind: str = "batch", mode: str = TRAIN) -> State:
+    """A fresh layer over the input `x` (default: the four worked rows), every row switched on."""
+    values = real_matrix(FOUR_ROWS if x is None else x)
     if (
         values.ndim != 2
         or not (1 <= values.shape[0] <= MAX_ROWS)
         or not (1 <= values.shape[1] <= MAX_FEATURES)
     ):
         raise ShapeError(
-            f"block: expected 1 to {MAX_ROWS} rows of 1 to {MAX_FEATURES} numbers, "
+            f"x: expected 1 to {MAX_ROWS} rows of 1 to {MAX_FEATURES} numbers, "
             f"got shape {values.shape}"
         )
     if np.max(np.abs(values)) > LIMIT:
-        raise MagnitudeError(f"block: expected numbers within ±{LIMIT:.0e}")
+        raise MagnitudeError(f"x: expected numbers within ±{LIMIT:.0e}")
     _check_kind(kind)
     _check_mode(mode)
     rows, features = values.shape
@@ -144,8 +144,8 @@ def check(state: object) -> State:
     return s
 
 
-def block(state: State) -> np.ndarray:
-    """The rows switched on: the block the layer answers (possibly with no rows)."""
+def input_rows(state: State) -> np.ndarray:
+    """The rows switched on: the input x the layer normalises (possibly with no rows)."""
     check(state)
     values = np.array(state["values"], dtype=np.float64).reshape(len(state["values"]), -1)
     return values[np.array(state["active"], dtype=bool)]
@@ -182,20 +182,20 @@ def errors(state: State) -> list[str]:
 def figures(state: State) -> dict[str, Any]:
     """Every number the readout shows, by normcore, with one forward pass of the layer.
 
-    Keys: ``rows_on`` (the rows switched on), ``answer`` (rows on x features, or None when no
-    row is on) and ``gap`` (largest |answer - block|); for the batch layer ``batch_mean``,
+    Keys: ``rows_on`` (the rows switched on), ``output`` (rows on x features, or None when no
+    row is on) and ``gap`` (largest |output - input|); for the batch layer ``batch_mean``,
     ``batch_variance``, ``batch_divisor``, ``batch_share`` (variance / (variance + ε)),
     ``running_mean``, ``running_var``, ``running_divisor``; for layer and RMS norm
     ``row_mean`` (layer only), ``row_variance`` (RMS: the mean square), ``row_divisor``.
     """
-    x = block(state)
+    x = input_rows(state)
     out: dict[str, Any] = {"rows_on": [i for i, on in enumerate(state["active"]) if on]}
     if x.shape[0] == 0:
-        out.update(answer=None, gap=None)
+        out.update(output=None, gap=None)
         return out
     nl = layer(state)
     response = nl.forward(x, state["mode"])
-    out["answer"] = response.output.tolist()
+    out["output"] = response.output.tolist()
     out["gap"] = float(np.max(np.abs(response.output - x)))
     if state["kind"] == "batch":
         # The batch's statistics: handed back by a training pass; read by the routine itself
@@ -307,7 +307,7 @@ def step(state: State) -> State:
     why = _batch_only(state, "step")
     if why:
         return _edited(state, why)
-    stepped = fold_in(layer(state), block(state))
+    stepped = fold_in(layer(state), input_rows(state))
     return _edited(
         state,
         "step",
@@ -358,7 +358,7 @@ JS_NAMES = {
 
 
 def _plans(rng: np.random.Generator) -> list[dict[str, Any]]:
-    """Random action sequences, each index fitted to the block's shape at that point."""
+    """Random action sequences, each index fitted to the input's shape at that point."""
     from normcore.widgets._node import TEXTS, pick
 
     plans = []

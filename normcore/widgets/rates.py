@@ -3,13 +3,13 @@ types, and the batch layer asked with batch statistics over the chapter's random
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view
 is ``js/rates.js`` with ``js/rates-model.js``, which recompute the bracket and the spread over
-orders in the page from the chapter's runs (`rates_model.results_data`), so the site answers
-with no kernel; in JupyterLab the kernel answers every state too (`rates_model.figures`).
+orders in the page from the chapter's runs (`rates_model.results_data`), so the site computes
+with no kernel; in JupyterLab the kernel computes every state too (`rates_model.figures`).
 Built without a browser::
 
     w = rate_explorer(rows, [plain_grid, norm_grid], spreads, homogeneous)
     w.choose(limit="0.5", run=2)
-    w.answer()          # normcore's figures for the state on show
+    w.figures_for()          # normcore's figures for the state on show
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 asked with batch statistics over many orders of the test rows.
 
 The state (synced with the page; ``js/rates-model.js`` holds the actions and the page's
-arithmetic, this module normcore's answer for a state)::
+arithmetic, this module normcore's figures for a state)::
 
     limit    str     the loss a stable run must end under, as typed ("1")
     run      int     1 or 2: which rate-0.05 normalised network is asked over orders
@@ -163,7 +163,7 @@ def figures(state: State, results: Results) -> dict[str, Any]:
     for the chosen run over the first `orders` random orders, the accuracies with batch
     statistics (mean, standard deviation with ddof 1, lowest, highest), where the stored order falls
     among them (per cent below, ties counted half), and the running statistics' and label-sorted
-    answers."""
+    accuracies."""
     check(state)
     bound = limit(state)
     out: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""Chapter 3's widget: choose a block and an upstream gradient, see the three input gradients
+"""Chapter 3's widget: choose an input x and an upstream gradient, see the three input gradients
 (collected, oracle, naive) and how far each is from the oracle.
 
 One definition for JupyterLab and the site (anywidget, see `normcore.widgets._page`): the view is
@@ -8,7 +8,7 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
     explorer = routes_widget()
     explorer.act(routes_model.choose, "source", "typed")
     explorer.act(routes_model.choose, "typed", "1, 2\\n3, 4")
-    explorer.answer()               # normcore's figures for the state on show
+    explorer.figures_for()               # normcore's figures for the state on show
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from normcore.widgets._esm import bundle
 from normcore.widgets._page import PageWidget
 
 MAX_ROWS, MAX_COLUMNS = routes_model.MAX_ROWS, routes_model.MAX_COLUMNS
-parse_block = routes_model.parse_block
+parse_matrix = routes_model.parse_matrix
 
 
 class RoutesExplorer(PageWidget):
@@ -31,7 +31,7 @@ class RoutesExplorer(PageWidget):
         super().__init__(state=routes_model.initial(), **kwargs)
 
     def __repr__(self) -> str:
-        return f"RoutesExplorer({self.state['source']} block, {self.state['grad']} gradient)"
+        return f"RoutesExplorer({self.state['source']} input, {self.state['grad']} gradient)"
 
 
 def routes_widget() -> RoutesExplorer:

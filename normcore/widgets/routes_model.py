@@ -2,13 +2,13 @@
 
 The state (synced with the page; ``js/routes-model.js`` is its JavaScript twin)::
 
-    source       "worked" | "random" | "typed"     the block
-    rows, columns, seed                            the random block's size and seed (text)
+    source       "worked" | "random" | "typed"     the input x
+    rows, columns, seed                            the random input's size and seed (text)
     typed        text: rows on lines (or split by ';'), numbers split by commas or spaces
     gradient        "counting" | "ones" | "random" | "typed"   the upstream gradient at the output
     typed_grad  text, as `typed`
 
-The random block and gradient come from a small generator written the same way in Python and in
+The random input and gradient come from a small generator written the same way in Python and in
 JavaScript (`seeded`), so the page and the kernel draw the same numbers.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from normcore.errors import ShapeError
-from normcore.experiments.routes import WORKED_BLOCK, compare_blocks, counting_grad
+from normcore.experiments.routes import WORKED_X, compare_gradients, counting_grad
 from normcore.widgets import _input
 from normcore.widgets._input import (
     NotANumberError,
@@ -74,10 +74,10 @@ def whole(text: str, name: str, low: int, high: int) -> int:
     return int(value)
 
 
-def parse_block(text: object, name: str = "block") -> np.ndarray:
-    """A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
-    one grammar of `normcore.widgets._input.parse_block`, within this explorer's limits."""
-    return np.array(_input.parse_block(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
+def parse_matrix(text: object, name: str = "input x") -> np.ndarray:
+    """A matrix typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+    one grammar of `normcore.widgets._input.parse_matrix`, within this explorer's limits."""
+    return np.array(_input.parse_matrix(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS), dtype=np.float64)
 
 
 SPEC = {key: str for key in initial()}
@@ -95,16 +95,16 @@ def check(state: object) -> State:
     return s
 
 
-def block(state: State) -> np.ndarray:
+def input_rows(state: State) -> np.ndarray:
     check(state)
     if state["source"] == "worked":
-        return WORKED_BLOCK.copy()
+        return WORKED_X.copy()
     if state["source"] == "random":
         rows = whole(state["rows"], "rows", 1, MAX_ROWS)
         columns = whole(state["columns"], "columns", 1, MAX_COLUMNS)
         seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed, rows * columns, 500, 1000).reshape(rows, columns)
-    return parse_block(state["typed"])
+    return parse_matrix(state["typed"])
 
 
 def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
@@ -115,10 +115,10 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
     if state["grad"] == "random":
         seed = whole(state["seed"], "seed", 0, SEED_HIGH)
         return seeded(seed + 1, shape[0] * shape[1], 100, 100).reshape(shape)
-    grad = parse_block(state["typed_grad"], "grad")
+    grad = parse_matrix(state["typed_grad"], "grad")
     if grad.shape != shape:
         raise ShapeError(
-            f"gradient: expected the block's shape {shape[0]} x {shape[1]}, "
+            f"gradient: expected the shape of x, {shape[0]} x {shape[1]}, "
             f"got {grad.shape[0]} x {grad.shape[1]}"
         )
     return grad
@@ -126,9 +126,9 @@ def arriving(state: State, shape: tuple[int, int]) -> np.ndarray:
 
 def figures(state: State) -> dict[str, Any]:
     """normcore's comparison for the state (batch layer, training): the collected, oracle and
-    naive blocks, and the figures under them. Raises a NormcoreError for unusable input."""
-    x = block(check(state))
-    c = compare_blocks(x, arriving(state, x.shape), "batch")
+    naive input gradients, and the figures under them. Raises a NormcoreError for unusable input."""
+    x = input_rows(check(state))
+    c = compare_gradients(x, arriving(state, x.shape), "batch")
     return {
         "true": c.true.tolist(),
         "oracle": c.oracle.tolist(),

@@ -1,14 +1,15 @@
-"""Chapter 1's switch: the chart of the block the output layer reads, plain or under a batch layer.
+"""Chapter 1's switch: the chart of the activations the output layer reads, plain or under a batch
+layer.
 
     chart = shift_chart()          # trains both crowd networks (well under a second)
     chart                          # display it
     chart.select("batch")          # what the toggle does
-    chart.answer()                 # the figures under the chart on show, as the page shows them
+    chart.figures_for()            # the figures under the chart on show, as the page shows them
 
 Both networks are trained and both charts drawn (PNG) when the widget is made; the page chooses
 between them (``js/shift-chart.js``), so on the static site the switch works with no kernel. The
 figures are stored as the page shows them (4 decimals), so a saved notebook holds no
-full-precision number. The gap between the block's mean and the batch layer's shift is at the
+full-precision number. The gap between the activations' mean and the batch layer's shift is at the
 level of rounding, whose first digit differs from one processor's arithmetic to another's (4.6e-16
 on one, 5.1e-16 on another): it is shown as the chapter shows such gaps, the power of ten at or
 above it with a floor of `GAP_FLOOR` (`normcore.book.bound`), which the page prefixes with

@@ -7,7 +7,7 @@ One definition for JupyterLab and the site (anywidget, see `normcore.widgets._pa
 
     w = weightnorm_step_widget()
     w.act(weightnorm_model.set_length, 1, "4")
-    w.answer()          # normcore's lengths after one step, and the distance
+    w.figures_for()          # normcore's lengths after one step, and the distance
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import numpy as np
 from normcore.dense import Dense, WeightNormDense, direction_length
 from normcore.errors import ShapeError, ZeroDirectionError
 from normcore.experiments import weightnorm
-from normcore.widgets._input import check_index, check_state, parse_number, real_block
+from normcore.widgets._input import check_index, check_state, parse_number, real_matrix
 
 State = dict[str, Any]
 LIMIT = 1000.0  # the largest length or learning rate the widget takes
@@ -55,10 +55,10 @@ def initial(
 ) -> State:
     """The state for three direction `lengths` and a `learning_rate`; a typed error for anything
     else (two or four lengths, NaN, complex, text, a length the widget would refuse)."""
-    given = real_block(lengths, "lengths")
+    given = real_matrix(lengths, "lengths")
     if given.shape != (3,):
         raise ShapeError(f"lengths: expected three lengths, got shape {given.shape}")
-    rate = real_block(learning_rate, "learning rate")
+    rate = real_matrix(learning_rate, "learning rate")
     if rate.shape != ():
         raise ShapeError(f"learning rate: expected one number, got shape {rate.shape}")
     state = {"lengths": [number_text(v) for v in given], "learning_rate": number_text(rate)}

@@ -625,7 +625,7 @@ def test_axes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  # 
     def random() -> tuple[str, str]:
         key = str(rng.choice(["data", "axis", "axis", "groups"]))
         return key, {
-            "data": lambda: str(rng.choice(["block", "images"])),
+            "data": lambda: str(rng.choice(["rows", "images"])),
             "axis": lambda: str(rng.choice(am.AXES)),
             "groups": lambda: str(
                 rng.choice(BAD_TEXTS + ["1", "2", "4", "3", "8", "0", "2.0", "-2"])

@@ -13,7 +13,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from normcore.claims import fresh, record
-from normcore.experiments.shift import LEVEL, crowd_shifts, deep_stacks, stack_gradients
+from normcore.experiments.shift import LEVEL, crowd_shifts, deep_networks, network_gradients
 
 SEEDS = fresh(20)
 SETTING_STACK = "ten dense + ReLU layers, 16 wide, 64 standard-normal rows, fresh seeds 1000-1019"
@@ -32,10 +32,10 @@ def one_blas_thread():
 @pytest.fixture(scope="module")
 def stacks():
     return {
-        "default": deep_stacks(False, SEEDS),
-        "bias_free": deep_stacks(False, SEEDS, bias=False),
-        "he": deep_stacks(False, SEEDS, init="he"),
-        "batch": deep_stacks(True, SEEDS),
+        "default": deep_networks(False, SEEDS),
+        "bias_free": deep_networks(False, SEEDS, bias=False),
+        "he": deep_networks(False, SEEDS, init="he"),
+        "batch": deep_networks(True, SEEDS),
     }
 
 
@@ -151,7 +151,7 @@ def test_he_keeps_the_mean_square_in_expectation_only() -> None:
     """'the tenth layer's mean square averages about the input's, but its median is lower: below
     the input's on most seeds at width 16'; and the intervention on the width: 'with 256 units a
     layer the tenth layer's mean square is within a factor of two of the input's'."""
-    narrow = deep_stacks(False, MANY, init="he")
+    narrow = deep_networks(False, MANY, init="he")
     ms = np.array([s.mean_square[-1] / s.mean_square[0] for s in narrow])
     k = int(np.sum(ms < 1))
     record(
@@ -164,7 +164,7 @@ def test_he_keeps_the_mean_square_in_expectation_only() -> None:
         resampled=SEEDS_ONLY,
     )
     assert k >= 0.6 * len(MANY) and np.median(ms) < 0.7 and 0.7 < ms.mean() < 1.6
-    wide = deep_stacks(False, SEEDS, init="he", features=256)
+    wide = deep_networks(False, SEEDS, init="he", features=256)
     wide_ms = np.array([s.mean_square[-1] / s.mean_square[0] for s in wide])
     narrow_ms = ms[: len(SEEDS)]
     kw = int(np.sum((wide_ms > 0.5) & (wide_ms < 2)))
@@ -186,8 +186,8 @@ def test_he_keeps_the_mean_square_in_expectation_only() -> None:
 def test_the_gradient_vanishes_under_the_default_draws() -> None:
     """'At the input the default stack's gradient is below a thousandth of the top's'; 'He's
     between a fifth and five times'."""
-    default = stack_gradients(SEEDS)
-    he = stack_gradients(SEEDS, init="he")
+    default = network_gradients(SEEDS)
+    he = network_gradients(SEEDS, init="he")
     k = int(np.sum(default[0] < 1e-3 * default[-1]))
     record(
         "ch01",

@@ -230,7 +230,7 @@ def test_the_two_structural_checks_on_fresh_blocks():
         n, m = rng.integers(3, 9), rng.integers(1, 5)
         x = rng.normal(size=(n, m)) * rng.uniform(0.5, 5) + rng.normal(size=m) * 10
         d = rng.normal(size=(n, m))
-        c = routes.compare_blocks(x, d)
+        c = routes.compare_gradients(x, d)
         shrink = 1e-5 / (x.var(axis=0) + 1e-5)
         scale = np.max(np.abs(c.naive_dots))
         ok = (

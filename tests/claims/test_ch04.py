@@ -63,8 +63,8 @@ def test_second_structural_check_for_layer_and_rms_rows():
         rng = np.random.default_rng(s)
         x = rng.normal(size=(4, 5)) * 3 + rng.normal(size=(4, 1)) * 5
         d = rng.normal(size=x.shape)
-        layer = routes.compare_blocks(x, d, axis="layer")
-        rms = routes.compare_blocks(x, d, axis="rms")
+        layer = routes.compare_gradients(x, d, axis="layer")
+        rms = routes.compare_gradients(x, d, axis="rms")
         shrink_layer = 1e-5 / (x.var(axis=1) + 1e-5)
         shrink_rms = 1e-5 / ((x**2).mean(axis=1) + 1e-5)
         ok += bool(

@@ -38,12 +38,12 @@ def _setting(rate: float, what: str = "") -> str:
 
 
 @cache
-def runs(rate: float) -> tuple[list[dict[str, comparison.Scores]], list[comparison.FoldBlocks]]:
+def runs(rate: float) -> tuple[list[dict[str, comparison.Scores]], list[comparison.FoldData]]:
     """Every variant's 25 fold runs, for each block of five fresh seeds."""
     out, blocks = [], []
     for b in range(BLOCKS[rate]):
         seeds = fresh(5, start=fresh()[0] + 5 * b)
-        block = comparison.fold_blocks(seeds)
+        block = comparison.fold_data(seeds)
         blocks.append(block)
         out.append({a: comparison.compare_variant(a, block, rate=rate) for a in network.VARIANTS})
     return out, blocks

@@ -4,7 +4,7 @@ written into every bundle as CONFIG.input), two readers, held to the same answer
 Every text below, and every text drawn from an alphabet of troublesome characters (Unicode digits
 and spaces, control characters, line and paragraph separators, a byte-order mark, characters
 outside the Basic Multilingual Plane, signs, points and exponents), gets from js/input.js exactly
-what Python's `parse_number` and `parse_block` give: the same number, or the same sentence.
+what Python's `parse_number` and `parse_matrix` give: the same number, or the same sentence.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from js.node import run
 from normcore.errors import NormcoreError
-from normcore.widgets._input import LONGEST, parse_block, parse_number
+from normcore.widgets._input import LONGEST, parse_matrix, parse_number
 
 # A number box and a block box, each text under each limit (the widgets' own limits).
 LIMITS = [1e9, 1e6, 1000.0]
@@ -135,7 +135,7 @@ const out = input.map(([text, limit]) => {
   const number = m.parseNumber(text, "box", limit);
   let block;
   try {
-    block = {value: m.readBlock(text, "block", limit, 12, 6)};
+    block = {value: m.readMatrix(text, "block", limit, 12, 6)};
   } catch (error) {
     if (!(error instanceof m.InputError)) throw error;
     block = {error: error.message};
@@ -153,7 +153,7 @@ def python(text: str, limit: float) -> dict:
     except NormcoreError as error:
         number = {"error": str(error)}
     try:
-        block: dict = {"value": parse_block(text, "block", limit, 12, 6)}
+        block: dict = {"value": parse_matrix(text, "block", limit, 12, 6)}
     except NormcoreError as error:
         block = {"error": str(error)}
     return {"number": number, "block": block}
@@ -210,8 +210,8 @@ def test_a_refused_text_is_quoted_with_its_codes(text: str, want: str) -> None:
 
 
 def test_a_block_breaks_rows_only_at_line_breaks_and_semicolons() -> None:
-    assert parse_block("1, 2\n3 4", "b", 10, 4, 4) == [[1.0, 2.0], [3.0, 4.0]]
-    assert parse_block("1;2\r\n3", "b", 10, 4, 4) == [[1.0], [2.0], [3.0]]
+    assert parse_matrix("1, 2\n3 4", "b", 10, 4, 4) == [[1.0, 2.0], [3.0, 4.0]]
+    assert parse_matrix("1;2\r\n3", "b", 10, 4, 4) == [[1.0], [2.0], [3.0]]
     for separator in ("\x0c", "\x0b", "\u2028", "\u2029", "\x85", "\x1e"):
         with pytest.raises(NormcoreError, match="not a number"):
-            parse_block(f"1{separator}2", "b", 10, 4, 4)
+            parse_matrix(f"1{separator}2", "b", 10, 4, 4)

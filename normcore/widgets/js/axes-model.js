@@ -26,7 +26,7 @@ function layout(shape, axis, g) {
     const [rows, features] = shape;
     if (axis === "instance" || axis === "group") {
       throw new InputError(`${axis} norm reads image axes: it needs an image batch ` +
-        "(N, C, H, W), not a block of rows");
+        "(N, C, H, W), not a (rows, features) input");
     }
     const of = (k) => (axis === "batch" ? k % features : Math.floor(k / features));
     return {of, stats: axis === "batch" ? [features] : [rows]};
@@ -43,7 +43,7 @@ function layout(shape, axis, g) {
   }[axis];
 }
 
-/** The statistics' rows of a flat block: rows[s] lists cell indices of statistic s in order. */
+/** The statistics' rows of a flat array: rows[s] lists cell indices of statistic s in order. */
 function members(size, of, count) {
   const rows = Array.from({length: count}, () => []);
   for (let k = 0; k < size; k++) rows[of(k)].push(k);

@@ -3,7 +3,7 @@
 // check, computed in the page (axes-model.js).
 
 import * as am from "./axes-model.js";
-import {blockTable, computingView, figure} from "./view.js";
+import {matrixTable, computingView, figure} from "./view.js";
 
 const NAMES = {batch: "batch norm", layer: "layer norm", rms: "RMS norm",
   instance: "instance norm", group: "group norm"};
@@ -19,15 +19,15 @@ const ALONG = {
 };
 
 export function readout(state, f) {
-  const title = state.data === "block" ? "output" : "output, image 1, channel 1";
-  const rank = state.data === "block" ? 2 : 4;
+  const title = state.data === "rows" ? "output" : "output, image 1, channel 1";
+  const rank = state.data === "rows" ? 2 : 4;
   const shape = `(${f.statistics_shape.join(", ")}${f.statistics_shape.length === 1 ? "," : ""})`;
   const sums = f.centred
     ? "the input gradient sums to zero over each statistic's cells: largest sum " +
       figure("largest_sum", f.largest_sum, f.largest_sum.toExponential(1))
     : "no centring, so the input gradient need not sum to zero: largest sum " +
       figure("largest_sum", f.largest_sum, f.largest_sum.toFixed(4));
-  return blockTable(f.output, title, "output") + "<ul>" +
+  return matrixTable(f.output, title, "output") + "<ul>" +
     `<li>${NAMES[state.axis]}: statistics ${ALONG[`${rank},${state.axis}`]}</li>` +
     `<li>statistics' shape ${figure("statistics_shape", f.statistics_shape, shape)}, ` +
     `${figure("count", f.count, f.count)} values each</li>` +
@@ -43,7 +43,7 @@ function render({model, el}) {
     figures: (state) => am.figures(state, model.get("data")),
     kept: "The figures below are for the last choice that could be computed.",
     build(form) {
-      form.menu("data", "data", [["a block of 4 rows, 3 features", "block"],
+      form.menu("data", "data", [["an input of 4 rows, 3 features", "rows"],
         ["2 images, 4 channels, 3 x 3", "images"]]);
       form.menu("axis", "normaliser", Object.entries(NAMES).map(([k, v]) => [v, k]));
       form.box("groups", "groups", {size: "4"});

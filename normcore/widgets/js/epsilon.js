@@ -1,5 +1,5 @@
 // The preface's epsilon slider, one view for JupyterLab and the static site (anywidget): the
-// page standardises the preface's block itself (standardise.js, normcore's routine in
+// page standardises the preface's mini-batch itself (standardise.js, normcore's routine in
 // JavaScript) at the epsilon the slider picks, and shows what the last row's first entry becomes.
 
 import {standardise} from "./standardise.js";
@@ -11,11 +11,11 @@ export function epsilonAt(exponent) {
   return Number(`1e${exponent}`);
 }
 
-/** The figures on show for a state {exponent, block}: the batch layer's answer (scale 1,
+/** The figures on show for a state {exponent, x}: the batch layer's output (scale 1,
  * shift 0, training) for the last row's first entry, at epsilon = 1e<exponent>. */
 export function figures(state) {
-  const st = standardise(state.block, 0, epsilonAt(state.exponent));
-  return {entry: st.z[state.block.length - 1][0]};
+  const st = standardise(state.x, 0, epsilonAt(state.exponent));
+  return {entry: st.z[state.x.length - 1][0]};
 }
 
 /** Move the slider to a stop (the one action of this widget). */
@@ -50,14 +50,14 @@ function render({model, el}) {
   return follow(model, (token) => {
     const state = model.get("state");
     const f = figures(state);
-    const last = state.block[state.block.length - 1][0];
+    const last = state.x[state.x.length - 1][0];
     if (Number(slider.value) !== state.exponent) slider.value = String(state.exponent);
     slider.setAttribute("aria-valuetext", shown(state.exponent));
     value.textContent = shown(state.exponent);
     out.innerHTML = `ε = ${shown(state.exponent)}: the entry ${last} becomes ` +
       `<b data-key="entry" data-value="${f.entry}">${f.entry.toFixed(4)}</b>`;
     showWhere(where, model, token, f,
-      "Runs in this page: your browser standardises the block at each " +
+      "Runs in this page: your browser standardises the mini-batch at each " +
         "epsilon with normcore's arithmetic in JavaScript; no kernel is needed.");
   });
 }

@@ -74,11 +74,11 @@ export function readNumber(text, name, limit = Infinity) {
   return parsed.value;
 }
 
-/** The rows of numbers typed into a block box (as _input.parse_block); InputError otherwise. */
-export function readBlock(text, name, limit, maxRows, maxColumns) {
+/** The rows of numbers typed into a block box (as _input.parse_matrix); InputError otherwise. */
+export function readMatrix(text, name, limit, maxRows, maxColumns) {
   if (typeof text !== "string") throw new InputError(`${name} is not text`);
-  if (characters(text).length > G.BLOCK_LONGEST) {
-    throw new InputError(`${name} is longer than ${G.BLOCK_LONGEST} characters`);
+  if (characters(text).length > G.MATRIX_LONGEST) {
+    throw new InputError(`${name} is longer than ${G.MATRIX_LONGEST} characters`);
   }
   const rows = [];
   for (const line of text.split(ROW_BREAK)) {

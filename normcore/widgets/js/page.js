@@ -1,6 +1,6 @@
 // What every live widget's page does besides its own arithmetic (normcore/widgets/_page.py):
-// ask the kernel, if there is one, for normcore's answer, and say in one line where the widget
-// runs and, in JupyterLab, how far the kernel's answer is from the page's.
+// ask the kernel, if there is one, for normcore's figures, and say in one line where the widget
+// runs and, in JupyterLab, how far the kernel's figures are from the page's.
 
 /** The largest difference between two figure dictionaries (null if they differ in shape). */
 export function largestDifference(a, b) {
@@ -20,7 +20,7 @@ export function largestDifference(a, b) {
   return same ? largest : null;
 }
 
-/** A token for this view; setting it asks a kernel to answer every state (a static page has
+/** A token for this view; setting it asks a kernel to compute every state (a static page has
  * no kernel, and saving there does nothing). */
 export function ask(model) {
   const token = Math.random().toString(36).slice(2);
@@ -39,7 +39,7 @@ export function showWhere(where, model, token, figures, inPage = IN_PAGE) {
   const state = model.get("state");
   if (kernel.token === token && JSON.stringify(kernel.state) === JSON.stringify(state)) {
     const gap = largestDifference(figures, kernel.figures);
-    where.innerHTML = "Runs in this page and on the kernel: normcore's Python answer and the " +
+    where.innerHTML = "Runs in this page and on the kernel: normcore's Python figures and the " +
       "page's " + (gap === null ? "<b>differ</b>."
         : `differ by at most <b data-key="kernel-gap" data-value="${gap}">` +
           `${gap.toExponential(1)}</b>.`);

@@ -25,8 +25,8 @@ export function parseCell(text, i, j) {
 }
 
 // ------------------------------------------------------------------------- reading a state
-/** The rows switched on: the block the layer answers (possibly with no rows). */
-export function block(state) {
+/** The rows switched on: the input x the layer normalises (possibly with no rows). */
+export function inputRows(state) {
   return state.values.filter((_, i) => state.active[i]);
 }
 
@@ -45,19 +45,19 @@ function runningDivisor(state) {
 }
 
 /**
- * Every number the readout shows, under the keys figures() uses in Python: rows_on, answer
+ * Every number the readout shows, under the keys figures() uses in Python: rows_on, output
  * (null when no row is on), gap; batch_* and running_* for the batch layer; row_* otherwise.
  */
 export function figures(state) {
-  const x = block(state);
+  const x = inputRows(state);
   const out = {rows_on: state.active.flatMap((on, i) => (on ? [i] : []))};
-  if (x.length === 0) return {...out, answer: null, gap: null};
+  if (x.length === 0) return {...out, output: null, gap: null};
   if (state.kind === "batch") {
     const batch = standardise(x, 0, EPSILON);
     const used = state.mode === "train"
       ? batch
       : standardiseBy(x, [state.running_mean], [runningDivisor(state)], 0);
-    out.answer = affine(used.z, state.scale, state.shift);
+    out.output = affine(used.z, state.scale, state.shift);
     out.batch_mean = batch.mean[0];
     out.batch_variance = batch.variance[0];
     out.batch_divisor = batch.divisor[0];
@@ -67,13 +67,13 @@ export function figures(state) {
     out.running_divisor = runningDivisor(state);
   } else {
     const st = standardise(x, 1, EPSILON, state.kind === "layer");
-    out.answer = affine(st.z, state.scale, state.shift);
+    out.output = affine(st.z, state.scale, state.shift);
     if (st.mean !== null) out.row_mean = st.mean.map((m) => m[0]);
     out.row_variance = st.variance.map((v) => v[0]);
     out.row_divisor = st.divisor.map((s) => s[0]);
   }
   let gap = 0;
-  out.answer.forEach((row, i) => row.forEach((v, j) => {
+  out.output.forEach((row, i) => row.forEach((v, j) => {
     gap = Math.max(gap, Math.abs(v - x[i][j]));
   }));
   out.gap = gap;
@@ -123,7 +123,7 @@ export function setParameter(state, which, j, value) {
 
 /** Undo exactly: scale = the deviation, shift = the mean the batch layer standardises by. */
 export function undo(state) {
-  const x = block(state);
+  const x = inputRows(state);
   if (x.length === 0) return renewed(state, "undo-needs-rows");
   if (state.kind !== "batch") return renewed(state, "undo-not-batch");
   const next = renewed(state, `undo-${state.mode}`);
@@ -140,7 +140,7 @@ export function undo(state) {
 
 /** One real step with a zero gradient: the batch's mean and biased variance folded in. */
 export function step(state) {
-  const x = block(state);
+  const x = inputRows(state);
   if (x.length === 0) return renewed(state, "step-needs-rows");
   if (state.kind !== "batch") return renewed(state, "step-not-batch");
   const batch = standardise(x, 0, EPSILON);

@@ -1,7 +1,7 @@
 // Chapter 2's playground, the one view used in JupyterLab and on the static site (anywidget).
 //
 // The page computes every figure itself (playground-model.js, over standardise.js), so the
-// widget answers with no kernel. In JupyterLab the kernel also computes normcore's answer in
+// widget computes with no kernel. In JupyterLab the kernel also computes normcore's figures in
 // Python for each state the page sends; the page shows the largest difference between the two.
 
 import * as pm from "./playground-model.js";
@@ -19,9 +19,9 @@ const NOTES = {
     "along each row, and one scale and shift per feature cannot give every row back. " +
     "Nothing was changed.",
   "undo-train": "Undo exactly: each scale set to the batch's own divisor √(variance + ε) " +
-    "and each shift to its mean, so the answer is the block back.",
+    "and each shift to its mean, so the output is the input back.",
   "undo-eval": "Undo exactly: each scale set to the running divisor " +
-    "√(running variance + ε) and each shift to the running mean, so the answer is the block back.",
+    "√(running variance + ε) and each shift to the running mean, so the output is the input back.",
   "step-needs-rows": "Step needs at least one row switched on.",
   "step-not-batch": "Stepped with a zero gradient: nothing moved. Layer and RMS normalisation " +
     "keep no running statistics.",
@@ -29,7 +29,7 @@ const NOTES = {
     `with weight ${Number((1 - pm.MOMENTUM).toPrecision(12))} (momentum ${pm.MOMENTUM}); ` +
     "scale and shift unchanged.",
   "fresh": "A fresh layer: scale 1, shift 0, running mean 0, running variance 1.",
-  "size-limits": `The block holds 1 to ${pm.MAX_ROWS} rows and 1 to ${pm.MAX_FEATURES} features.`,
+  "size-limits": `The input holds 1 to ${pm.MAX_ROWS} rows and 1 to ${pm.MAX_FEATURES} features.`,
 };
 
 /** A number as the readout shows it: seven significant figures, no "-0". */
@@ -57,16 +57,16 @@ export function readout(state, f) {
   const names = {batch: "Batch", layer: "Layer", rms: "RMS"};
   const head = `<p class="nc-head"><b>${names[state.kind]} normalisation</b>, ${state.mode}, ` +
     `${f.rows_on.length} of ${state.texts.length} rows switched on, ε = ${pm.EPSILON.toExponential()}</p>`;
-  if (f.answer === null) {
+  if (f.output === null) {
     return head + "<p><b>No rows are switched on.</b> A normalising layer needs at least one " +
-      "row to answer; tick a row's box to bring it back.</p>";
+      "row to normalise; tick a row's box to bring it back.</p>";
   }
   const features = state.scale.map((_, j) => `feature ${j + 1}`);
-  const answer = table("answer", features, f.answer.map((row, r) =>
-    [`row ${f.rows_on[r] + 1}`, row.map((v, j) => [v, `answer:${r},${j}`])]));
-  const gap = `<p>largest gap between the answer and the block: ` +
+  const output = table("output", features, f.output.map((row, r) =>
+    [`row ${f.rows_on[r] + 1}`, row.map((v, j) => [v, `output:${r},${j}`])]));
+  const gap = `<p>largest gap between the output and the input: ` +
     `<b data-key="gap" data-value="${f.gap}">${Number(f.gap.toPrecision(3))}</b></p>`;
-  const parts = [head, answer, gap];
+  const parts = [head, output, gap];
   if (state.kind === "batch") {
     const batch = table("the batch's statistics (used while training)", features, [
       ["mean", "batch_mean"], ["variance (biased)", "batch_variance"],
@@ -90,7 +90,7 @@ export function readout(state, f) {
     parts.push(table("each row's statistics", columns.map(([label]) => label),
       f.rows_on.map((i, r) => [`row ${i + 1}`, columns.map(([, key]) => [f[key][r], `${key}:${r}`])])));
     parts.push("<p><i>Statistics run along each row, so training and evaluation mode give the same " +
-      "answer, and a row's answer does not depend on the other rows.</i></p>");
+      "output, and a row's output does not depend on the other rows.</i></p>");
   }
   return parts.join("");
 }
@@ -236,7 +236,7 @@ function render({model, el}) {
 
   model.on("change:state", update);
   model.on("change:kernel", update);
-  const token = ask(model);   // a kernel answers with its own figures; a static page cannot
+  const token = ask(model);   // a kernel replies with its own figures; a static page cannot
   update();
   return () => {
     model.off("change:state", update);

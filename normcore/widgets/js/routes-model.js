@@ -3,7 +3,7 @@
 // routes, the finite-difference oracle, the naive d / s) for the block and gradient chosen.
 
 import {affine, naiveBackward, standardise, standardiseBackward} from "./standardise.js";
-import {InputError, quoted, readBlock, readNumber, strip} from "./input.js";
+import {InputError, quoted, readMatrix, readNumber, strip} from "./input.js";
 import {CONFIG} from "./config.js";
 
 // Python's constants (routes_model, experiments/routes.py), written in by the bundler
@@ -11,7 +11,7 @@ export const MAX_ROWS = CONFIG.routes.MAX_ROWS;
 export const MAX_COLUMNS = CONFIG.routes.MAX_COLUMNS;
 const {LIMIT, EPSILON, SEED_HIGH, SIGN_FLOOR, WORKED} = CONFIG.routes;
 const STEP = CONFIG.routes.STEP;
-const {SOURCES, GRADS} = CONFIG.routes;   // the oracle's step, as compare_blocks takes it
+const {SOURCES, GRADS} = CONFIG.routes;   // the oracle's step, as compare_gradients takes it
 
 /** `count` numbers (k - low) / 100, k from a 32-bit linear congruential generator (as Python). */
 export function seeded(seed, count, low, high) {
@@ -39,13 +39,13 @@ function rowsOf(values, columns) {
   return out;
 }
 
-/** A block typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
- * one grammar of input.js, within this explorer's limits (as routes_model.parse_block). */
-export function parseBlock(text, name = "block") {
-  return readBlock(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS);
+/** A matrix typed as rows on lines (or split by ';'), numbers split by commas or spaces: the
+ * one grammar of input.js, within this explorer's limits (as routes_model.parse_matrix). */
+export function parseMatrix(text, name = "input x") {
+  return readMatrix(text, name, LIMIT, MAX_ROWS, MAX_COLUMNS);
 }
 
-export function block(state) {
+export function inputRows(state) {
   if (state.source === "worked") return WORKED.map((r) => r.slice());
   if (state.source === "random") {
     const rows = whole(state.rows, "rows", 1, MAX_ROWS);
@@ -53,7 +53,7 @@ export function block(state) {
     const seed = whole(state.seed, "seed", 0, SEED_HIGH);
     return rowsOf(seeded(seed, rows * columns, 500, 1000), columns);
   }
-  return parseBlock(state.typed);
+  return parseMatrix(state.typed);
 }
 
 export function arriving(state, rows, columns) {
@@ -62,9 +62,9 @@ export function arriving(state, rows, columns) {
   if (state.grad === "random") {
     return rowsOf(seeded(whole(state.seed, "seed", 0, SEED_HIGH) + 1, rows * columns, 100, 100), columns);
   }
-  const grad = parseBlock(state.typed_grad, "grad");
+  const grad = parseMatrix(state.typed_grad, "grad");
   if (grad.length !== rows || grad[0].length !== columns) {
-    throw new InputError(`gradient: expected the block's shape ${rows} x ${columns}, ` +
+    throw new InputError(`gradient: expected the shape of x, ${rows} x ${columns}, ` +
       `got ${grad.length} x ${grad[0].length}`);
   }
   return grad;
@@ -98,7 +98,7 @@ export function figures(state) {
     throw new InputError(`state: source ${quoted(state.source)} or gradient ` +
       `${quoted(state.grad)} is not offered`);
   }
-  const x = block(state);
+  const x = inputRows(state);
   const d = arriving(state, x.length, x[0].length);
   const st = standardise(x, 0, EPSILON);
   const truth = standardiseBackward(st, d);

@@ -3,11 +3,11 @@
 // and the naive one, computed in the page (routes-model.js).
 
 import * as rm from "./routes-model.js";
-import {blockTable, computingView, figure} from "./view.js";
+import {matrixTable, computingView, figure} from "./view.js";
 
 /** A block's table, in a box of its own. */
 function table(values, title, key) {
-  return `<div class="nc-block">${blockTable(values, title, key)}</div>`;
+  return `<div class="nc-matrix">${matrixTable(values, title, key)}</div>`;
 }
 
 function sums(values, key) {
@@ -22,9 +22,9 @@ export function readout(state, f) {
     table(f.oracle, "oracle (finite difference)", "oracle") +
     table(f.naive, "naive d / s", "naive") +
     "<ul>" +
-    "<li>collected block's largest gap to the oracle: " +
+    "<li>collected gradient's largest gap to the oracle: " +
     `${figure("true_gap", f.true_gap, f.true_gap.toExponential(2))} (the oracle's own rounding)` +
-    "</li><li>naive block's largest error: " +
+    "</li><li>naive gradient's largest error: " +
     `${figure("naive_error", f.naive_error, f.naive_error.toFixed(4))} (largest true gradient ` +
     `${figure("largest_true", f.largest_true, f.largest_true.toFixed(4))})</li>` +
     `<li>naive cells with the wrong sign: ${figure("wrong_sign", f.wrong_sign, f.wrong_sign)} ` +
@@ -37,15 +37,15 @@ function render({model, el}) {
   return computingView({
     model, el, classes: "nc-routes normcore-routes", readout,
     figures: rm.figures,
-    kept: "The figures below are for the last block that could be used.",
+    kept: "The figures below are for the last input x that could be used.",
     build(form) {
-      form.menu("source", "block", [["the worked four", "worked"],
-        ["a random block", "random"], ["my own block", "typed"]]);
+      form.menu("source", "input x", [["the worked four", "worked"],
+        ["a random input", "random"], ["my own input", "typed"]]);
       form.box("rows", "rows");
       form.box("columns", "columns");
       form.box("seed", "seed");
-      form.box("typed", "my block", {rows: 4});
-      form.menu("grad", "arriving", [["1, 2, 3, ... across the block", "counting"],
+      form.box("typed", "my input x", {rows: 4});
+      form.menu("grad", "upstream gradient", [["1, 2, 3, ... across the input", "counting"],
         ["all ones", "ones"], ["random (seeded)", "random"], ["my own gradient", "typed"]]);
       form.box("typed_grad", "my gradient", {rows: 4});
       form.hint("Type, then press Enter (or click elsewhere in a box of several lines): the " +

@@ -13,7 +13,7 @@ export function readout(f) {
   ];
   if (f.shift_gap !== null) {
     // a rounding-level gap: Python sends the power of ten at or above it (normcore.book.bound)
-    lines.push(`largest gap between the block's mean and the layer's shift: at most ` +
+    lines.push(`largest gap between the activations' mean and the layer's shift: at most ` +
       `${item("shift_gap")}`);
   }
   return `<p>${lines.join("<br>")}</p>`;

@@ -46,7 +46,7 @@ function meanAlong(x, axis) {
 /**
  * Standardise `x` by its own statistics along `axis` (biased variance, epsilon under the root).
  * The caller has checked `x` (finite numbers, at least one row) and `eps` (> 0).
- * Returns {z, mean, variance, deviation, axis, count, fromBlock: true}.
+ * Returns {z, mean, variance, deviation, axis, count, fromInput: true}.
  */
 export function standardise(x, axis, eps, centre = true) {
   let mean = null;
@@ -64,7 +64,7 @@ export function standardise(x, axis, eps, centre = true) {
     divisor,
     axis,
     count: countAlong(x, axis),
-    fromBlock: true,
+    fromInput: true,
   };
 }
 
@@ -78,7 +78,7 @@ export function standardiseBy(x, mean, divisor, axis) {
     divisor,
     axis,
     count: countAlong(x, axis),
-    fromBlock: false,
+    fromInput: false,
   };
 }
 
@@ -88,7 +88,7 @@ export function standardiseBy(x, mean, divisor, axis) {
  * Statistics handed in are constants: then it is d / s.
  */
 export function standardiseBackward(st, d) {
-  if (!st.fromBlock) return map(d, (v, i, j) => v / at(st.divisor, i, j));
+  if (!st.fromInput) return map(d, (v, i, j) => v / at(st.divisor, i, j));
   const n = st.count;
   const sumDz = sumAlong(map(d, (v, i, j) => v * st.z[i][j]), st.axis);
   let total = map(d, (v, i, j) => n * v - st.z[i][j] * at(sumDz, i, j));

@@ -13,7 +13,7 @@ export function figure(key, value, text) {
 
 /** A block as a table captioned `title`: rows and units numbered, each cell keyed `key:i,j`
  * with its full value and shown to `decimals`. */
-export function blockTable(values, title, key, decimals = 4) {
+export function matrixTable(values, title, key, decimals = 4) {
   const head = values[0].map((_, j) => `<th scope="col">unit ${j + 1}</th>`).join("");
   const body = values.map((row, i) => `<tr><th scope="row">row ${i + 1}</th>` +
     row.map((v, j) => `<td data-key="${key}:${i},${j}" data-value="${v}">` +
