@@ -12,9 +12,10 @@ process, one fresh namespace per chapter, in ``book/`` as the executor does:
     book's data (one that sets ``__fixed_seeds__ = True``: the crowd's generator, the subscriber
     table's) are left alone, so the data stay what the page describes. A hidden assert about the
     method that fails now was true only of the printed seeds. A cell tagged ``published-run``
-    compares the book's run with a table printed elsewhere (the reference program's), which only
-    the printed seeds can reproduce: it still runs, but its failure under a shift is listed as
-    expected and does not count.
+    compares the book's run with a table printed elsewhere (the reference program's), or asserts
+    what the page says about its own printed case (the claims suite holding the general
+    statement); only the printed seeds can reproduce either: it still runs, but its failure under
+    a shift is listed as expected and does not count.
 
 ``--visible`` (the learner's check)
     Only the cells a reader sees (every cell not tagged ``remove-cell``) run, in order, as a

@@ -188,3 +188,27 @@ def test_the_turning_factor_leaves_one_by_the_end_of_the_comparison_run():
         resampled=("initial seeds",),
     )
     assert held >= n - 2
+
+
+def test_shortcut_radial_error_points_either_way():
+    """Exercise 4's discussion: 'other draws of the case can differ, down to the radial error's
+    sign (then the step lengthens v)'. With the third neuron set to length 0.5 on fresh draws,
+    its radial error points outward on some and inward on others, and wherever it points
+    outward a shortcut step at rate 0.1 lengthens v."""
+    outward = 0
+    for seed in SEEDS:
+        case = weightnorm.make_case([1.0, 2.5, 0.5], seed=seed)
+        radial = weightnorm.shortcut_split(case).radial[2]
+        v0 = np.linalg.norm(case.weightnorm.direction[:, 2])
+        after = weightnorm.direction_lengths_after(case, 0.1, project=False)[2]
+        assert after > v0 or radial > 0, seed  # pointing outward, the step lengthens v
+        outward += int(radial < 0)
+    record(
+        "ch05",
+        "shortcut_radial_lengthens_some",
+        held=outward,
+        of=len(SEEDS),
+        setting=f"cases from fresh seeds {SEEDS[0]}-{SEEDS[-1]}, third length 0.5, rate 0.1",
+        resampled=("initial seeds",),
+    )
+    assert 3 <= outward <= len(SEEDS) - 3  # both ways, each on a few draws at least
