@@ -1,6 +1,6 @@
 """Pre-LN against post-LN: the gradient each block's weights receive at initialisation.
 
-A small residual stack in the transformer's shape, without attention: `BLOCKS` blocks, each a
+A small residual network in the transformer's shape, without attention: `BLOCKS` blocks, each a
 two-layer feed-forward sublayer F (dense WIDTH -> 2 WIDTH, ReLU, dense 2 WIDTH -> WIDTH) on every
 token (row). The two variants (Xiong et al. 2020):
 
@@ -12,7 +12,7 @@ token (row). The two variants (Xiong et al. 2020):
               normaliser-free control (`NORM_FREE`)
 
 The loss is half the mean squared distance between a fixed random read-out of the last block's
-output and random targets. Seeds stack along the leading axis.
+output and random targets. Each seed is one run along the leading axis.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Profile:
 
 @dataclass(frozen=True, eq=False)
 class _Squashed:
-    """DyT's forward answer: its output and the layer (for the backward pass)."""
+    """DyT's forward response: its output and the layer (for the backward pass)."""
 
     output: np.ndarray
     layer: DyT
@@ -92,9 +92,9 @@ def _norm(stack: int, variant: str):
 
 
 def _draw(seeds, blocks: int) -> tuple[np.ndarray, ...]:
-    """Per seed from ``default_rng(seed)``: every block's two weight blocks, the tokens, the
-    read-out and the targets, stacked: (S, blocks, WIDTH, 2 WIDTH), (S, blocks, 2 WIDTH, WIDTH),
-    (S, TOKENS, WIDTH), (S, WIDTH, 1), (S, TOKENS, 1)."""
+    """Per seed from ``default_rng(seed)``: every block's two weight matrices, the tokens,
+    the read-out and the targets, one run per seed along the leading axis: (S, blocks, WIDTH,
+    2 WIDTH), (S, blocks, 2 WIDTH, WIDTH), (S, TOKENS, WIDTH), (S, WIDTH, 1), (S, TOKENS, 1)."""
     firsts, seconds, xs, readouts, targets = [], [], [], [], []
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -114,7 +114,7 @@ def _check(variant: str, blocks: int) -> None:
 
 
 def gradient_profile(variant: str, seeds=SEEDS, blocks: int = BLOCKS) -> Profile:
-    """Build the stack from each seed (same weights, inputs and targets for every variant),
+    """Build the network from each seed (same weights, inputs and targets for every variant),
     run one forward and backward pass, and measure every block's weight gradient."""
     _check(variant, blocks)
     return _profile(variant, _draw(seeds, blocks), blocks)
@@ -173,7 +173,7 @@ def _profile(variant: str, drawn: tuple[np.ndarray, ...], blocks: int) -> Profil
 
 def depth_profiles(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Profile]:
     """`gradient_profile` at each depth in `depths`, every depth on the same draw (that of the
-    deepest stack), so that a shallower stack is the deeper one's first blocks, with the same
+    deepest network), so that a shallower network is the deeper one's first blocks, with the same
     tokens, read-out and targets."""
     for L in depths:
         _check(variant, L)
@@ -183,7 +183,7 @@ def depth_profiles(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Pro
 
 def depth_sweep(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> np.ndarray:
     """(len(depths), len(seeds)): the length of the LAST block's first weight gradient at
-    initialisation, for stacks of each depth (`depth_profiles`). Xiong et al. 2020's Theorem 1
+    initialisation, for networks of each depth (`depth_profiles`). Xiong et al. 2020's Theorem 1
     bounds it by O(d sqrt(ln d / L)) under pre-LN and by a bound that does not fall with L under
     post-LN."""
     return np.array([p.norm[:, -1] for p in depth_profiles(variant, depths, seeds)])
@@ -231,7 +231,7 @@ FITS = 0.1
 
 
 def deepnorm_constants(blocks: int) -> tuple[float, float]:
-    """DeepNorm's (alpha, beta) for a stack of `blocks` residual blocks: alpha = (2L)^(1/4) scales
+    """DeepNorm's (alpha, beta) for a network of `blocks` residual blocks: alpha = (2L)^(1/4) scales
     the residual path, beta = (8L)^(-1/4) the sublayer's starting weights."""
     return (2.0 * blocks) ** 0.25, (8.0 * blocks) ** -0.25
 
@@ -309,10 +309,10 @@ def train(
     warmup=0,
     steps: int = TRAIN_STEPS,
 ) -> Training:
-    """Train every dense weight of the stack with Adam (`ADAM`), full batch, to fit each seed's
+    """Train every dense weight of the network with Adam (`ADAM`), full batch, to fit each seed's
     random targets through its fixed read-out (`_draw`; the normalisers' scale and shift stay 1
     and 0). `rate` and `warmup` may be one number or one per seed (runs with different settings
-    stacked along the seed axis): the learning rate rises linearly from rate/warmup to `rate`
+    side by side along the seed axis): the learning rate rises linearly from rate/warmup to `rate`
     over the first `warmup` steps, then stays. A run whose loss stops being finite keeps the
     infinite loss from then on."""
     if variant not in TRAINED:
