@@ -134,3 +134,41 @@ def test_bf16_emulation_rounds_as_torch_does() -> None:
     mine = rmscost.to_bf16(x)
     theirs = torch.from_numpy(x).to(torch.bfloat16).float().numpy()
     np.testing.assert_array_equal(mine, theirs)
+
+
+@pytest.mark.parametrize("variant", prepost.TRAINED)
+def test_trained_stacks_backward_is_the_oracle_s(variant) -> None:
+    """`train`'s pass (post-LN, pre-LN, DeepNorm's up-weighted residual, Peri-LN's output
+    normaliser): every weight gradient of a two-block stack against a central difference along
+    a random direction (the directional derivative is the gradient's inner product with it)."""
+    blocks, h = 2, 1e-5
+    firsts, seconds, x, readout, targets = prepost._draw((5,), blocks)
+    alpha = prepost.deepnorm_constants(blocks)[0] if variant == "deepnorm" else 1.0
+    weights = [firsts[:, b] for b in range(blocks)] + [seconds[:, b] for b in range(blocks)]
+
+    def loss(ws):
+        return float(
+            prepost._step_pass(variant, ws[:blocks], ws[blocks:], x, readout, targets, alpha)[0][0]
+        )
+
+    _, gf, gs, _, _ = prepost._step_pass(
+        variant, weights[:blocks], weights[blocks:], x, readout, targets, alpha
+    )
+    rng = np.random.default_rng(7)
+    for i, grad in enumerate(gf + gs):
+        d = rng.normal(size=weights[i].shape)
+        up, down = list(weights), list(weights)
+        up[i], down[i] = weights[i] + h * d, weights[i] - h * d
+        oracle = (loss(up) - loss(down)) / (2 * h)
+        assert abs(oracle - float(np.sum(grad * d))) < 1e-6 * max(1.0, abs(oracle))
+        assert abs(oracle) > 1e-4
+
+
+def test_deepnorm_constants_and_training_runs() -> None:
+    # Wang et al.'s encoder-only constants: alpha = (2N)^(1/4), beta = (8N)^(-1/4)
+    alpha, beta = prepost.deepnorm_constants(12)
+    assert np.isclose(alpha**4, 24) and np.isclose(beta**-4, 96)
+    r = prepost.train("peri-LN", seeds=(0, 1), blocks=2, rate=[1e-3, 1e-2], warmup=[0, 5], steps=3)
+    assert r.loss.shape == r.stream.shape == (4, 2) and np.all(np.isfinite(r.loss))
+    with pytest.raises(SettingError):
+        prepost.train("pre-DyT", seeds=(0,), steps=1)

@@ -4,13 +4,14 @@ One head of self-attention over TOKENS tokens of width WIDTH: queries q = x Wq a
 (one row per token), logits z_ij = q_i . k_j / sqrt(WIDTH), attention weights softmax_j(z_ij).
 Training tends to lengthen Wq and Wk (Dehghani et al. 2023 saw the logits of a large vision
 transformer grow until the attention weights were nearly one-hot). `logits` imposes the growth,
-as a factor c on both weight blocks (c^2 on every logit); `trained` lets gradient descent do it,
+as a factor c on both weight matrices (c^2 on every logit); `trained` lets gradient descent do it,
 on a task that rewards sharp attention (each token to attend to one token, chosen at random,
 scored by the cross-entropy of its attention weights). With QK-norm every query and every key is
 put through a layer normaliser (no learned scale here) before the product, as in Dehghani et
 al., so the weights' length cancels: the logits cannot pass sqrt(WIDTH) however the weights
 grow, and the weights, scale-invariant behind the normaliser, receive gradients at right angles to
-themselves. Seeds stack along the leading axis, every draw from ``np.random.default_rng(seed)``.
+themselves. Each seed is one run along the leading axis, every draw from
+``np.random.default_rng(seed)``.
 """
 
 from __future__ import annotations
@@ -110,11 +111,12 @@ def targets(seeds=SEEDS) -> np.ndarray:
 def loss_and_grads(
     x: np.ndarray, wq: np.ndarray, wk: np.ndarray, y: np.ndarray, qk_norm: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """For stacked tokens x (S, T, d), weights wq, wk (S, d, d) and one-hot targets y (S, T, T):
-    per seed the largest |logit| and the mean cross-entropy of a token's attention weights, and
-    the gradients of that loss for wq and wk, written out: dz = (p - y) / T, dq = dz k / sqrt(d),
-    dk = dz^T q / sqrt(d), through the normaliser's own backward pass with QK-norm (a layer
-    normaliser whose scale and shift stay at 1 and 0), then dW = x^T d(pre-activation)."""
+    """For tokens x (S, T, d) (one run per seed along the leading axis), weights wq, wk
+    (S, d, d) and one-hot targets y (S, T, T): per seed the largest |logit| and the mean
+    cross-entropy of a token's attention weights, and the gradients of that loss for wq and wk,
+    written out: dz = (p - y) / T, dq = dz k / sqrt(d), dk = dz^T q / sqrt(d), through the
+    normaliser's own backward pass with QK-norm (a layer normaliser whose scale and shift stay
+    at 1 and 0), then dW = x^T d(pre-activation)."""
     s, t, d = x.shape
     q, k = x @ wq, x @ wk
     if qk_norm:

@@ -1,6 +1,6 @@
 """Pre-LN against post-LN: the gradient each block's weights receive at initialisation.
 
-A small residual stack in the transformer's shape, without attention: `BLOCKS` blocks, each a
+A small residual network in the transformer's shape, without attention: `BLOCKS` blocks, each a
 two-layer feed-forward sublayer F (dense WIDTH -> 2 WIDTH, ReLU, dense 2 WIDTH -> WIDTH) on every
 token (row). The two variants (Xiong et al. 2020):
 
@@ -12,7 +12,7 @@ token (row). The two variants (Xiong et al. 2020):
               normaliser-free control (`NORM_FREE`)
 
 The loss is half the mean squared distance between a fixed random read-out of the last block's
-output and random targets. Seeds stack along the leading axis.
+output and random targets. Each seed is one run along the leading axis.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class Profile:
 
 @dataclass(frozen=True, eq=False)
 class _Squashed:
-    """DyT's forward answer: its output and the layer (for the backward pass)."""
+    """DyT's forward response: its output and the layer (for the backward pass)."""
 
     output: np.ndarray
     layer: DyT
@@ -92,9 +92,9 @@ def _norm(stack: int, variant: str):
 
 
 def _draw(seeds, blocks: int) -> tuple[np.ndarray, ...]:
-    """Per seed from ``default_rng(seed)``: every block's two weight blocks, the tokens, the
-    read-out and the targets, stacked: (S, blocks, WIDTH, 2 WIDTH), (S, blocks, 2 WIDTH, WIDTH),
-    (S, TOKENS, WIDTH), (S, WIDTH, 1), (S, TOKENS, 1)."""
+    """Per seed from ``default_rng(seed)``: every block's two weight matrices, the tokens,
+    the read-out and the targets, one run per seed along the leading axis: (S, blocks, WIDTH,
+    2 WIDTH), (S, blocks, 2 WIDTH, WIDTH), (S, TOKENS, WIDTH), (S, WIDTH, 1), (S, TOKENS, 1)."""
     firsts, seconds, xs, readouts, targets = [], [], [], [], []
     for seed in seeds:
         rng = np.random.default_rng(seed)
@@ -114,7 +114,7 @@ def _check(variant: str, blocks: int) -> None:
 
 
 def gradient_profile(variant: str, seeds=SEEDS, blocks: int = BLOCKS) -> Profile:
-    """Build the stack from each seed (same weights, inputs and targets for every variant),
+    """Build the network from each seed (same weights, inputs and targets for every variant),
     run one forward and backward pass, and measure every block's weight gradient."""
     _check(variant, blocks)
     return _profile(variant, _draw(seeds, blocks), blocks)
@@ -173,7 +173,7 @@ def _profile(variant: str, drawn: tuple[np.ndarray, ...], blocks: int) -> Profil
 
 def depth_profiles(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Profile]:
     """`gradient_profile` at each depth in `depths`, every depth on the same draw (that of the
-    deepest stack), so that a shallower stack is the deeper one's first blocks, with the same
+    deepest network), so that a shallower network is the deeper one's first blocks, with the same
     tokens, read-out and targets."""
     for L in depths:
         _check(variant, L)
@@ -183,7 +183,7 @@ def depth_profiles(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> list[Pro
 
 def depth_sweep(variant: str, depths=(4, 8, 16, 32), seeds=SEEDS) -> np.ndarray:
     """(len(depths), len(seeds)): the length of the LAST block's first weight gradient at
-    initialisation, for stacks of each depth (`depth_profiles`). Xiong et al. 2020's Theorem 1
+    initialisation, for networks of each depth (`depth_profiles`). Xiong et al. 2020's Theorem 1
     bounds it by O(d sqrt(ln d / L)) under pre-LN and by a bound that does not fall with L under
     post-LN."""
     return np.array([p.norm[:, -1] for p in depth_profiles(variant, depths, seeds)])
@@ -209,3 +209,151 @@ def loss(variant: str, seeds=SEEDS, blocks: int = BLOCKS, first_weights=None) ->
         x = norms[blocks].forward(x).output
     error = x @ readout - targets
     return 0.5 * (error**2).sum(axis=(1, 2)) / TOKENS
+
+
+# --- Training the stacks: warm-up, DeepNorm and the output-normalised placements -------------
+
+#: placements beyond `VARIANTS` that only `train` builds (each with layer norm, scale 1, shift 0)
+#:   deepnorm: x <- LN(alpha x + F(x)), alpha = (2L)^(1/4), both dense layers of F scaled by
+#:             beta = (8L)^(-1/4) at the start (Wang et al. 2022, the encoder-only constants of
+#:             their released code, torchscale's `deepnorm` option)
+#:   peri-LN:  x <- x + LN(F(LN(x))), one LN at the end (Kim et al. 2025; Gemma 2 and 3)
+TRAINED = VARIANTS[:2] + ("deepnorm", "peri-LN")
+#: Adam's constants (Vaswani et al. 2017's beta_2 = 0.98, as Xiong et al. trained)
+ADAM = (0.9, 0.98, 1e-8)
+#: the trained comparison's setting (tests/claims/test_ch09.py): Adam at TRAIN_RATE for
+#: TRAIN_STEPS full-batch steps, with a linear warm-up over WARMUP steps where one is used
+TRAIN_RATE = 1e-2
+TRAIN_STEPS = 120
+WARMUP = 50
+#: a run "fits" when its last loss is below this fraction of its first
+FITS = 0.1
+
+
+def deepnorm_constants(blocks: int) -> tuple[float, float]:
+    """DeepNorm's (alpha, beta) for a network of `blocks` residual blocks: alpha = (2L)^(1/4) scales
+    the residual path, beta = (8L)^(-1/4) the sublayer's starting weights."""
+    return (2.0 * blocks) ** 0.25, (8.0 * blocks) ** -0.25
+
+
+@dataclass(frozen=True, eq=False)
+class Training:
+    """`loss` (steps + 1, S): the loss before each step and after the last; `stream` (steps + 1,
+    S): the residual stream's mean squared size per feature after the last block, before the
+    final normaliser (post-LN and DeepNorm: after the last block's LN); `largest` (steps + 1, S)
+    the largest squared entry of that stream over the tokens, divided by the width's mean square
+    (how far one feature stands out)."""
+
+    variant: str
+    loss: np.ndarray
+    stream: np.ndarray
+    largest: np.ndarray
+
+
+def _step_pass(variant, firsts, seconds, x, readout, targets, alpha):
+    """One forward and backward pass through the layers' own arithmetic: the loss (S,), the two
+    weight gradients per block (lists), and the stream's size after the last block."""
+    s, blocks = len(x), len(firsts)
+    first = [Dense(weights=w) for w in firsts]
+    second = [Dense(weights=w) for w in seconds]
+    norms = [LayerNorm.create(WIDTH, stack=(s,)) for _ in range(2 * blocks + 1)]
+    relu = ReLU()
+    tape = []
+    for b in range(blocks):
+        if variant in ("post-LN", "deepnorm"):
+            r1 = first[b].forward(x)
+            r2 = relu.forward(r1.output)
+            r3 = second[b].forward(r2.output)
+            rn = norms[b].forward(alpha * x + r3.output)
+            tape.append((rn, r3, r2, r1, None))
+            x = rn.output
+        else:
+            rn = norms[b].forward(x)
+            r1 = first[b].forward(rn.output)
+            r2 = relu.forward(r1.output)
+            r3 = second[b].forward(r2.output)
+            ro = norms[blocks + 1 + b].forward(r3.output) if variant == "peri-LN" else None
+            tape.append((rn, r3, r2, r1, ro))
+            x = x + (ro.output if ro is not None else r3.output)
+    stream = (x**2).mean(axis=(1, 2))
+    largest = (x**2).max(axis=(1, 2)) / stream
+    final = norms[blocks].forward(x) if variant in ("pre-LN", "peri-LN") else None
+    out = final.output if final is not None else x
+    error = out @ readout - targets
+    loss = 0.5 * (error**2).sum(axis=(1, 2)) / TOKENS
+    d = (error @ np.swapaxes(readout, -1, -2)) / TOKENS
+    if final is not None:
+        d = final.layer.backward(final, d).grad_input
+    g_first, g_second = [None] * blocks, [None] * blocks
+    for b in reversed(range(blocks)):
+        rn, r3, r2, r1, ro = tape[b]
+        if variant in ("post-LN", "deepnorm"):
+            d_sum = rn.layer.backward(rn, d).grad_input
+            g3 = r3.layer.backward(r3, d_sum)
+            g1 = r1.layer.backward(r1, relu.backward(r2, g3.grad_input).grad_input)
+            d = alpha * d_sum + g1.grad_input
+        else:
+            d_out = ro.layer.backward(ro, d).grad_input if ro is not None else d
+            g3 = r3.layer.backward(r3, d_out)
+            g1 = r1.layer.backward(r1, relu.backward(r2, g3.grad_input).grad_input)
+            d = d + rn.layer.backward(rn, g1.grad_input).grad_input
+        g_first[b], g_second[b] = g1.grads["weights"], g3.grads["weights"]
+    return loss, g_first, g_second, stream, largest
+
+
+def train(
+    variant: str,
+    seeds=SEEDS,
+    blocks: int = BLOCKS,
+    rate=TRAIN_RATE,
+    warmup=0,
+    steps: int = TRAIN_STEPS,
+) -> Training:
+    """Train every dense weight of the network with Adam (`ADAM`), full batch, to fit each seed's
+    random targets through its fixed read-out (`_draw`; the normalisers' scale and shift stay 1
+    and 0). `rate` and `warmup` may be one number or one per seed (runs with different settings
+    side by side along the seed axis): the learning rate rises linearly from rate/warmup to `rate`
+    over the first `warmup` steps, then stays. A run whose loss stops being finite keeps the
+    infinite loss from then on."""
+    if variant not in TRAINED:
+        raise SettingError(f"variant: expected one of {TRAINED}, got {variant!r}")
+    _check("pre-LN", blocks)
+    firsts, seconds, x, readout, targets = _draw(seeds, blocks)
+    s = len(x)
+    alpha = 1.0
+    if variant == "deepnorm":
+        alpha, beta = deepnorm_constants(blocks)
+        firsts, seconds = beta * firsts, beta * seconds
+    rate = np.broadcast_to(np.asarray(rate, dtype=float), (s,))
+    warmup = np.broadcast_to(np.asarray(warmup, dtype=float), (s,))
+    params = [firsts[:, b] for b in range(blocks)] + [seconds[:, b] for b in range(blocks)]
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    b1, b2, eps = ADAM
+    losses, streams, largests = [], [], []
+    alive = np.ones(s, dtype=bool)
+    for t in range(steps + 1):
+        with np.errstate(all="ignore"):
+            loss, gf, gs, stream, largest = _step_pass(
+                variant, params[:blocks], params[blocks:], x, readout, targets, alpha
+            )
+        alive &= np.isfinite(loss) & (loss < 1e6)
+        losses.append(np.where(alive, loss, np.inf))
+        streams.append(np.where(alive, stream, np.inf))
+        largests.append(np.where(alive, largest, np.inf))
+        if t == steps:
+            break
+        lr = rate * np.minimum(1.0, (t + 1) / np.maximum(warmup, 1.0))
+        lr = np.where(alive, lr, 0.0)[:, None, None]
+        for i, g in enumerate(gf + gs):
+            g = np.where(alive[:, None, None], g, 0.0)
+            m[i] = b1 * m[i] + (1 - b1) * g
+            v[i] = b2 * v[i] + (1 - b2) * g**2
+            hat = (m[i] / (1 - b1 ** (t + 1))) / (np.sqrt(v[i] / (1 - b2 ** (t + 1))) + eps)
+            params[i] = params[i] - lr * hat
+    return Training(
+        variant=variant,
+        loss=np.array(losses),
+        stream=np.array(streams),
+        largest=np.array(largests),
+    )

@@ -1,5 +1,5 @@
-"""Why batch statistics fail for sequences: a sentence's answer depends on its batch-mates and on
-the padding, while layer normalisation answers each token alone.
+"""Why batch statistics fail for sequences: a sentence's outputs depend on its batch-mates and on
+the padding, while layer normalisation normalises each token alone.
 
 Three "sentences" of tokens, each token a row of WIDTH numbers drawn from ``default_rng(SEED)``:
 a short one (SHORT tokens) and two long ones (LONG tokens). The two long ones are built to differ:
@@ -106,7 +106,7 @@ class CausalLeak:
 
 
 def causal_leak(seed: int = SEED) -> CausalLeak:
-    """The first token's answer when only the last token changes, both normalisers; and the
+    """The first token's output when only the last token changes, both normalisers; and the
     partner effect with two partners drawn alike."""
     short, first, _ = sentences(seed)
     block = np.vstack([short, first])
