@@ -1,6 +1,7 @@
-"""Layers one after another, as one layer: `Sequential`; the two parameter-free layers a
-network's layers need between them (`Flatten`, and `Residual`, a block with a skip connection);
-and the one step of a network's layers by their gradients (`stepped`, `leaves`)."""
+"""Layers one after another, as one layer: `Sequential`; two layers a network needs among its
+others (`Flatten`, which learns nothing, and `Residual`, a residual block: its input plus its
+branch's output); and what a network reads off its `Sequential` (`leaves`: the innermost
+layers' responses or gradients) and the one step of its named layers (`stepped`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from .mode import EVAL, check_mode
 from .responses import (
     Gradient,
     Response,
-    answered,
     check_grad_output,
     check_gradient,
     check_response,
@@ -148,7 +148,7 @@ class Flatten(Remade):
         """The upstream gradient in the input's shape (a reshape: nothing is computed)."""
         response = check_response(self, response)
         d = check_grad_output(response, grad_output)
-        return answered(Gradient(grad_input=d.reshape(response.cache), layer=self))
+        return Gradient(grad_input=d.reshape(response.cache), layer=self)
 
     def step(self, gradient: Gradient, rate: float) -> Flatten:
         """Nothing to learn: the same layer back (after checking the gradient is its own)."""

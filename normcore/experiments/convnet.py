@@ -205,8 +205,8 @@ class ConvNet:
     """The stacked network: two convolutions, their normalisers (None for 'none'), the output
     layer, the version and the per-device batch its batch layers read."""
 
-    convs: tuple[Conv2d, Conv2d]
-    norms: tuple[Any, Any]
+    convs: tuple[Conv2d, ...]
+    norms: tuple[Any, ...]
     output: Dense
     version: str
     per_device: int = BATCH

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from ..activations import ReLU
 from ..conv import Conv2d, StandardisedConv2d
 from ..dense import Dense
 from ..errors import SettingError
@@ -66,20 +65,10 @@ def _norm(version: str, stack: int, per_device: int, side: int) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class ResNet:
+class ResNet(cn.ConvNet):
     """The stacked residual network: `convs` (two stem convolutions, then two a block), `norms`
-    aligned with them (None without a normaliser), the output layer and the setting."""
-
-    convs: tuple[Any, ...]
-    norms: tuple[Any, ...]
-    output: Dense
-    version: str
-    per_device: int = BATCH
-    relu: ReLU = dataclasses.field(default_factory=ReLU)
-
-    @property
-    def size(self) -> int:
-        return int(self.output.weights.shape[0])
+    aligned with them (None without a normaliser), the output layer and the setting (the
+    fields of `convnet.ConvNet`)."""
 
     @property
     def blocks(self) -> int:
