@@ -147,17 +147,16 @@ class BatchNorm(Normaliser):
     ) -> BatchNorm:
         """A fresh layer: scale 1, shift 0, running mean 0, running variance 1, each of shape
         (*stack, features)."""
+        return cls._fresh(features, stack, eps=eps, momentum=momentum, affine=affine, tracks=tracks)
+
+    @classmethod
+    def _fresh(cls, features: int, stack: tuple[int, ...], **settings: Any) -> Any:
+        """A layer of this class with scale 1 and shift 0 of shape (*stack, features), its
+        running statistics at their start, and `settings` (the `create` of each class)."""
         shape = check_size(
             (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
         )
-        return cls(
-            scale=np.ones(shape),
-            shift=np.zeros(shape),
-            eps=eps,
-            affine=affine,
-            momentum=momentum,
-            tracks=tracks,
-        )
+        return cls(scale=np.ones(shape), shift=np.zeros(shape), **settings)
 
     @property
     def features(self) -> int:
@@ -274,18 +273,8 @@ class GhostBatchNorm(BatchNorm):
         """A fresh layer reading its training statistics over groups of `group_rows` rows: scale
         1, shift 0, running mean 0, running variance 1, each of shape (*stack, features)."""
         group_rows = whole_number(group_rows, "group_rows", SettingError)
-        shape = check_size(
-            (*whole_numbers(stack, "stack"), whole_number(features, "features")), "scale"
-        )
-        return cls(
-            scale=np.ones(shape),
-            shift=np.zeros(shape),
-            eps=eps,
-            affine=affine,
-            momentum=momentum,
-            tracks=tracks,
-            group_rows=group_rows,
-        )
+        settings = {"eps": eps, "momentum": momentum, "affine": affine, "tracks": tracks}
+        return cls._fresh(features, stack, group_rows=group_rows, **settings)
 
     def _prepare(self, x: np.ndarray, mode: str) -> None:
         """`BatchNorm`'s shapes; in training mode, a row count that is a multiple of

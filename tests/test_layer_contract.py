@@ -34,6 +34,7 @@ import numpy as np
 import pytest
 
 import normcore as nc
+from normcore.sequential import Flatten, Residual
 
 # figures from float arithmetic (the finite differences, PyTorch at 1e-10): make test-arith
 # reruns it
@@ -79,6 +80,13 @@ LAYERS: dict[str, tuple[Callable[[], Any], tuple[int, ...]]] = {
     "sequential": (
         lambda: nc.Sequential(
             (nc.Dense.create(4, 3, _rng(4)), _trained(nc.BatchNorm.create(3)), nc.ReLU())
+        ),
+        (5, 4),
+    ),
+    "flatten": (lambda: Flatten(1), (3, 2, 2)),
+    "residual": (
+        lambda: Residual(
+            nc.Sequential((nc.Dense.create(4, 4, _rng(8)), _trained(nc.LayerNorm.create(4))))
         ),
         (5, 4),
     ),
@@ -282,9 +290,9 @@ def _refused(call: Callable[[], Any], error: type[nc.NormcoreError], *inputs: np
 
 
 def _wrong_shape(name: str, x: np.ndarray) -> np.ndarray:
-    """A block this layer cannot take: no axis at all (activations), a channel short (images), a
-    feature short (the rest)."""
-    if name in ACTIVATIONS:
+    """A block this layer cannot take: no axis at all (activations), no axis after the first
+    (flatten), a channel short (images), a feature short (the rest)."""
+    if name in ACTIVATIONS or name == "flatten":
         return x[0, 0]
     return x[:, :-1] if x.ndim == 4 else x[..., :-1]
 
@@ -411,7 +419,12 @@ def _twin(name: str, torch: Any, layer: Any, mode: str) -> Twin:
             return F.conv2d(x, w, b, stride=stride, padding=padding)
 
         return conv, {"w": layer.weights, "b": layer.bias}, grads
-    activations = {"ReLU": torch.relu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}
+    activations = {
+        "ReLU": torch.relu,
+        "tanh": torch.tanh,
+        "sigmoid": torch.sigmoid,
+        "flatten": lambda x: torch.flatten(x, 1),
+    }
     return activations[name], {}, {}
 
 
@@ -422,6 +435,8 @@ NO_TWIN = {
     ("sequential", "train"): "its layers are each held to their twins here",
     ("sequential", "eval"): "its layers are each held to their twins here",
     ("batch deviation", "eval"): "it divides by a running divisor, PyTorch holds variances",
+    ("residual", "train"): "its branch's layers are each held to their twins here",
+    ("residual", "eval"): "its branch's layers are each held to their twins here",
 }
 TWINS = [(n, p) for n in LAYERS for p in MODES if (n, p) not in NO_TWIN]
 

@@ -10,7 +10,7 @@ import pytest
 
 from normcore.experiments import convnet as cn
 from normcore.experiments import resconv as rc
-from normcore.experiments.deepnet import softmax_cross_entropy
+from normcore.loss import softmax_cross_entropy
 
 pytestmark = pytest.mark.numeric  # figures from float arithmetic: make test-arith reruns it
 

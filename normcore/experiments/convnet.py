@@ -19,13 +19,15 @@ Versions (the normaliser after each convolution):
     'group'     per image over each group of C / GROUPS channels and (H, W)
     'ws-group'  group norm after convolutions whose kernels are weight-standardised
 
-Independent networks (seeds) stack along one leading axis S, trained in one call per layer. The
-image normalisers of normcore take no stack axis, so the stack is laid out for them: batch norm
-reads the block (S, images, C, H, W) as `GhostBatchNorm` rows (S, images * H * W, C), every
-pixel of every image a row and every channel a feature, which is per-channel batch norm exactly
-(the tests hold it to `ImageBatchNorm`); the per-image normalisers read it as one `GroupNorm`
-over (images, S * C, H, W) with S times the groups, so no group spans two networks. Every
-network sees the same batches in the same order (one shuffle per epoch from `order_seed`).
+Independent networks (seeds) run along one leading axis S, trained in one call per layer. The
+image normalisers of normcore take no leading axis of runs, so the activations are laid out for
+them (`InLayout`): batch norm reads (S, images, C, H, W) as `GhostBatchNorm` rows
+(S, images * H * W, C), every pixel of every image a row and every channel a feature, which is
+per-channel batch norm exactly (the tests hold it to `ImageBatchNorm`); the per-image normalisers
+read it as one `GroupNorm` over (images, S * C, H, W) with S times the groups, so no group spans
+two networks. The network runs as one `Sequential` (`ConvNet.as_sequential`; `resconv`'s
+networks run through the same `forward`, `gradients` and `step`). Every network sees the same
+mini-batches in the same order (one shuffle per epoch from `order_seed`).
 """
 
 from __future__ import annotations
@@ -43,12 +45,13 @@ from ..batch import BatchNorm, GhostBatchNorm
 from ..conv import Conv2d, StandardisedConv2d
 from ..data import load_digits, split_digits
 from ..dense import Dense
-from ..errors import SettingError
+from ..errors import ForeignResponseError, SettingError
 from ..fold import fold_into_conv
 from ..image import GroupNorm
-from ..loss import softmax_cross_entropy
 from ..mode import EVAL, TRAIN
-from .descent import batches, descend
+from ..responses import Gradient, Response
+from ..sequential import Flatten, Sequential, leaves, stepped
+from .descent import batches, descend, network_gradients
 
 VERSIONS = ("none", "batch", "layer", "instance", "group", "ws-group")
 CHANNELS = 8
@@ -156,13 +159,54 @@ def make_norm(version: str, stack: int, per_device: int, side: int) -> Any:
     return GroupNorm.create(stack * CHANNELS, stack * groups)
 
 
+def layout_rate(norm: Any, rate: Any) -> Any:
+    """`rate` (a number, or one per network of the stack) as the normaliser `norm` lines it up
+    with its parameters: a `GroupNorm`'s run over S * C channels, so each network's rate is
+    repeated over its C channels."""
+    if np.ndim(rate) == 0 or not isinstance(norm, GroupNorm):
+        return rate
+    return np.repeat(rate, norm.scale.shape[0] // len(rate))
+
+
+@dataclass(frozen=True, eq=False)
+class InLayout:
+    """The normaliser `norm` between two layers of stacked images (S, N, C, H, W): it reads
+    them in its layout (`to_layout`) and hands them back as images (`from_layout`), and so
+    stands in a `Sequential` like any layer. Its response's one part is the normaliser's own
+    response, in that layout, and so is its gradient's; `step` lines per-network rates up with
+    the normaliser's parameters (`layout_rate`)."""
+
+    norm: Any
+
+    def forward(self, x: np.ndarray, mode: str = EVAL) -> Response:
+        """The normaliser's forward pass on `x` in its layout, handed back as images."""
+        part = self.norm.forward(to_layout(self.norm, x), mode)
+        output = from_layout(self.norm, part.output, x.shape)
+        return Response(output=output, layer=self, mode=part.mode, parts=(part,))
+
+    def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
+        """The normaliser's backward pass on `grad_output` in its layout, handed back as images."""
+        if not isinstance(response, Response) or response.layer is not self:
+            raise ForeignResponseError("response: expected a response of this InLayout")
+        d = to_layout(self.norm, grad_output)
+        part = self.norm.backward(response.parts[0], d)
+        grad_input = from_layout(self.norm, part.grad_input, grad_output.shape)
+        return Gradient(grad_input=grad_input, layer=self, parts=(part,))
+
+    def step(self, gradient: Gradient, rate: Any) -> InLayout:
+        """The normaliser stepped by its gradient at `rate` (`layout_rate`), in place of this."""
+        if not isinstance(gradient, Gradient) or gradient.layer is not self:
+            raise ForeignResponseError("gradient: expected a gradient of this InLayout")
+        return InLayout(self.norm.step(gradient.parts[0], layout_rate(self.norm, rate)))
+
+
 @dataclass(frozen=True, eq=False)
 class ConvNet:
     """The stacked network: two convolutions, their normalisers (None for 'none'), the output
     layer, the version and the per-device batch its batch layers read."""
 
-    convs: tuple[Conv2d, Conv2d]
-    norms: tuple[Any, Any]
+    convs: tuple[Conv2d, ...]
+    norms: tuple[Any, ...]
     output: Dense
     version: str
     per_device: int = BATCH
@@ -171,6 +215,16 @@ class ConvNet:
     @property
     def size(self) -> int:
         return int(self.output.weights.shape[0])
+
+    def as_sequential(self) -> Sequential:
+        """The network as one `Sequential`: each convolution, its normaliser in its layout (if
+        any), ReLU; then `Flatten` and the output layer."""
+        body = (
+            layer
+            for conv, norm in zip(self.convs, self.norms, strict=True)
+            for layer in (conv, *laid_out(norm), self.relu)
+        )
+        return Sequential((*body, Flatten(2), self.output))
 
 
 def build(version: str, seeds: Sequence[int] = SEEDS, per_device: int = BATCH) -> ConvNet:
@@ -206,60 +260,40 @@ def build(version: str, seeds: Sequence[int] = SEEDS, per_device: int = BATCH) -
     return ConvNet(convs, norms, Dense(weights=np.stack(out)), version, per_device)
 
 
-def forward(net: ConvNet, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
+def laid_out(norm: Any) -> tuple[Any, ...]:
+    """The normaliser as it stands in a network's `Sequential`: nothing for None, else wrapped
+    in its layout (`InLayout`)."""
+    return () if norm is None else (InLayout(norm),)
+
+
+def forward(net: Any, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
     """Every layer's response in order (a normaliser's as it saw its layout) and the logits
-    (S, images, CLASSES). `x` is (images, 1, 8, 8), shared by every stacked network."""
-    a = np.broadcast_to(x, (net.size, *x.shape))
-    responses = []
-    for conv, norm in zip(net.convs, net.norms, strict=True):
-        r = conv.forward(a, mode)
-        responses.append(r)
-        a = r.output
-        if norm is not None:
-            r = norm.forward(to_layout(norm, a), mode)
-            responses.append(r)
-            a = from_layout(norm, r.output, a.shape)
-        r = net.relu.forward(a, mode)
-        responses.append(r)
-        a = r.output
-    r = net.output.forward(a.reshape(*a.shape[:2], -1), mode)
-    responses.append(r)
-    return responses, r.output
+    (S, images, CLASSES). `x` is (images, 1, 8, 8), shared by every network of the stack. Serves
+    `resconv`'s networks too (any network with `as_sequential`)."""
+    response = net.as_sequential().forward(np.broadcast_to(x, (net.size, *x.shape)), mode)
+    return leaves(response), response.output
 
 
-def gradients(net: ConvNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
-    """Loss (S,) and every layer's gradient, last layer first, for one batch."""
-    responses, logits = forward(net, x, mode)
-    loss = softmax_cross_entropy(logits, labels)
-    d = loss.grad
-    grads = []
-    for r in reversed(responses):
-        layer = r.layer
-        shape = r.output.shape
-        if isinstance(layer, Dense):
-            g = layer.backward(r, d)
-            d = g.grad_input.reshape(*d.shape[:2], CHANNELS, SIDE // 2, SIDE // 2)
-        elif isinstance(layer, (BatchNorm, GroupNorm)):
-            images = d.shape
-            g = layer.backward(r, to_layout(layer, d))
-            d = from_layout(layer, g.grad_input, images)
-        else:
-            g = layer.backward(r, d.reshape(shape))
-            d = g.grad_input
-        grads.append(g)
-    return loss.value, grads
+def gradients(net: Any, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
+    """Loss (S,) and every layer's gradient, last layer first, for one mini-batch (of `resconv`'s
+    networks too)."""
+    return network_gradients(
+        net.as_sequential(), np.broadcast_to(x, (net.size, *x.shape)), labels, mode
+    )
 
 
-def step(net: ConvNet, grads: list, rate: float) -> ConvNet:
-    """A new network: every parameter moved by ``-rate * grad``, running statistics updated."""
-    by_layer = {id(g.layer): g for g in grads}
-
-    def moved(layer: Any) -> Any:
-        return None if layer is None else layer.step(by_layer[id(layer)], rate)
-
-    convs = tuple(moved(c) for c in net.convs)
-    norms = tuple(moved(n) for n in net.norms)
-    return dataclasses.replace(net, convs=convs, norms=norms, output=moved(net.output))
+def step(net: Any, grads: list, rate: Any) -> Any:
+    """A new network (this module's or `resconv`'s): every parameter moved by ``-rate * grad``
+    (`rate` one number, or one per network of the stack), running statistics updated."""
+    rates = np.asarray(rate, dtype=np.float64)
+    rate = float(rates) if rates.ndim == 0 else rates
+    norm_rate = layout_rate(next((n for n in net.norms if n is not None), None), rate)
+    return dataclasses.replace(
+        net,
+        convs=stepped(net.convs, grads, rate),
+        norms=stepped(net.norms, grads, norm_rate),
+        output=stepped((net.output,), grads, rate)[0],
+    )
 
 
 def accuracy(net: ConvNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:

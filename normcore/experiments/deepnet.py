@@ -8,11 +8,11 @@ of the paper that introduced batch normalisation. Versions:
     'layer'  LayerNorm there
     'rms'    RMSNorm there
 
-Independent networks stack along one leading axis (seeds, or seeds times learning rates): a block
-of shape (S, rows, 64) trains S networks in one call per layer. Each stacked network may have its
-own learning rate: its gradients are multiplied by its rate and every layer steps with rate 1, which
-moves parameters exactly as a step at that rate would (running statistics do not depend on the
-rate). The loss is the mean softmax cross-entropy over the rows.
+Independent networks run along one leading axis (seeds, or seeds times learning rates):
+activations of shape (S, rows, 64) train S networks in one call per layer. Each network may have
+its own learning rate: every layer steps with one rate per network (`normcore.Sequential`'s step
+lines them up with the parameters' leading axes). The network runs as one `Sequential`
+(`DeepNet.as_sequential`); the loss is the mean softmax cross-entropy over the rows.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from ..batch import BatchNorm
 from ..dense import Dense, starting_weights
 from ..errors import SettingError, ShapeError
 from ..layer import LayerNorm, RMSNorm
-from ..loss import softmax_cross_entropy
 from ..mode import EVAL, TRAIN
-from .descent import batches, descend
+from ..sequential import Sequential, leaves, stepped
+from .descent import batches, descend, network_gradients
 
 VERSIONS = ("plain", "batch", "layer", "rms")
 DEPTH = 8
@@ -56,6 +56,17 @@ class DeepNet:
     @property
     def size(self) -> int:
         return int(self.output.weights.shape[0])
+
+    def as_sequential(self) -> Sequential:
+        """The network as one `Sequential`: each hidden dense layer, its normaliser (if any) and
+        ReLU, then the output layer."""
+        hidden = (
+            layer
+            for dense, norm in zip(self.dense, self.norms, strict=True)
+            for layer in (dense, norm, self.relu)
+            if layer is not None
+        )
+        return Sequential((*hidden, self.output))
 
 
 def pick(net: DeepNet, index: Any) -> DeepNet:
@@ -247,7 +258,7 @@ class SideBySide:
             down.append(g.grad_input)
         return SideGradient(grad_input=np.concatenate(down), layer=self, parts=tuple(grads))
 
-    def stepped(self, gradient: SideGradient, rates: np.ndarray) -> SideBySide:
+    def step(self, gradient: SideGradient, rates: np.ndarray) -> SideBySide:
         """A new layer: each part stepped as `step` steps a normaliser, at its networks' rates."""
         if gradient.layer is not self:
             raise SettingError("gradient: expected a gradient of this SideBySide layer")
@@ -318,36 +329,18 @@ def build(version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = W
 
 def forward(net: DeepNet, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
     """The responses of every layer, in order, and the logits (S, rows, CLASSES). `x` is
-    (rows, 64) shared by every stacked network, or (S, rows, 64)."""
-    a = np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
-    responses = []
-    for dense, norm in zip(net.dense, net.norms, strict=True):
-        r = dense.forward(a, mode)
-        responses.append(r)
-        a = r.output
-        if norm is not None:
-            r = norm.forward(a, mode)
-            responses.append(r)
-            a = r.output
-        r = net.relu.forward(a, mode)
-        responses.append(r)
-        a = r.output
-    r = net.output.forward(a, mode)
-    responses.append(r)
-    return responses, r.output
+    (rows, 64) shared by every network of the stack, or (S, rows, 64)."""
+    response = net.as_sequential().forward(_inputs(net, x), mode)
+    return leaves(response), response.output
+
+
+def _inputs(net: DeepNet, x: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(x, (net.size, *x.shape[-2:])) if x.ndim == 2 else x
 
 
 def gradients(net: DeepNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
-    """Loss (S,) and every layer's gradient, last layer first, for one batch."""
-    responses, logits = forward(net, x, mode)
-    loss = softmax_cross_entropy(logits, labels)
-    d = loss.grad
-    grads = []
-    for r in reversed(responses):
-        g = r.layer.backward(r, d)
-        grads.append(g)
-        d = g.grad_input
-    return loss.value, grads
+    """Loss (S,) and every layer's gradient, last layer first, for one mini-batch."""
+    return network_gradients(net.as_sequential(), _inputs(net, x), labels, mode)
 
 
 def _decayed(g: Any, decay: float) -> Any:
@@ -361,18 +354,11 @@ def _decayed(g: Any, decay: float) -> Any:
 def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> DeepNet:
     """A new network: every parameter moved by minus its network's rate times its gradient; with
     `decay`, each hidden dense layer's weights also shrink by rate * decay * weights."""
-    by_layer = {id(g.layer): g for g in grads}
-    dense = tuple(d.step(_decayed(by_layer[id(d)], decay), rates) for d in net.dense)
-    norms = tuple(
-        None
-        if n is None
-        else n.stepped(by_layer[id(n)], rates)
-        if isinstance(n, SideBySide)
-        else n.step(by_layer[id(n)], rates)
-        for n in net.norms
-    )
-    output = net.output.step(by_layer[id(net.output)], rates)
-    return DeepNet(dense=dense, norms=norms, output=output, relu=net.relu)
+    hidden = {id(d) for d in net.dense}
+    grads = [_decayed(g, decay) if id(g.layer) in hidden else g for g in grads]
+    depth = len(net.dense)
+    moved = stepped((*net.dense, *net.norms, net.output), grads, rates)
+    return DeepNet(dense=moved[:depth], norms=moved[depth:-1], output=moved[-1], relu=net.relu)
 
 
 def accuracy(net: DeepNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:

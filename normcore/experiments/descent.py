@@ -14,6 +14,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from ..loss import softmax_cross_entropy
+from ..sequential import leaves
+
 Net = TypeVar("Net")
 
 
@@ -63,3 +66,14 @@ def descend(
         losses.append(loss)
         net = step(net, grads, loss)
     return net, losses
+
+
+def network_gradients(
+    network: Any, x: np.ndarray, labels: np.ndarray, mode: str
+) -> tuple[np.ndarray, list]:
+    """The loss (S,) of a network's logits (mean softmax cross-entropy over the rows) and every
+    layer's gradient, last layer first: the `Sequential` `network`'s forward pass on `x`, then
+    its backward pass."""
+    response = network.forward(x, mode)
+    loss = softmax_cross_entropy(response.output, labels)
+    return loss.value, leaves(network.backward(response, loss.grad))[::-1]

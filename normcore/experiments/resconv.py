@@ -18,10 +18,11 @@ Versions (`VERSIONS`): the normalisers of `convnet` ('none', 'batch', 'layer', '
                   initialisation; SkipInit's α = 0 has the same effect at the start, De & Smith
                   2020): the unnormalised network with its residual branches shrunk by hand
 
-Independent networks (seeds) stack along one leading axis, laid out for the normalisers as in
-`convnet`. A network whose training loss passes `DIVERGED` is marked diverged and its parameters
-are held where they were from that step on (the others keep training); `Training.diverged` says
-which.
+Independent networks (seeds) run along one leading axis, laid out for the normalisers as in
+`convnet`; each block is a `normcore.sequential.Residual` in the network's `Sequential`
+(`ResNet.as_sequential`), and `convnet`'s `forward`, `gradients` and `step` serve it. A network
+whose training loss passes `DIVERGED` is marked diverged and its parameters are held where they
+were from that step on (the others keep training); `Training.diverged` says which.
 """
 
 from __future__ import annotations
@@ -34,16 +35,13 @@ from typing import Any
 
 import numpy as np
 
-from ..activations import ReLU
-from ..batch import BatchNorm
 from ..conv import Conv2d, StandardisedConv2d
 from ..dense import Dense
 from ..errors import SettingError
 from ..fold import fold_into_conv
-from ..image import GroupNorm
 from ..mode import EVAL, TRAIN
+from ..sequential import Flatten, Residual, Sequential
 from . import convnet as cn
-from .deepnet import softmax_cross_entropy
 from .descent import batches
 
 VERSIONS = ("none", "none-skip", "batch", "batch-zero", "layer", "group", "ws-group")
@@ -67,24 +65,33 @@ def _norm(version: str, stack: int, per_device: int, side: int) -> Any:
 
 
 @dataclass(frozen=True, eq=False)
-class ResNet:
+class ResNet(cn.ConvNet):
     """The stacked residual network: `convs` (two stem convolutions, then two a block), `norms`
-    aligned with them (None without a normaliser), the output layer and the setting."""
-
-    convs: tuple[Any, ...]
-    norms: tuple[Any, ...]
-    output: Dense
-    version: str
-    per_device: int = BATCH
-    relu: ReLU = dataclasses.field(default_factory=ReLU)
-
-    @property
-    def size(self) -> int:
-        return int(self.output.weights.shape[0])
+    aligned with them (None without a normaliser), the output layer and the setting (the
+    fields of `convnet.ConvNet`)."""
 
     @property
     def blocks(self) -> int:
         return (len(self.convs) - 2) // 2
+
+    def as_sequential(self) -> Sequential:
+        """The network as one `Sequential`: the stem (convolution, normaliser in its layout if
+        any, ReLU; twice), each block's `Residual` and ReLU, then `Flatten` and the output
+        layer."""
+
+        def unit(i: int) -> tuple[Any, ...]:
+            return (self.convs[i], *cn.laid_out(self.norms[i]))
+
+        stem = (*unit(0), self.relu, *unit(1), self.relu)
+        blocks = (
+            layer
+            for b in range(self.blocks)
+            for layer in (
+                Residual(Sequential((*unit(2 + 2 * b), self.relu, *unit(3 + 2 * b)))),
+                self.relu,
+            )
+        )
+        return Sequential((*stem, *blocks, Flatten(2), self.output))
 
 
 def build(
@@ -129,102 +136,10 @@ def build(
     return ResNet(tuple(convs), tuple(norms), Dense(weights=np.stack(out)), version, per_device)
 
 
-def _unit(net: ResNet, i: int, a: np.ndarray, mode: str, tape: list) -> np.ndarray:
-    """Convolution `i` and its normaliser, recorded on `tape`."""
-    r = net.convs[i].forward(a, mode)
-    tape.append(r)
-    a = r.output
-    norm = net.norms[i]
-    if norm is not None:
-        r = norm.forward(cn.to_layout(norm, a), mode)
-        tape.append(r)
-        a = cn.from_layout(norm, r.output, a.shape)
-    return a
-
-
-def _relu(net: ResNet, a: np.ndarray, mode: str, tape: list) -> np.ndarray:
-    r = net.relu.forward(a, mode)
-    tape.append(r)
-    return r.output
-
-
-def forward(net: ResNet, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
-    """The tape of responses (with "fork" and "join" marking each block) and the logits."""
-    a = np.broadcast_to(x, (net.size, *x.shape))
-    tape: list = []
-    for i in (0, 1):
-        a = _relu(net, _unit(net, i, a, mode, tape), mode, tape)
-    for b in range(net.blocks):
-        tape.append("fork")
-        h = _relu(net, _unit(net, 2 + 2 * b, a, mode, tape), mode, tape)
-        h = _unit(net, 3 + 2 * b, h, mode, tape)
-        tape.append("join")
-        a = _relu(net, a + h, mode, tape)
-    r = net.output.forward(a.reshape(*a.shape[:2], -1), mode)
-    tape.append(r)
-    return tape, r.output
-
-
-def gradients(net: ResNet, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
-    """Loss (S,) and every layer's gradient for one batch."""
-    tape, logits = forward(net, x, mode)
-    loss = softmax_cross_entropy(logits, labels)
-    d = loss.grad
-    skips: list[np.ndarray] = []
-    grads = []
-    for r in reversed(tape):
-        if r == "join":
-            skips.append(d)
-            continue
-        if r == "fork":
-            d = d + skips.pop()
-            continue
-        layer = r.layer
-        if isinstance(layer, Dense):
-            g = layer.backward(r, d)
-            d = g.grad_input.reshape(*d.shape[:2], CHANNELS, cn.SIDE // 2, cn.SIDE // 2)
-        elif isinstance(layer, (BatchNorm, GroupNorm)):
-            shape = d.shape
-            g = layer.backward(r, cn.to_layout(layer, d))
-            d = cn.from_layout(layer, g.grad_input, shape)
-        else:
-            g = layer.backward(r, d.reshape(r.output.shape))
-            d = g.grad_input
-        grads.append(g)
-    return loss.value, grads
-
-
-def _scaled(g: Any, rates: np.ndarray) -> Any:
-    """`g` with every parameter gradient multiplied by its stacked network's rate (a GroupNorm's
-    parameters run over S * C channels)."""
-    s = rates.shape[0]
-    grads = {}
-    for k, v in g.grads.items():
-        r = rates if v.shape[0] == s else np.repeat(rates, v.shape[0] // s)
-        grads[k] = v * r.reshape((-1,) + (1,) * (v.ndim - 1))
-    return dataclasses.replace(g, grads=grads)
-
-
-def step(net: ResNet, grads: list, rate: Any) -> ResNet:
-    """A new network: every parameter moved by ``-rate * gradient`` (`rate` one number, or one
-    per stacked network), running statistics updated."""
-    by_layer = {id(g.layer): g for g in grads}
-    rates = np.asarray(rate, dtype=np.float64)
-
-    def moved(layer: Any) -> Any:
-        if layer is None:
-            return None
-        g = by_layer[id(layer)]
-        if rates.ndim == 0:
-            return layer.step(g, float(rates))
-        return layer.step(_scaled(g, rates), 1.0)
-
-    return dataclasses.replace(
-        net,
-        convs=tuple(moved(c) for c in net.convs),
-        norms=tuple(moved(n) for n in net.norms),
-        output=moved(net.output),
-    )
+#: a network's forward pass, its gradients and its step are `convnet`'s (through `as_sequential`)
+forward = cn.forward
+gradients = cn.gradients
+step = cn.step
 
 
 def join(nets: Sequence[ResNet]) -> ResNet:
@@ -384,16 +299,11 @@ def fold_gap(net: ResNet, x: np.ndarray) -> np.ndarray:
 def branch_ratio(net: ResNet, x: np.ndarray) -> np.ndarray:
     """At the current weights, training mode on the images `x`: for each block, the branch's
     output size over the skip's, root mean square over everything (blocks, S)."""
-    a = np.broadcast_to(x, (net.size, *x.shape))
-    tape: list = []
-    for i in (0, 1):
-        a = _relu(net, _unit(net, i, a, TRAIN, tape), TRAIN, tape)
+    response = net.as_sequential().forward(np.broadcast_to(x, (net.size, *x.shape)), TRAIN)
     out = []
-    for b in range(net.blocks):
-        h = _relu(net, _unit(net, 2 + 2 * b, a, TRAIN, tape), TRAIN, tape)
-        h = _unit(net, 3 + 2 * b, h, TRAIN, tape)
+    for block in (r for r in response.parts if isinstance(r.layer, Residual)):
+        h, a = block.parts[0].output, block.input
         out.append(np.sqrt(np.mean(h**2, axis=(1, 2, 3, 4)) / np.mean(a**2, axis=(1, 2, 3, 4))))
-        a = _relu(net, a + h, TRAIN, tape)
     return np.array(out)
 
 

@@ -25,7 +25,6 @@ from ...dense import Dense
 from ...errors import NormcoreError, SettingError
 from ...loss import Loss, binary_cross_entropy
 from ...mode import TRAIN
-from ...responses import Gradient
 from ...sequential import Sequential
 from .data import BATCH, CLIP, EPOCHS, EPSILON, orders, subscribers
 from .network import SubscriberNet, build_many, clipped_loss
@@ -59,27 +58,13 @@ def _descend(
     logits = response.output[..., 0]
     loss = binary_cross_entropy(logits, yb, stack_axes=logits.ndim - 1)
     gradient = layers.backward(response, loss.grad[..., None])
-    return SubscriberNet(layers.step(*_at_rates(gradient, rate))), logits, loss
-
-
-def _at_rates(gradient: Gradient, rate: Any) -> tuple[Gradient, float]:
-    """The gradient and rate to step a stack with, each run at its own learning rate.
-
-    A layer's `step` moves every parameter by ``-rate * grad`` with one rate for the whole
-    stack. For one rate a run, each run's gradients are multiplied by its rate here and the step is
-    taken at rate 1; ``1 * (r * grad)`` is exactly ``r * grad``, so every run moves exactly as
-    it would alone at its own rate."""
-    r = np.asarray(rate, dtype=np.float64)
-    if r.ndim == 0:
-        return gradient, float(r)
-
-    def scaled(part: Gradient) -> Gradient:
-        if not part.grads:  # a layer that learns nothing (the ReLU, this batch layer)
-            return part
-        grads = {k: r.reshape(r.shape + (1,) * (v.ndim - 1)) * v for k, v in part.grads.items()}
-        return dataclasses.replace(part, grads=grads)
-
-    return dataclasses.replace(gradient, parts=tuple(scaled(p) for p in gradient.parts)), 1.0
+    rates = np.asarray(rate, dtype=np.float64)
+    # one rate for the stack, or one a run: `step` lines each up with its run's parameters
+    return (
+        SubscriberNet(layers.step(gradient, float(rates) if rates.ndim == 0 else rates)),
+        logits,
+        loss,
+    )
 
 
 @dataclass(frozen=True, eq=False)
