@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ._checks import Remade, as_block, own_error_state, read_only
+from ._checks import Remade, as_input, own_error_state, read_only
 from .errors import ForeignResponseError, SettingError, ShapeError
 from .mode import EVAL, check_mode
 from .responses import (
@@ -137,7 +137,7 @@ class Flatten(Remade):
             A `Response` whose `output` has ``start + 1`` axes (the input's shape its cache).
         """
         mode = check_mode(mode)
-        x = as_block(x, "x")
+        x = as_input(x, "x")
         if x.ndim <= self.start:
             raise ShapeError(f"x: expected more than {self.start} axes, got shape {x.shape}")
         output = x.reshape(*x.shape[: self.start], -1)
@@ -177,7 +177,7 @@ class Residual(Remade):
         """``x + branch(x)``; the response keeps `x` as its input and the branch's response as its
         one part."""
         mode = check_mode(mode)
-        x = as_block(x, "x")
+        x = as_input(x, "x")
         part = self.branch.forward(x, mode)
         return Response(
             output=x + part.output, layer=self, mode=mode, input=read_only(x), parts=(part,)
