@@ -1,4 +1,4 @@
-"""How fast normcore answers, side by side with the same arithmetic in bare numpy and with
+"""How fast normcore's layers run, side by side with the same arithmetic in bare numpy and with
 PyTorch: ``python -m normcore.bench``.
 
 Four measurements in one process:
@@ -7,7 +7,7 @@ Four measurements in one process:
    plain gradient descent, the running statistics updated for batch norm and the divisor
    evaluation mode divides by worked out from them) on float64 blocks of
    4 x 2, 20 x 16, 64 x 64 and 256 x 128 values, for batch, layer, RMS and group norm (group
-   norm reads a block (rows, features) as images (rows, features, 1, 1) in two groups), three
+   norm reads a mini-batch (rows, features) as images (rows, features, 1, 1) in two groups), three
    ways: normcore's layers; the same arithmetic written in bare numpy, cs231n-style (the floor:
    what the arithmetic costs with no checks and no values); and PyTorch's ``BatchNorm1d``,
    ``LayerNorm``, ``RMSNorm`` and ``GroupNorm`` with ``torch.optim.SGD``, where torch is
@@ -15,13 +15,14 @@ Four measurements in one process:
    the three ways one after the other, so that a busy spell on the machine falls on all three;
    the figures are medians over rounds, the ratios medians of the rounds' ratios. The last
    column counts the calls of normcore's own functions that one step makes;
-2. the 130-run comparison, stacked and one run at a time (``normcore.bench_comparison``);
-3. the playground's answer to one change of a cell (``normcore.widgets.playground``);
+2. the 130-run comparison, runs along a leading axis and one run at a time
+(``normcore.bench_comparison``);
+3. the playground's update after one change of a cell (``normcore.widgets.playground``);
 4. the time of Run All for every chapter, kernel start excluded, as wall time and as the
    kernel's CPU time (``--no-chapters`` skips it; ``--chapters-only`` runs only it)
 (the claims suite module by module, against its budget, is ``python tools/bench_claims.py``).
 
-``--quick`` runs few rounds on the two smallest blocks and skips the rest (a smoke run for the
+``--quick`` runs few rounds on the two smallest mini-batches and skips the rest (a smoke run for the
 tests). Machines are noisy: these figures are printed, never asserted.
 """
 
@@ -75,7 +76,8 @@ def once_ms(call: Callable[[], Any]) -> float:
 
 
 def _blocks(rows: int, features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The block, the upstream gradient at the output, and a trained-looking scale and shift."""
+    """The mini-batch, the upstream gradient at the output, and a trained-looking scale and
+    shift."""
     rng = np.random.default_rng(7)
     x = rng.standard_normal((rows, features))
     d = rng.standard_normal((rows, features))
@@ -84,7 +86,7 @@ def _blocks(rows: int, features: int) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def normcore_layer(kind: str, rows: int, features: int) -> tuple[Any, np.ndarray, np.ndarray]:
-    """normcore's `kind` layer (trained-looking scale and shift), its block and upstream
+    """normcore's `kind` layer (trained-looking scale and shift), its mini-batch and upstream
     gradient."""
     x, d, scale, shift = _blocks(rows, features)
     if kind == "group":
@@ -99,7 +101,8 @@ def normcore_layer(kind: str, rows: int, features: int) -> tuple[Any, np.ndarray
 def normcore_step(kind: str, rows: int, features: int) -> Step:
     """One training step of normcore's `kind` layer: forward (training), backward, step, as a
     training loop runs it: each step starts from the layer the last one made (a new layer, which
-    has not yet lined its parameters up with a block). The upstream gradient changes sign from step
+    has not yet lined its parameters up with a mini-batch). The upstream gradient changes sign from
+    step
     to step, so that the parameters swing back and forth instead of drifting over the run."""
     layer, x, d = normcore_layer(kind, rows, features)
     grads = itertools.cycle((d, -d))
@@ -241,7 +244,8 @@ def _warm_per_call_us(call: Step, number: int) -> float:
 def step_rows(
     sizes: Sequence[tuple[int, int]] = SIZES, kinds: Sequence[str] = KINDS, rounds: int = 15
 ) -> list[dict[str, Any]]:
-    """The layer table: for each kind and block, the median µs of one step three ways, the
+    """The layer table: for each kind and mini-batch shape, the median µs of one step three ways,
+    the
     medians of the rounds' ratios, and normcore's call count."""
     out = []
     with _one_blas_thread():
@@ -281,7 +285,7 @@ def print_step_table(rows: list[dict[str, Any]]) -> None:
         "median µs per step, and ratios (medians over rounds timed side by side)"
     )
     header = (
-        f"{'layer':6} {'block':8} {'normcore':>9} {'numpy':>8} {'torch':>8}  "
+        f"{'layer':6} {'batch':8} {'normcore':>9} {'numpy':>8} {'torch':>8}  "
         f"{'normcore/numpy':>14} {'torch/numpy':>11} {'normcore/torch':>14} {'calls':>6}"
     )
     print(header)
@@ -305,7 +309,8 @@ def print_step_table(rows: list[dict[str, Any]]) -> None:
 
 
 def comparison() -> None:
-    """The 130-run comparison, stacked and one at a time (``normcore.bench_comparison``)."""
+    """The 130-run comparison, runs along a leading axis and one at a time
+    (``normcore.bench_comparison``)."""
     from .bench_comparison import bench_comparison
 
     print("\nThe 130-run comparison")
@@ -316,14 +321,14 @@ def comparison() -> None:
         stacked = result.get("stacked_s", result.get("stacked"))
         single = result.get("one_at_a_time_s", result.get("one_at_a_time"))
         if isinstance(stacked, float) and isinstance(single, float) and stacked > 0:
-            print(f"  one-at-a-time / stacked: {single / stacked:.1f}x")
+            print(f"  one-at-a-time / together: {single / stacked:.1f}x")
     elif result is not None:
         print(f"  {result}")
 
 
 def playground(repeats: int) -> None:
     """The playground's response to one change, in ms, if normcore.widgets.playground exists."""
-    print("\nThe playground's answer to one change")
+    print("\nThe playground's update after one change")
     try:
         module = importlib.import_module("normcore.widgets.playground")
     except ImportError as exc:
@@ -417,7 +422,7 @@ def chapters() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the benchmark's figures. Returns 0."""
     parser = argparse.ArgumentParser(prog="python -m normcore.bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="two small blocks, few rounds")
+    parser.add_argument("--quick", action="store_true", help="two small mini-batches, few rounds")
     parser.add_argument("--no-chapters", action="store_true", help="skip timing the chapters")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per median")
     parser.add_argument("--chapters-only", action="store_true", help="only time the chapters")

@@ -1,8 +1,10 @@
-"""How long chapter 6's 130 runs take, stacked and one network at a time.
+"""How long chapter 6's 130 runs take, as independent runs along a leading axis and one network at
+a time.
 
     python -m normcore.bench_comparison
 
-`bench_comparison()` times `comparison.run_all` (the 125 fold runs as five stacks of 25, plus the
+`bench_comparison()` times `comparison.run_all` (the 125 fold runs as five groups of 25 along a
+leading axis, plus the
 five whole-crowd curves, in one process) against a plain loop that trains the same 130 networks
 one at a time with the same layers, and returns the medians of several repeats and their ratio.
 Timings are never shown in the book (they change from run to run); this module is for the
@@ -35,7 +37,8 @@ def one_at_a_time() -> None:
 
 
 def bench_comparison(repeats: int = 5, slow_repeats: int = 2, show: bool = True) -> dict:
-    """Median seconds for the 130 runs stacked (in one process, as the chapter runs them) and one
+    """Median seconds for the 130 runs along a leading axis (in one process, as the chapter runs
+    them) and one
     at a time, and their ratio. Prints them when `show`."""
     comparison.run_all()  # warm caches (crowd file, imports) before timing
     stacked = _median_seconds(comparison.run_all, repeats)
@@ -49,7 +52,7 @@ def bench_comparison(repeats: int = 5, slow_repeats: int = 2, show: bool = True)
     }
     if show:
         print(
-            f"130 runs of {comparison.EPOCHS} epochs stacked: {stacked:.3f} s; one at a time: "
+            f"130 runs of {comparison.EPOCHS} epochs together: {stacked:.3f} s; one at a time: "
             f"{single:.3f} s; ratio {result['ratio']:.1f}x"
         )
     return result

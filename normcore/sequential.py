@@ -131,7 +131,7 @@ class Flatten(Remade):
 
         Args:
             x: activations with more than `start` axes.
-            mode: 'train' or 'eval' (the default); both answer the same.
+            mode: 'train' or 'eval' (the default); both return the same outputs.
 
         Returns:
             A `Response` whose `output` has ``start + 1`` axes (the input's shape its cache).
@@ -193,7 +193,7 @@ class Residual(Remade):
 
     @own_error_state
     def step(self, gradient: Gradient, rate: float) -> Residual:
-        """A new block with the branch stepped by its own gradient at `rate`."""
+        """A new residual block with the branch stepped by its own gradient at `rate`."""
         if not isinstance(gradient, Gradient) or gradient.layer is not self:
             raise ForeignResponseError("gradient: expected the Gradient of this Residual")
         return Residual(self.branch.step(gradient.parts[0], rate))

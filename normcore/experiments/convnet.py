@@ -1,6 +1,6 @@
 """A small convolutional network on the 8 x 8 digits, with a normaliser after each convolution.
 
-The network (per stacked model)::
+The network (per run; independent runs along a leading axis)::
 
     image (1, 8, 8)
     -> Conv2d 1 -> 8 channels, 3 x 3, padding 1      -> (8, 8, 8) -> normaliser -> ReLU
@@ -138,7 +138,7 @@ def _group_images(block: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def to_layout(norm: Any, a: np.ndarray) -> np.ndarray:
-    """The stacked block `a` (S, N, C, H, W) as the normaliser `norm` reads it."""
+    """The activations `a` (S, N, C, H, W) of S networks as the normaliser `norm` reads it."""
     return _batch_rows(a) if isinstance(norm, BatchNorm) else _group_block(a)
 
 
@@ -150,7 +150,8 @@ def from_layout(norm: Any, b: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def make_norm(version: str, stack: int, per_device: int, side: int) -> Any:
-    """The normaliser after a convolution whose output is (stack, images, CHANNELS, side, side)."""
+    """The normaliser after a convolution whose output is (networks, images, CHANNELS, side,
+    side)."""
     if version == "none":
         return None
     if version == "batch":
@@ -160,7 +161,7 @@ def make_norm(version: str, stack: int, per_device: int, side: int) -> Any:
 
 
 def layout_rate(norm: Any, rate: Any) -> Any:
-    """`rate` (a number, or one per network of the stack) as the normaliser `norm` lines it up
+    """`rate` (a number, or one per network) as the normaliser `norm` lines it up
     with its parameters: a `GroupNorm`'s run over S * C channels, so each network's rate is
     repeated over its C channels."""
     if np.ndim(rate) == 0 or not isinstance(norm, GroupNorm):
@@ -170,7 +171,7 @@ def layout_rate(norm: Any, rate: Any) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class InLayout:
-    """The normaliser `norm` between two layers of stacked images (S, N, C, H, W): it reads
+    """The normaliser `norm` between two layers of images from S networks (S, N, C, H, W): it reads
     them in its layout (`to_layout`) and hands them back as images (`from_layout`), and so
     stands in a `Sequential` like any layer. Its response's one part is the normaliser's own
     response, in that layout, and so is its gradient's; `step` lines per-network rates up with
@@ -202,7 +203,8 @@ class InLayout:
 
 @dataclass(frozen=True, eq=False)
 class ConvNet:
-    """The stacked network: two convolutions, their normalisers (None for 'none'), the output
+    """The networks (independent runs along a leading axis): two convolutions, their normalisers
+    (None for 'none'), the output
     layer, the version and the per-device batch its batch layers read."""
 
     convs: tuple[Conv2d, ...]
@@ -228,7 +230,7 @@ class ConvNet:
 
 
 def build(version: str, seeds: Sequence[int] = SEEDS, per_device: int = BATCH) -> ConvNet:
-    """One network per seed, stacked in the order given. Kernels and output weights are
+    """One network per seed, along a leading axis in the order given. Kernels and output weights are
     He-uniform from ``np.random.default_rng(seed)`` (first convolution first), so a seed gives
     the same starting weights in every version; biases start at 0."""
     if version not in VERSIONS:
@@ -268,7 +270,7 @@ def laid_out(norm: Any) -> tuple[Any, ...]:
 
 def forward(net: Any, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
     """Every layer's response in order (a normaliser's as it saw its layout) and the logits
-    (S, images, CLASSES). `x` is (images, 1, 8, 8), shared by every network of the stack. Serves
+    (S, images, CLASSES). `x` is (images, 1, 8, 8), shared by every network. Serves
     `resconv`'s networks too (any network with `as_sequential`)."""
     response = net.as_sequential().forward(np.broadcast_to(x, (net.size, *x.shape)), mode)
     return leaves(response), response.output
@@ -284,7 +286,7 @@ def gradients(net: Any, x: np.ndarray, labels: np.ndarray, mode: str = TRAIN):
 
 def step(net: Any, grads: list, rate: Any) -> Any:
     """A new network (this module's or `resconv`'s): every parameter moved by ``-rate * grad``
-    (`rate` one number, or one per network of the stack), running statistics updated."""
+    (`rate` one number, or one per network), running statistics updated."""
     rates = np.asarray(rate, dtype=np.float64)
     rate = float(rates) if rates.ndim == 0 else rates
     norm_rate = layout_rate(next((n for n in net.norms if n is not None), None), rate)
@@ -297,14 +299,14 @@ def step(net: Any, grads: list, rate: Any) -> Any:
 
 
 def accuracy(net: ConvNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Share of images classified right in evaluation mode, per stacked network (S,)."""
+    """Share of images classified right in evaluation mode, per network (S,)."""
     _, logits = forward(net, x, EVAL)
     return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
 class Training:
-    """What `train` recorded: the trained stack, `loss` (steps, S) from each step's own forward
+    """What `train` recorded: the trained networks, `loss` (steps, S) from each step's own forward
     pass and `accuracy` (S,) on the held-out images, in evaluation mode, at the end."""
 
     net: ConvNet
@@ -323,7 +325,7 @@ def train(
     (x_train, y_train, x_held, y_held)``. The images are taken in the order of one shuffle from
     ``np.random.default_rng(order_seed)`` (a fresh shuffle each time the training images run
     out; `descent.batches`, as the deep digits network reads its batches), the same batches for
-    every stacked network."""
+    every network."""
     x, y, x_held, y_held = data
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
         raise SettingError(f"steps: expected a whole number >= 1, got {steps!r}")
@@ -358,7 +360,7 @@ def precise(net: ConvNet, x: np.ndarray) -> ConvNet:
 
 def folded(net: ConvNet) -> ConvNet:
     """`net` (the batch version) with each batch layer folded into the convolution before it
-    (`normcore.fold_into_conv`): the 'none' version's shape, answering as `net` predicts."""
+    (`normcore.fold_into_conv`): the 'none' version's shape, with the same outputs as `net`."""
     if net.version != "batch":
         raise SettingError(f"net: expected the batch version, got {net.version!r}")
     convs = tuple(fold_into_conv(c, n) for c, n in zip(net.convs, net.norms, strict=True))
@@ -423,7 +425,7 @@ def variance_ratios_by_size(
 
 
 def fold_gap(net: ConvNet, x: np.ndarray) -> np.ndarray:
-    """For each stacked network (S,), the largest difference between the logits of `net` (the
+    """For each network (S,), the largest difference between the logits of `net` (the
     batch version, in evaluation mode) and of its folded form, over the images `x` and the
     classes."""
     gap = np.abs(forward(folded(net), x)[1] - forward(net, x)[1])

@@ -45,7 +45,8 @@ DIVERGED = 23.0
 
 @dataclass(frozen=True, eq=False)
 class DeepNet:
-    """The stacked network: `dense` (DEPTH hidden dense layers), `norms` (one normaliser or None
+    """The networks (independent runs along a leading axis): `dense` (DEPTH hidden dense layers),
+    `norms` (one normaliser or None
     per hidden layer) and `output` (the last dense layer)."""
 
     dense: tuple[Dense, ...]
@@ -70,7 +71,7 @@ class DeepNet:
 
 
 def pick(net: DeepNet, index: Any) -> DeepNet:
-    """The stacked network number `index` alone (a stack of one), or the networks a slice
+    """Network number `index` alone (a leading axis of one), or the networks a slice
     selects; parameters and running statistics are copied."""
     if isinstance(index, slice):
         chosen = np.arange(net.size)[index]
@@ -91,9 +92,10 @@ def pick(net: DeepNet, index: Any) -> DeepNet:
 
 
 def tile(net: DeepNet, copies: int) -> DeepNet:
-    """A stack of `copies` identical copies of the single network `net` (a stack of one)."""
+    """`copies` identical copies of the single network `net` (a leading axis of one) along a
+    leading axis."""
     if net.size != 1:
-        raise SettingError(f"net: expected a stack of one network, got {net.size}")
+        raise SettingError(f"net: expected a single network (leading axis of one), got {net.size}")
     if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 1:
         raise SettingError(f"copies: expected a whole number >= 1, got {copies!r}")
 
@@ -102,7 +104,7 @@ def tile(net: DeepNet, copies: int) -> DeepNet:
 
 def _restack(net: DeepNet, count: int, change: Any) -> DeepNet:
     """`net` with `change` applied to every array (parameters, running statistics) whose first axis
-    runs over the `count` networks of the stack; other fields are kept."""
+    runs over the `count` networks; other fields are kept."""
 
     def each(layer: Any) -> Any:
         if layer is None:
@@ -143,9 +145,9 @@ def nudged(net: DeepNet, direction: int) -> DeepNet:
 
 
 def concatenate(nets: Sequence[DeepNet]) -> DeepNet:
-    """One stack of every network of `nets` in order (same version and shapes)."""
+    """Every network of `nets` along one leading axis, in order (same version and shapes)."""
     if not nets:
-        raise SettingError("nets: expected at least one stacked network")
+        raise SettingError("nets: expected at least one network")
 
     def joined(layers: list[Any]) -> Any:
         if layers[0] is None:
@@ -193,14 +195,18 @@ class SideGradient:
 
 @dataclass(frozen=True, eq=False)
 class SideBySide:
-    """Several normalisers side by side along the stack: `parts[i]` (a normaliser, or None for
-    none) serves the next `counts[i]` stacked networks, in order; `modes[i]`, when given,
+    """Several normalisers side by side along the leading axis: `parts[i]` (a normaliser, or None
+    for
+    none) serves the next `counts[i]` networks, in order; `modes[i]`, when given,
     replaces the mode of every call for part i (a part in evaluation mode while another trains).
 
     So networks that differ only in their normalisers (the batch layer read over different
-    group sizes, or eval and train mode) train as one stack: their dense layers and ReLUs run
-    once for all of them, and each normaliser is called on its own networks' block exactly as in
-    a stack of its own (the tests hold the two to the last bit). `join` builds such a network
+    group sizes, or eval and train mode) train as one network array: their dense layers and ReLUs
+    run
+    once for all of them, and each normaliser is called on its own networks' activations exactly as
+    in
+    a leading axis of their own (the tests hold the two to the last bit). `join` builds such a
+    network
     and `split` takes it apart.
     """
 
@@ -218,7 +224,7 @@ class SideBySide:
 
     @property
     def slices(self) -> tuple[slice, ...]:
-        """The stacked networks each part serves."""
+        """The networks each part serves."""
         ends = np.cumsum(self.counts)
         return tuple(slice(int(e - c), int(e)) for c, e in zip(self.counts, ends, strict=True))
 
@@ -227,7 +233,7 @@ class SideBySide:
         return mode if chosen is None else chosen
 
     def forward(self, x: np.ndarray, mode: str = EVAL) -> SideResponse:
-        """Each part's forward pass on its networks' block (S_i, rows, features), joined."""
+        """Each part's forward pass on its networks' activations (S_i, rows, features), joined."""
         if x.ndim != 3 or x.shape[0] != sum(self.counts):
             raise ShapeError(
                 f"x: expected shape ({sum(self.counts)}, rows, features), got {x.shape}"
@@ -270,11 +276,12 @@ class SideBySide:
 
 
 def join(nets: Sequence[DeepNet], modes: Sequence[str | None] | None = None) -> DeepNet:
-    """One stack of the networks of `nets` in order, of one shape but any normalisers: the dense
-    layers joined along the stack, each hidden layer's normalisers side by side (`SideBySide`,
+    """The networks of `nets` along one leading axis in order, of one shape but any normalisers:
+    the dense
+    layers joined along that axis, each hidden layer's normalisers side by side (`SideBySide`,
     `modes` as there). `split` gives the networks back."""
     if not nets:
-        raise SettingError("nets: expected at least one stacked network")
+        raise SettingError("nets: expected at least one network")
     bare = [dataclasses.replace(n, norms=(None,) * len(n.norms)) for n in nets]
     joined = concatenate(bare)
     counts = tuple(n.size for n in nets)
@@ -287,7 +294,7 @@ def join(nets: Sequence[DeepNet], modes: Sequence[str | None] | None = None) -> 
 
 
 def split(net: DeepNet) -> tuple[DeepNet, ...]:
-    """The networks `join` put side by side, each a stack of its own again (parameters and
+    """The networks `join` put side by side, each on a leading axis of its own again (parameters and
     running statistics copied)."""
     if not net.norms or not all(isinstance(n, SideBySide) for n in net.norms):
         raise SettingError("net: expected a network made by join")
@@ -307,7 +314,8 @@ def _normaliser(version: str, stack: int, width: int) -> Any:
 
 
 def build(version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = WIDTH) -> DeepNet:
-    """One network per seed, stacked in the order given (a seed may repeat). Weights are
+    """One network per seed, along a leading axis in the order given (a seed may repeat). Weights
+    are
     He-uniform from ``np.random.default_rng(seed)``, first layer first; biases start at 0. The
     same seed gives the same weights in every version."""
     if version not in VERSIONS:
@@ -329,7 +337,7 @@ def build(version: str, seeds: Sequence[int], depth: int = DEPTH, width: int = W
 
 def forward(net: DeepNet, x: np.ndarray, mode: str = EVAL) -> tuple[list, np.ndarray]:
     """The responses of every layer, in order, and the logits (S, rows, CLASSES). `x` is
-    (rows, 64) shared by every network of the stack, or (S, rows, 64)."""
+    (rows, 64) shared by every network, or (S, rows, 64)."""
     response = net.as_sequential().forward(_inputs(net, x), mode)
     return leaves(response), response.output
 
@@ -362,7 +370,7 @@ def step(net: DeepNet, grads: list, rates: np.ndarray, decay: float = 0.0) -> De
 
 
 def accuracy(net: DeepNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Share of rows classified right in evaluation mode, per stacked network (S,)."""
+    """Share of rows classified right in evaluation mode, per network (S,)."""
     _, logits = forward(net, x, EVAL)
     return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
 
@@ -393,9 +401,9 @@ def train(
 ) -> Training:
     """Mini-batch gradient descent on ``data = (x_train, y_train, x_held, y_held)``.
 
-    Every stacked network sees the same batches in the same order (one shuffle per epoch, from
+    Every network sees the same batches in the same order (one shuffle per epoch, from
     ``order_seed``; `descent.batches`); a partial last batch is dropped. `rates` is one rate or
-    one per stacked network. A network whose loss passes DIVERGED (or is not finite) stops
+    one per network. A network whose loss passes DIVERGED (or is not finite) stops
     moving from that step. For each step number in `keep`, the network before that step and its
     batch's rows are kept (`Training.kept`): measurements at those moments need no second run.
     """

@@ -1,7 +1,7 @@
 """The crowd network: inputs → 16 ReLU units → (optional normaliser) → 1 logit, trained by plain
 full-batch descent on binary cross-entropy.
 
-Independent runs stack along a leading axis: a block of shape (S, rows, 2) trains S networks in
+Independent runs sit along a leading axis: an input x of shape (S, rows, 2) trains S networks in
 one call per layer, each with its own starting weights (one seed each) and its own rows.
 
 Variants:
@@ -56,7 +56,7 @@ class CrowdNetwork:
 
     @property
     def layers(self) -> tuple[Any, ...]:
-        """The layers in the order a block goes through them (the normaliser only if there is
+        """The layers in the order the input goes through them (the normaliser only if there is
         one)."""
         middle = () if self.norm is None else (self.norm,)
         return (self.hidden, self.relu, *middle, self.output)
@@ -73,7 +73,8 @@ class CrowdNetwork:
 
 @dataclass(frozen=True, eq=False)
 class NaiveGradInput:
-    """A normaliser whose backward pass hands down the naive block, d / divisor, instead of the
+    """A normaliser whose backward pass hands down the naive input gradient, d / divisor, instead
+    of the
     three-route one (chapter 3); its parameter gradients, its forward pass and its step are the
     normaliser's own. A layer like any other, so that it can stand in a `Sequential`."""
 
@@ -84,21 +85,22 @@ class NaiveGradInput:
         return self.layer.forward(x, mode)
 
     def backward(self, response: Response, grad_output: np.ndarray) -> Gradient:
-        """The normaliser's gradient with `grad_input` replaced by the naive block: the upstream
-        gradient at the standardised block (grad_output times the scale) over the divisor."""
+        """The normaliser's gradient with `grad_input` replaced by the naive input gradient: the
+        upstream
+        gradient at the standardised activations (grad_output times the scale) over the divisor."""
         gradient = self.layer.backward(response, grad_output)
         arriving = grad_output * self.layer.aligned(self.layer.scale, grad_output)
         return dataclasses.replace(gradient, grad_input=naive_backward(response.cache, arriving))
 
     def step(self, gradient: Gradient, rate: float) -> NaiveGradInput:
-        """The normaliser stepped, still handing down the naive block."""
+        """The normaliser stepped, still handing down the naive input gradient."""
         return NaiveGradInput(self.layer.step(gradient, rate))
 
 
 def build(
     variant: str, seeds: Sequence[int], inputs: int = 2, hidden: int = HIDDEN
 ) -> CrowdNetwork:
-    """One network per seed, stacked along a leading axis of length len(seeds).
+    """One network per seed, along a leading axis of length len(seeds).
 
     Each seed's weights come from ``np.random.default_rng(seed)``: hidden weights first, then the
     output weights, so 'none' and 'weight' start from identical effective weights.
@@ -124,7 +126,8 @@ def build(
 @dataclass(frozen=True, eq=False)
 class Pass:
     """One forward pass: the responses of every layer as (hidden, relu, normaliser or None,
-    output), the logits, shape (*stack, rows), and the block the output layer reads (`read`)."""
+    output), the logits, shape (*runs, rows), and the activations the output layer reads
+    (`read`)."""
 
     responses: tuple
     logits: np.ndarray
@@ -142,8 +145,8 @@ def forward(net: CrowdNetwork, x: np.ndarray, mode: str = EVAL) -> Pass:
     """The network's forward pass: its layers as one `Sequential`.
 
     Args:
-        net: the (stacked) network.
-        x: a block (*stack, rows, 2).
+        net: the network (independent runs along leading axes).
+        x: the input (*runs, rows, 2).
         mode: 'train' or 'eval' (the default).
 
     Returns:
@@ -153,13 +156,13 @@ def forward(net: CrowdNetwork, x: np.ndarray, mode: str = EVAL) -> Pass:
 
 
 def probabilities(net: CrowdNetwork, x: np.ndarray, mode: str = EVAL) -> np.ndarray:
-    """The chance of class 1 for every row, per stacked network, shape (*stack, rows)."""
+    """The chance of class 1 for every row, per network, shape (*runs, rows)."""
     logits = forward(net, x, mode).logits
     return 1.0 / (1.0 + np.exp(-logits))
 
 
 def accuracy(net: CrowdNetwork, x: np.ndarray, y: np.ndarray, mode: str = EVAL):
-    """Share of rows classified right, per stacked network (logit > 0 means class 1)."""
+    """Share of rows classified right, per network (logit > 0 means class 1)."""
     return np.mean((forward(net, x, mode).logits > 0) == (y > 0.5), axis=-1)
 
 
@@ -170,17 +173,17 @@ def train_step(
 
     The network's layers, as one `Sequential`, answer `x` for training; the loss's gradient goes
     back through them (`Sequential.backward`), and every layer steps at `rate`
-    (`Sequential.step`). With `naive=True` the normaliser hands down the naive block
+    (`Sequential.step`). With `naive=True` the normaliser hands down the naive input gradient
     (`NaiveGradInput`; its parameter gradients are unchanged), for chapter 3.
 
     Args:
-        net: the (stacked) network.
-        x: the training block (*stack, rows, 2); y: its 0/1 labels (*stack, rows).
+        net: the network (independent runs along leading axes).
+        x: the training inputs (*runs, rows, 2); y: their 0/1 labels (*runs, rows).
         rate: the learning rate.
-        naive: hand down the naive block at the normaliser.
+        naive: hand down the naive input gradient at the normaliser.
 
     Returns:
-        The stepped network, the loss this step's forward pass measured (per stacked network,
+        The stepped network, the loss this step's forward pass measured (per network,
         shape `stack`) and that forward pass.
     """
     layers = net.layers
@@ -220,10 +223,11 @@ def train(
     """Train for `epochs` full-batch steps (`train_step`, one an epoch).
 
     The loss recorded for an epoch is the one its own forward pass measured, before its step.
-    With `watch`, also record the block the output layer reads (per-unit mean and standard deviation
+    With `watch`, also record the activations the output layer reads (per-unit mean and standard
+    deviation
     over the rows, before the step), the normaliser's shift, and, after each step, the accuracy on
     `x` asked two ways: evaluation mode, and training mode (the batch's own statistics). `two_ways`
-    records only those two accuracies, more cheaply: the training-mode answer after step k
+    records only those two accuracies, more cheaply: the training-mode accuracy after step k
     is read off step k + 1's own forward pass, which asks exactly that question of exactly that
     network.
 

@@ -1,6 +1,6 @@
 """A deeper residual convnet on the 8 x 8 digits: where a normaliser matters at convergence.
 
-The network (per stacked model)::
+The network (per run; independent runs along a leading axis)::
 
     image (1, 8, 8)
     -> Conv2d 1 -> C, 3 x 3, padding 1             -> (C, 8, 8) -> normaliser -> ReLU
@@ -66,7 +66,8 @@ def _norm(version: str, stack: int, per_device: int, side: int) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class ResNet(cn.ConvNet):
-    """The stacked residual network: `convs` (two stem convolutions, then two a block), `norms`
+    """The residual networks (independent runs along a leading axis): `convs` (two stem
+    convolutions, then two per residual block), `norms`
     aligned with them (None without a normaliser), the output layer and the setting (the
     fields of `convnet.ConvNet`)."""
 
@@ -100,7 +101,8 @@ def build(
     per_device: int = BATCH,
     blocks: int = BLOCKS,
 ) -> ResNet:
-    """One network per seed, stacked in the order given; He-uniform kernels and output weights
+    """One network per seed, along a leading axis in the order given; He-uniform kernels and output
+    weights
     from ``np.random.default_rng(seed)`` (so a seed starts every version from the same weights,
     but for the zeroed ones), biases 0."""
     if version not in VERSIONS:
@@ -143,7 +145,8 @@ step = cn.step
 
 
 def join(nets: Sequence[ResNet]) -> ResNet:
-    """Networks without normalisers (versions 'none' and 'none-skip') side by side in one stack,
+    """Networks without normalisers (versions 'none' and 'none-skip') side by side along one
+    leading axis,
     in the order given: the same networks, trained in one pass per step."""
     if any(n is not None for net in nets for n in net.norms):
         raise SettingError("nets: expected networks without normalisers")
@@ -193,14 +196,14 @@ def hold(new: ResNet, old: ResNet, alive: np.ndarray) -> ResNet:
 
 
 def accuracy(net: ResNet, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Share of images classified right in evaluation mode, per stacked network (S,)."""
+    """Share of images classified right in evaluation mode, per network (S,)."""
     _, logits = forward(net, x, EVAL)
     return np.mean(np.argmax(logits, axis=-1) == labels, axis=-1)
 
 
 @dataclass(frozen=True, eq=False)
 class Training:
-    """What `train` recorded: the trained stack, `loss` (steps, S), `accuracy` (scored epochs, S)
+    """What `train` recorded: the trained networks, `loss` (steps, S), `accuracy` (scored epochs, S)
     on the held-out images (evaluation mode), and `diverged` (S,)."""
 
     net: ResNet
@@ -225,7 +228,7 @@ def train(
 ) -> Training:
     """Mini-batch SGD, BATCH images a step, for `epochs` passes over ``data = (x_train, y_train,
     x_held, y_held)`` (the batches as `convnet.train` draws them); `rate` one number or one per
-    stacked network. Held-out accuracy is measured after each epoch of `scored` (default every
+    network. Held-out accuracy is measured after each epoch of `scored` (default every
     epoch; the last is always scored). `progress`, if given, is called with the number of epochs
     done after each one."""
     scored = set(range(1, epochs + 1) if scored is None else scored) | {epochs}
@@ -290,7 +293,7 @@ def folded(net: ResNet) -> ResNet:
 
 
 def fold_gap(net: ResNet, x: np.ndarray) -> np.ndarray:
-    """Per stacked network, the largest difference of the logits between `net` and its folded
+    """Per network, the largest difference of the logits between `net` and its folded
     form over the images `x`."""
     gap = np.abs(forward(folded(net), x)[1] - forward(net, x)[1])
     return gap.max(axis=(1, 2))

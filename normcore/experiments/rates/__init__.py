@@ -8,7 +8,8 @@ printed. The package is split by job:
 * `data`: the settings, the subscriber table and the printed reference figures (the oracle);
 * `network`: the network as a `normcore.Sequential`, and the ways of asking it (`predict`,
   `dead_units`, `three_ways`);
-* `trainer`: one batch (`train_step`), one run (`train`), many runs as one stack (`train_many`);
+* `trainer`: one batch (`train_step`), one run (`train`), many runs along a leading axis
+  (`train_many`);
 * `replay`: the reference program's arithmetic, operation by operation, each sum in a stated order
   (`train_in_order`), to measure what the order of adding changes;
 * `results`: the sweep over every setting (`sweep`);

@@ -6,9 +6,9 @@ The batch layer is configured as the reference program behaves: nothing learned
 (``affine=False``), epsilon under the root, and running statistics that follow the mean and the
 *divisor* (``tracks='divisor'``) with momentum 0.9.
 
-A network may hold several runs side by side: every array then has a leading stack axis, one
-entry per run, and a block (runs, rows, 12) asks each run its own rows (see `normcore.Dense`).
-`member` takes one run out of such a stack.
+A network may hold several runs side by side: every array then has a leading axis, one
+entry per run, and an input x (runs, rows, 12) gives each run its own rows (see `normcore.Dense`).
+`member` takes one run out of such a network.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .data import BATCH, CLIP, EPSILON, HIDDEN, MOMENTUM, subscribers
 class SubscriberNet:
     """Dense 12→16, optional batch layer, ReLU, dense 16→1 (a logit), as one `Sequential`.
 
-    Shapes: one run takes x (rows, 12); a stack of S runs takes x (S, rows, 12) and answers
+    Shapes: one run takes x (rows, 12); S runs along a leading axis take x (S, rows, 12) and return
     (S, rows). `hidden`, `norm` (None for the plain network) and `output` name the layers.
     """
 
@@ -78,17 +78,17 @@ class SubscriberNet:
         return sigmoid(self.logits(x, mode))
 
     def member(self, k: int) -> SubscriberNet:
-        """Run `k` of a stack, as a single network (its arrays are views of the stack's)."""
+        """Run `k` alone, as a single network (its arrays are views of the whole's)."""
         return SubscriberNet(Sequential(tuple(_take(layer, k) for layer in self.layers.layers)))
 
     def members(self, keep: Sequence[int]) -> SubscriberNet:
-        """The runs `keep` of a stack, as a smaller stack."""
+        """The runs `keep`, as a network of fewer runs."""
         index = np.asarray(keep, dtype=np.intp)
         return SubscriberNet(Sequential(tuple(_take(layer, index) for layer in self.layers.layers)))
 
 
 def _take(layer: Any, index: Any) -> Any:
-    """`layer` for the runs `index` of its stack (an integer drops the stack axis)."""
+    """`layer` for the runs `index` along its leading axis (an integer drops that axis)."""
     if isinstance(layer, Dense):
         return Dense(layer.weights[index], layer.bias[index])
     if isinstance(layer, BatchNorm):

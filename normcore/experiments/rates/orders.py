@@ -1,10 +1,11 @@
 """Evaluating with batch statistics, over many orders of the test rows.
 
-A batch layer asked for training-mode answers standardises each batch by its own statistics,
-so a row's answer depends on the rows it shares a batch with. `batch_accuracies` asks one trained
+A batch layer in training mode standardises each batch by its own statistics,
+so a row's output depends on the rows it shares a batch with. `batch_accuracies` asks one trained
 network in consecutive batches of `batch` rows under many orders of the same rows at once: the
-network is repeated along a stack axis, one copy per batch (``normcore``'s stacked layers, one
-call per layer), and each copy answers its own batch. `sorted_orders` gives the orders that make
+network is repeated along a leading axis, one copy per batch (``normcore``'s layers take runs along
+a leading axis, one
+call per layer), and each copy classifies its own batch. `sorted_orders` gives the orders that make
 batches homogeneous: rows sorted by label, or by one feature.
 """
 
@@ -35,9 +36,9 @@ TEN_NEAR_SUBSCRIBERS = 2
 
 
 def repeated(net: SubscriberNet, copies: int) -> SubscriberNet:
-    """`copies` copies of a single network, side by side along a leading stack axis."""
+    """`copies` copies of a single network, side by side along a leading axis."""
     if net.runs is not None:
-        raise SettingError("net: expected a single network, not a stack")
+        raise SettingError("net: expected a single network, not several along a leading axis")
 
     def copy(layer):
         if isinstance(layer, Dense):
@@ -84,7 +85,7 @@ def batch_probabilities(
 @dataclass(frozen=True)
 class OrderSpread:
     """Test accuracy with batch statistics over many random orders of the test rows, with the
-    in-order answer and the running statistics' answer for comparison (accuracies, shares)."""
+    in-order accuracy and the running statistics' accuracy for comparison (accuracies, shares)."""
 
     accuracies: np.ndarray  # (orders,)
     in_order: float
@@ -100,7 +101,7 @@ class OrderSpread:
 
     @property
     def percentile_of_in_order(self) -> float:
-        """Share of random orders (in per cent) scoring below the in-order answer, ties half."""
+        """Share of random orders (in per cent) scoring below the in-order accuracy, ties half."""
         below = np.mean(self.accuracies < self.in_order)
         ties = np.mean(self.accuracies == self.in_order)
         return float(100 * (below + ties / 2))

@@ -15,7 +15,7 @@ vectorised loops. Here, instead:
   round differently from CPU to CPU).
 
 So no step depends on the machine: the replay gives the same bits everywhere. It runs without
-any guard, through overflow and NaN, as the reference program does. Runs stack along a leading
+any guard, through overflow and NaN, as the reference program does. Runs sit along a leading
 axis; each run's arithmetic is exactly the one it has alone (tested).
 """
 
@@ -80,7 +80,7 @@ def _logs(values: np.ndarray) -> np.ndarray:
 class OrderNet:
     """The reference program's weights as plain arrays, for one run or several side by side:
     w1 (..., 16, 12), b1 (..., 16), w2 (..., 16), b2 (...), and the running mean and divisor
-    (..., 16) if it normalises; a block x (rows, 12) is shared by every run."""
+    (..., 16) if it normalises; an input x (rows, 12) is shared by every run."""
 
     w1: np.ndarray
     b1: np.ndarray
@@ -173,7 +173,8 @@ def train_in_order_many(
     `summation` is one order for every run or one a run.
 
     Every operation is elementwise or a sum in the stated order along one axis, so each run's
-    arithmetic is exactly the one it has alone: stacking saves Python loops, not bits."""
+    arithmetic is exactly the one it has alone: running them together saves Python loops, not
+    bits."""
     orders_of_adding = [summation] * len(seeds) if isinstance(summation, str) else list(summation)
     for order in orders_of_adding:
         if order not in ("sequential", "compensated"):

@@ -2,7 +2,8 @@
 
 For each run: the last epoch's training loss, the test accuracy in evaluation mode by the running
 statistics, and the dead units (hidden units at zero on every training row). `sweep` trains each
-family (plain, normalised) as one stack with normcore's layers (`trainer.train_many`), or replays
+family (plain, normalised) as independent runs along a leading axis with normcore's layers
+(`trainer.train_many`), or replays
 it in a stated order of adding (`replay.train_in_order_many`).
 """
 
@@ -65,16 +66,17 @@ def sweep(
     units; the families in the order of `normalised` (plain first by default), rates in the
     order given.
 
-    ``trainer='normcore'`` trains with normcore's layers, each family as one stack, and in the
-    same stack each run of a chaotic setting (`SENSITIVE`) twice more, from starting weights
+    ``trainer='normcore'`` trains with normcore's layers, each family as one set of runs along a
+    leading axis, and in the
+    same set each run of a chaotic setting (`SENSITIVE`) twice more, from starting weights
     nudged down and up by one unit in the last place (`SweepRow.nudged`: its spread);
     ``'sequential'`` or ``'compensated'`` replays the reference program's arithmetic in that
     order of adding (`replay.train_in_order_many`; the clip is then the program's own).
 
     `extra_rates` (normcore's layers only) names, per family, further rates to train in the
-    same stack, one run a seed each, without reporting them in the rows: a stack costs about
+    same set, one run a seed each, without reporting them in the rows: a set costs about
     the same whatever its size, so a later `stable_bracket` or `train` asking for those runs
-    finds them already trained (`train_many` keeps finished runs) instead of training a stack
+    finds them already trained (`train_many` keeps finished runs) instead of training a set
     of its own."""
     if trainer not in TRAINERS:
         raise SettingError(f"trainer: expected one of {TRAINERS}, got {trainer!r}")
@@ -151,7 +153,8 @@ def stable_bracket(
     seeds: Sequence[int] = RUN_SEEDS,
     limit: float = 1.0,
 ) -> Bracket:
-    """Train every (rate, seed) pair of an increasing grid as one stack and bracket the largest
+    """Train every (rate, seed) pair of an increasing grid along one leading axis and bracket the
+    largest
     stable rate: stable means every run of that rate ends with a training loss under `limit`."""
     rates = tuple(float(r) for r in rates)
     if list(rates) != sorted(set(rates)) or not rates or rates[0] <= 0:

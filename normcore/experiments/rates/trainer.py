@@ -6,9 +6,10 @@ means over the batch: normcore's cross-entropy hands back (p - y) / rows, and th
 it over the rows. One batch is `train_step`: the network's `Sequential` forward (training),
 backward, step.
 
-`train_many` trains several runs side by side as one stack (every array with a leading axis, one
+`train_many` trains several runs side by side (every array with a leading axis, one
 entry per run), so one call per layer serves them all. Each run's arithmetic is the one it has
-alone (tested: the same bits), so stacking saves time, not accuracy. Finished runs are kept and
+alone (tested: the same bits), so running them together saves time, not accuracy. Finished runs are
+kept and
 handed out again (a run is an immutable value), so the chapter's cells share them.
 """
 
@@ -36,10 +37,10 @@ def train_step(
     """One mini-batch of plain descent: forward (training), backward, step.
 
     Args:
-        net: the network (one run, or a stack of runs).
-        xb: the batch's rows, (rows, 12), or (runs, rows, 12) for a stack.
+        net: the network (one run, or runs along a leading axis).
+        xb: the batch's rows, (rows, 12), or (runs, rows, 12) for several runs.
         yb: their labels, (rows,) or (runs, rows).
-        rate: the learning rate; for a stack, one number or one per run.
+        rate: the learning rate; for several runs, one number or one per run.
         clip: the clip of the reported loss (None: normcore's unclipped cross-entropy).
 
     Returns:
@@ -121,7 +122,7 @@ def train(
 
     The loss reported is clipped at `clip` as the reference program reports it; the run also
     records each epoch's loss without the clip (`unclipped_losses`), from the same forward
-    passes. If a layer refuses a block on the way (values so large their squares could
+    passes. If a layer refuses its input on the way (values so large their squares could
     overflow, or a step that overflows), training stops there: the returned run keeps the
     network as it was before that batch, `refused` holds the error's type and message and
     `refused_at` the (epoch, batch) it happened in, both counted from 0.
@@ -156,11 +157,12 @@ def train_many(
     clip: float | None = CLIP,
     pinned: bool = False,
 ) -> list[Run]:
-    """`train` for the runs (seeds[k], rates[k], nudges[k]), side by side as one stack.
+    """`train` for the runs (seeds[k], rates[k], nudges[k]), side by side along a leading axis.
 
     Every run of one call has the batch layer or none does (`normalised`), and they share
     epsilon and clip; each has its own seed, learning rate and nudge. A run normcore refuses
-    leaves the stack at the batch it is refused on, with what `train` would report for it alone;
+    leaves the set of runs at the batch it is refused on, with what `train` would report for it
+    alone;
     the others go on. Runs trained before with the same settings are not trained again.
 
     `pinned` (an intervention, for a normalised network only): after every step each hidden
@@ -215,7 +217,7 @@ def _train_stack(
     clip: float | None,
     pinned: bool = False,
 ) -> list[Run]:
-    """The runs of `train_many`, trained as one stack."""
+    """The runs of `train_many`, trained together along a leading axis."""
     data = subscribers()
     x, y = data.x_train, data.y_train
     net = build_many(seeds, normalised, eps, nudges)
@@ -272,7 +274,8 @@ def _train_stack(
 
 
 def pin_lengths(net: SubscriberNet, lengths: np.ndarray) -> SubscriberNet:
-    """`net` (a stack, normalised) with each hidden unit's incoming weights rescaled to
+    """`net` (runs along a leading axis, normalised) with each hidden unit's incoming weights
+    rescaled to
     `lengths` (runs, 16), and the unit's bias, running mean and running divisor multiplied by
     the same factor: behind the batch layer the same function, in training and evaluation mode
     (up to epsilon), with the weights' length held where `lengths` puts it."""
@@ -294,7 +297,7 @@ def pin_lengths(net: SubscriberNet, lengths: np.ndarray) -> SubscriberNet:
 def _refusals(
     net: SubscriberNet, xb: np.ndarray, yb: np.ndarray, rates: np.ndarray, error: NormcoreError
 ) -> dict[int, str]:
-    """Which runs of a stack refuse this batch when each takes it alone, with what error."""
+    """Which runs refuse this batch when each takes it alone, with what error."""
     refused = {}
     for p, rate in enumerate(rates.tolist()):
         try:
