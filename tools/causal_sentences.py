@@ -172,18 +172,19 @@ def problems(audit: Path = AUDIT) -> list[str]:
                 if "not measure" not in s.text
             ]
         elif r.kind == "intervention":
-            out += _check_test(audit, r)
+            target = r.holder.removeprefix("intervention").strip()
+            out += check_test(f"{audit.name}: {r.fragment!r}", target)
     return out
 
 
-def _check_test(audit: Path, r: Row) -> list[str]:
-    target = r.holder.removeprefix("intervention").strip()
+def check_test(where: str, target: str) -> list[str]:
+    """What is wrong with a holder's test `target` (``tests/FILE.py::name``): it must exist."""
     file, _, name = target.partition("::")
     path = ROOT / file
     if not file.startswith("tests/") or not name or not path.is_file():
-        return [f"{audit.name}: {r.fragment!r}: expected tests/FILE.py::TEST, got {target!r}"]
+        return [f"{where}: expected tests/FILE.py::TEST, got {target!r}"]
     if not re.search(rf"^def {re.escape(name)}\(", path.read_text(encoding="utf-8"), re.M):
-        return [f"{audit.name}: {r.fragment!r}: {file} has no test {name}"]
+        return [f"{where}: {file} has no test {name}"]
     return []
 
 

@@ -121,7 +121,7 @@ def problems(audit: Path = AUDIT) -> list[str]:
                 if not source or source not in code[r.chapter]:
                     out.append(f"{where}: {key}'s source {source!r} is not in the chapter's code")
         elif kind == "claim":
-            out += _check_test(where, args)
+            out += cs.check_test(where, args[0] if args else "")
     return out
 
 
@@ -140,16 +140,6 @@ def _code(path: Path) -> str:
         elif inside:
             out.append(line)
     return "\n".join(out)
-
-
-def _check_test(where: str, args: list[str]) -> list[str]:
-    file, _, name = (args[0] if args else "").partition("::")
-    path = ROOT / file
-    if not file.startswith("tests/") or not name or not path.is_file():
-        return [f"{where}: expected claim tests/FILE.py::TEST, got {args}"]
-    if not re.search(rf"^def {re.escape(name)}\(", path.read_text(encoding="utf-8"), re.M):
-        return [f"{where}: {file} has no test {name}"]
-    return []
 
 
 def main(argv: list[str] | None = None) -> int:
