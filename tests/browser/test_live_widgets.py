@@ -39,7 +39,7 @@ def kernel_gap(page: Any) -> float:
 def check(page: Any, state: pm.State, where: str) -> None:
     wait_for(page, ANSWERED, ROOT, ANSWER_TIMEOUT)
     compare(page.evaluate(READ, ROOT), state, where, runs="kernel")
-    answer = pm.figures(state)["answer"]
+    answer = pm.figures(state)["output"]
     scale = float(np.abs(np.asarray(answer)).max()) if answer else 1.0
     assert kernel_gap(page) <= 1e-12 * max(scale, 1.0), where
 
@@ -74,7 +74,7 @@ def test_playground_live(browser: Any, lab: Lab) -> None:
             page.locator(ROOT).get_by_role("button", name=name, exact=True).click()
             state = action(state)
             check(page, state, name)
-        assert max(pm.figures(state)["answer"][0]) != 0  # not a trivial state
+        assert max(pm.figures(state)["output"][0]) != 0  # not a trivial state
         print(f"\nchapter 2: run all {ran - started:.1f} s, actions {time.monotonic() - ran:.1f} s")
 
 

@@ -124,7 +124,7 @@ def expected_figures(state: pm.State) -> dict[str, tuple[float, float]]:
     """normcore's figures for `state`, keyed as the page keys them: key -> (value, table scale)."""
     f = pm.figures(state)
     out: dict[str, tuple[float, float]] = {}
-    if f["answer"] is None:
+    if f["output"] is None:
         return out
 
     def put(prefix: str, values: list) -> None:
@@ -138,9 +138,9 @@ def expected_figures(state: pm.State) -> dict[str, tuple[float, float]]:
             for j, v in enumerate(values):
                 out[f"{prefix}:{j}"] = (v, scale)
 
-    put("answer", f["answer"])
-    # the gap is a difference of nearly equal numbers: held to the scale of the answer table
-    out["gap"] = (f["gap"], float(np.abs(np.asarray(f["answer"])).max()))
+    put("output", f["output"])
+    # the gap is a difference of nearly equal numbers: held to the scale of the output table
+    out["gap"] = (f["gap"], float(np.abs(np.asarray(f["output"])).max()))
     for key in (
         "batch_mean",
         "batch_variance",
@@ -508,7 +508,7 @@ def test_routes_explorer_answers_in_the_page(browser: Any, site: str) -> None:  
             ".nc-routes",
             figures=rm.figures,
             compare=routes_compare,
-            kept="The figures below are for the last block that could be used.",
+            kept="The figures below are for the last input x that could be used.",
             apply=rm.choose,
             fields=dict,
             leave="Tab",
